@@ -1,0 +1,17 @@
+"""Pure-Python reading of run directories: files -> events -> spans / tree / triage.
+
+Imports no Textual, so the headless commands and tests run anywhere.
+"""
+
+from magi_tui.model.compiled_functions import index_compiled_functions
+from magi_tui.model.discovery import FoundRun, find_runs
+from magi_tui.model.events import Event
+from magi_tui.model.pairing import Span
+from magi_tui.model.reader import Malformed, TimelineReader
+from magi_tui.model.run import RunModel, RunUpdate
+from magi_tui.model.triage import Failure, Triage
+
+__all__ = [
+    "Event", "Failure", "FoundRun", "Malformed", "RunModel", "RunUpdate", "Span", "TimelineReader",
+    "Triage", "find_runs", "index_compiled_functions",
+]

@@ -1,0 +1,105 @@
+"""Pairing before / after / failed events into spans, incrementally.
+
+FORMAT.md §10.8: lifecycles nest LIFO; a ``before`` is closed by the ``after`` or ``failed`` with the
+same ``(lifecycle_name, scope, subgraph_index, graph_index)`` (plus ``compile_id`` for our tracer).
+``graph_index`` is sometimes present on only one side, so a missing value matches any. Pairs are what
+the tree shows as one node and what the diff view compares (before graph vs after graph).
+"""
+
+from __future__ import annotations
+
+from magi_tui.model.events import Event
+
+
+class Span:
+    """One lifecycle: its ``before`` (None for an orphan end) and its closing event (None while open)."""
+
+    __slots__ = ("before", "end", "depth", "group")
+
+    def __init__(self, before: Event | None, depth: int) -> None:
+        self.before = before
+        self.end: Event | None = None
+        self.depth = depth
+        self.group = None
+
+    @property
+    def first(self) -> Event:
+        return self.before if self.before is not None else self.end  # type: ignore[return-value]
+
+    @property
+    def events(self) -> list[Event]:
+        return [e for e in (self.before, self.end) if e is not None]
+
+    @property
+    def status(self) -> str:
+        """``open``, ``ok``, ``failed`` or ``skip``."""
+        if self.end is None:
+            return "open"
+        return {"after": "ok", "failed": "failed", "skip": "skip"}.get(self.end.phase or "", "ok")
+
+    @property
+    def lifecycle(self) -> str:
+        return self.first.lifecycle or self.first.frag
+
+    @property
+    def duration_ms(self) -> float | None:
+        """Measured duration of a closed span (the writer's own figure when it gave one)."""
+        if self.end is None:
+            return None
+        if self.end.duration_ms is not None:
+            return self.end.duration_ms
+        if self.before is not None and self.before.timestamp is not None and self.end.timestamp is not None:
+            return max(0.0, (self.end.timestamp - self.before.timestamp) * 1000.0)
+        return None
+
+    def __repr__(self) -> str:  # pragma: no cover
+        return f"Span({self.lifecycle}, {self.status}, {[e.index for e in self.events]})"
+
+
+def _matches(span: Span, ev: Event) -> bool:
+    b = span.before
+    if b is None or b.session != ev.session:
+        return False
+    if b.lifecycle != ev.lifecycle or b.subgraph_index != ev.subgraph_index or b.compile_id != ev.compile_id:
+        return False
+    return b.graph_index is None or ev.graph_index is None or b.graph_index == ev.graph_index
+
+
+class Pairer:
+    """Feeds events in file order; keeps the stack of open spans."""
+
+    def __init__(self) -> None:
+        self.open: list[Span] = []
+        self.span_of: dict[int, Span] = {}  # event seq -> its span
+        self._session = 0
+
+    def add(self, ev: Event) -> tuple[Span | None, bool]:
+        """Returns ``(span, created)``: the span the event belongs to (None for a point event) and
+        whether that span is new (a new tree node) rather than an existing one being closed."""
+        if ev.session != self._session:
+            self._session = ev.session
+            self.open = [s for s in self.open if s.first.session == ev.session]
+        if ev.phase is None:
+            return None, False
+        if ev.phase == "before":
+            span = Span(ev, len(self.open))
+            self.open.append(span)
+            self.span_of[ev.seq] = span
+            return span, True
+        for i in range(len(self.open) - 1, -1, -1):
+            span = self.open[i]
+            if _matches(span, ev):
+                span.end = ev
+                del self.open[i]
+                self.span_of[ev.seq] = span
+                return span, False
+        span = Span(None, len(self.open))  # an end with no before (e.g. skip, or a lost line)
+        span.end = ev
+        self.span_of[ev.seq] = span
+        return span, True
+
+    def outermost_open(self, session: int) -> Span | None:
+        for span in self.open:
+            if span.first.session == session:
+                return span
+        return None

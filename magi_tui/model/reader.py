@@ -1,0 +1,214 @@
+"""Incremental, tolerant reading of ``timeline.jsonl``.
+
+The file is append-only and may be read while it is written (FORMAT.md §4, §10.7), so the reader:
+
+* reads from the byte offset just past the last complete line, in bounded chunks;
+* leaves a partial last line in the file until its ``\\n`` arrives (never drops it, never returns it
+  twice), and says so through ``partial``;
+* reports a malformed line (line number and reason) and goes on;
+* starts a new *session* when ``index`` drops back (a second writer appending into the same dir);
+* notices a truncated or replaced file (size shrank, inode changed, or the first bytes differ) and
+  starts over, saying why.
+
+It never raises on file contents; a missing file is simply "no timeline yet".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from magi_tui.model.events import Event
+
+CHUNK = 8 << 20  # bytes per read; bounds memory on huge files
+_FINGERPRINT = 256
+
+
+@dataclass
+class Malformed:
+    line_no: int
+    reason: str
+    text: str  # the first 200 characters of the offending line, for display
+
+
+@dataclass
+class ReadResult:
+    """What one ``read()`` found."""
+
+    events: list[Event] = field(default_factory=list)
+    malformed: list[Malformed] = field(default_factory=list)
+    #: ``"truncated"`` / ``"replaced"`` / ``"deleted"`` when the reader started over (the caller must
+    #: drop what it had), else None
+    reset: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.events or self.malformed or self.reset)
+
+
+class TimelineReader:
+    """Reads a ``timeline.jsonl`` incrementally. Call :meth:`read` whenever the file may have grown."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        self.offset = 0          # bytes consumed (just past the last complete line)
+        self.line_no = 0         # complete lines consumed
+        self.seq = 0             # events returned so far
+        self.session = 0
+        self.last_index: int | None = None
+        self.partial = 0         # bytes of an incomplete last line waiting for its newline
+        self.malformed_count = 0
+        self._ino: tuple[int, int] | None = None
+        self._head = b""
+        self.exists = False
+
+    # -- public --------------------------------------------------------------------------------
+    def read(self, max_bytes: int | None = None) -> ReadResult:
+        """Read what was appended since the last call (at most ``max_bytes`` of complete lines)."""
+        result = ReadResult()
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            if self.exists or self.offset:
+                self._reset_state()
+                result.reset = "deleted"
+            return result
+        except OSError as exc:  # permission denied, is a directory, ...
+            result.malformed.append(Malformed(0, f"cannot open: {exc.strerror or exc}", ""))
+            return result
+        try:
+            st = os.fstat(fd)
+            why = self._check_identity(fd, st)
+            if why:
+                self._reset_state()
+                result.reset = why
+            self.exists = True
+            self._ino = (st.st_dev, st.st_ino)
+            self._read_from(fd, st.st_size, result, max_bytes)
+            if not self._head or len(self._head) < _FINGERPRINT:
+                self._head = os.pread(fd, _FINGERPRINT, 0)
+        finally:
+            os.close(fd)
+        return result
+
+    def read_line_bytes(self, offset: int, length: int) -> bytes | None:
+        """Re-read one line's bytes (for attributes not kept in memory); None if it is gone."""
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(offset)
+                data = fh.read(length)
+        except OSError:
+            return None
+        return data if len(data) == length else None
+
+    # -- internals -----------------------------------------------------------------------------
+    def _check_identity(self, fd: int, st: os.stat_result) -> str | None:
+        if not self.exists:
+            return None
+        if self._ino is not None and self._ino != (st.st_dev, st.st_ino):
+            return "replaced"
+        if st.st_size < self.offset:
+            return "truncated"
+        if self._head:
+            head = os.pread(fd, len(self._head), 0)
+            if head != self._head[: len(head)] or len(head) < min(len(self._head), st.st_size):
+                return "replaced"
+        return None
+
+    def _read_from(self, fd: int, size: int, result: ReadResult, max_bytes: int | None) -> None:
+        budget = max_bytes if max_bytes is not None else size
+        pos = self.offset
+        while pos < size and budget > 0:
+            want = min(CHUNK, size - pos)
+            data = os.pread(fd, want, pos)
+            if not data:
+                break
+            last_nl = data.rfind(b"\n")
+            if last_nl < 0:
+                if pos + len(data) >= size or len(data) < want:
+                    break  # an incomplete last line: wait for its newline
+                # one line longer than CHUNK: read it whole
+                data = _read_long_line(fd, pos, size)
+                last_nl = data.rfind(b"\n")
+                if last_nl < 0:
+                    break
+            block = data[: last_nl + 1]
+            self._parse_block(block, pos, result)
+            pos += len(block)
+            budget -= len(block)
+        self.offset = pos
+        self.partial = max(0, size - pos)
+
+    def _parse_block(self, block: bytes, base: int, result: ReadResult) -> None:
+        loads = json.loads
+        start = 0
+        events = result.events
+        end = len(block)
+        while start < end:
+            nl = block.index(b"\n", start)
+            raw = block[start:nl]
+            self.line_no += 1
+            line_offset = base + start
+            start = nl + 1
+            if not raw.strip():
+                continue
+            try:
+                obj = loads(raw)
+            except (ValueError, RecursionError) as exc:
+                self._bad(result, _reason(exc), raw)
+                continue
+            if not isinstance(obj, dict):
+                self._bad(result, f"not a JSON object ({type(obj).__name__})", raw)
+                continue
+            name = obj.get("name")
+            if not isinstance(name, str) or not name:
+                self._bad(result, "missing or non-string 'name'", raw)
+                continue
+            idx = obj.get("index")
+            if idx is not None and (not isinstance(idx, int) or isinstance(idx, bool)):
+                self._bad(result, "'index' is not an integer", raw)
+                continue
+            attrs = obj.get("attributes")
+            if attrs is not None and not isinstance(attrs, dict):
+                self._bad(result, "'attributes' is not an object", raw)
+                continue
+            if isinstance(idx, int):
+                if self.last_index is not None and idx <= self.last_index:
+                    self.session += 1
+                self.last_index = idx
+            ev = Event.from_obj(obj, seq=self.seq, session=self.session, line_no=self.line_no,
+                                offset=line_offset, length=len(raw))
+            self.seq += 1
+            events.append(ev)
+
+    def _bad(self, result: ReadResult, reason: str, raw: bytes) -> None:
+        self.malformed_count += 1
+        text = raw[:200].decode("utf-8", "replace")
+        result.malformed.append(Malformed(self.line_no, reason, text))
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "not valid UTF-8"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON: {exc.msg} at column {exc.colno}"
+    return f"invalid JSON: {exc.__class__.__name__}"
+
+
+def _read_long_line(fd: int, pos: int, size: int) -> bytes:
+    parts = []
+    while pos < size:
+        data = os.pread(fd, CHUNK, pos)
+        if not data:
+            break
+        nl = data.find(b"\n")
+        if nl >= 0:
+            parts.append(data[: nl + 1])
+            break
+        parts.append(data)
+        pos += len(data)
+    return b"".join(parts)

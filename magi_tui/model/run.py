@@ -1,0 +1,180 @@
+"""``RunModel``: one run directory read into events, spans, tree and triage, kept up to date.
+
+This is the single object both the headless commands and the app use. ``update()`` reads whatever
+was appended since last time and returns a :class:`RunUpdate` describing the change, so a live view
+can apply it incrementally; after a reset (file truncated / replaced / deleted) the caller rebuilds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from magi_tui.model.events import Event
+from magi_tui.model.layout import event_files, event_folder_rel
+from magi_tui.model.pairing import Pairer, Span
+from magi_tui.model.reader import Malformed, TimelineReader
+from magi_tui.model.runinfo import parse_run_name
+from magi_tui.model.tree import Group, RunTree
+from magi_tui.model.triage import Failure, Triage, TriageBuilder
+
+TIMELINE = ("timeline_events", "timeline.jsonl")
+
+
+@dataclass
+class RunUpdate:
+    events: list[Event] = field(default_factory=list)
+    #: new tree items, in order: (group, item, group_is_new)
+    new_items: list[tuple[Group, Span | Event, bool]] = field(default_factory=list)
+    #: spans that were open and got their end in this update
+    closed: list[Span] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    recovered: list[Failure] = field(default_factory=list)
+    malformed: list[Malformed] = field(default_factory=list)
+    reset: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.events or self.malformed or self.reset)
+
+
+class RunModel:
+    """A run directory (``timeline_events/`` and/or ``compiled_functions/``)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        p = Path(path)
+        if p.name == "timeline_events":
+            p = p.parent
+        elif p.name == "timeline.jsonl" and p.parent.name == "timeline_events":
+            p = p.parent.parent
+        self.path = p
+        self.name_info = parse_run_name(p)
+        self.reader = TimelineReader(p.joinpath(*TIMELINE))
+        self._clear()
+
+    def _clear(self) -> None:
+        self.events: list[Event] = []
+        self.malformed: list[Malformed] = []
+        self.pairer = Pairer()
+        self.tree = RunTree()
+        self.triage_builder = TriageBuilder(self.pairer)
+
+    # -- reading -------------------------------------------------------------------------------
+    def update(self, max_bytes: int | None = None) -> RunUpdate:
+        res = self.reader.read(max_bytes)
+        up = RunUpdate(malformed=res.malformed, reset=res.reset)
+        if res.reset:
+            self._clear()
+        self.malformed.extend(res.malformed)
+        tri = self.triage_builder
+        n_fail = len(tri.triage.failures)
+        for ev in res.events:
+            self.events.append(ev)
+            outer = tri.before_pairing(ev)
+            span, created = self.pairer.add(ev)
+            if span is None:
+                group, gnew = self.tree.add(ev)
+                up.new_items.append((group, ev, gnew))
+            elif created:
+                group, gnew = self.tree.add(span)
+                up.new_items.append((group, span, gnew))
+            else:
+                up.closed.append(span)
+                if ev.phase == "failed" and span.group is not None:
+                    self.tree.mark_failed(span.group)
+            up.recovered.extend(tri.add(ev, span, outer))
+        up.events = res.events
+        up.failures = tri.triage.failures[n_fail:]
+        return up
+
+    def load(self) -> "RunModel":
+        """Read everything there is now (the headless commands' entry point)."""
+        self.update()
+        return self
+
+    # -- state ---------------------------------------------------------------------------------
+    @property
+    def triage(self) -> Triage:
+        return self.triage_builder.triage
+
+    @property
+    def has_timeline(self) -> bool:
+        return self.reader.exists
+
+    @property
+    def has_compiled_functions(self) -> bool:
+        return (self.path / "compiled_functions").is_dir()
+
+    @property
+    def open_spans(self) -> list[Span]:
+        return list(self.pairer.open)
+
+    @property
+    def partial_line(self) -> bool:
+        return self.reader.partial > 0
+
+    @property
+    def status(self) -> str:
+        """``ok`` / ``failed`` / ``recovered`` / ``incomplete`` / ``empty``."""
+        if not self.events:
+            if self.partial_line:
+                return "incomplete"
+            return "empty"
+        t = self.triage
+        if t.unrecovered:
+            return "failed"
+        if self.pairer.open or self.partial_line:
+            return "incomplete"
+        if t.failures:
+            return "recovered"
+        return "ok"
+
+    @property
+    def started(self) -> float | None:
+        for ev in self.events:
+            if ev.timestamp is not None:
+                return ev.timestamp
+        return None
+
+    @property
+    def duration_s(self) -> float | None:
+        start = self.started
+        if start is None:
+            return None
+        for ev in reversed(self.events):
+            if ev.timestamp is not None:
+                return max(0.0, ev.timestamp - start)
+        return None
+
+    def event(self, seq: int) -> Event:
+        return self.events[seq]
+
+    def span_of(self, ev: Event) -> Span | None:
+        return self.pairer.span_of.get(ev.seq)
+
+    def attributes(self, ev: Event) -> dict[str, Any]:
+        """The event's full attribute map (re-read from its line when not kept in memory)."""
+        if ev.attrs is not None:
+            return ev.attrs
+        raw = self.reader.read_line_bytes(ev.offset, ev.length)
+        if raw is None:
+            return {}
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            return {}
+        attrs = obj.get("attributes") if isinstance(obj, dict) else None
+        if not isinstance(attrs, dict) or obj.get("name") != ev.name:
+            return {}
+        return attrs
+
+    def files(self, ev: Event) -> list[tuple[str, Path | None, str | None]]:
+        return event_files(self.path, ev)
+
+    def folder_rel(self, ev: Event) -> str:
+        return event_folder_rel(ev)
+
+    def __repr__(self) -> str:  # pragma: no cover
+        return f"RunModel({str(self.path)!r}, {len(self.events)} events, {self.status})"

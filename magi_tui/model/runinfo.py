@@ -1,0 +1,43 @@
+"""What a run directory's name says: ``run_<ts>/model_<idx>[_<tag>]_rank_<r>`` (FORMAT.md §2, B1)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+MODEL_RE = re.compile(r"^model_(\d+)(?:_(.*))?_rank_(\d+)$")
+RUN_RE = re.compile(r"^run_(\d{8}_\d{6})(?:_(\d+))?$")
+
+
+@dataclass(frozen=True)
+class RunName:
+    run_id: str | None      # ``run_20261122_111900`` (None for a bare output root)
+    model_index: int | None
+    tag: str | None
+    rank: int | None
+    run_time: float | None  # the run id's local time as an epoch (second resolution)
+
+    @property
+    def label(self) -> str:
+        """A short human label: the tag, else the dir name."""
+        return self.tag or ""
+
+
+def parse_run_name(path: Path) -> RunName:
+    m = MODEL_RE.match(path.name)
+    model_index = tag = rank = None
+    parent = path
+    if m:
+        model_index, tag, rank = int(m.group(1)), m.group(2), int(m.group(3))
+        parent = path.parent
+    rm = RUN_RE.match(parent.name)
+    run_id = parent.name if rm else None
+    run_time = None
+    if rm:
+        try:
+            run_time = datetime.strptime(rm.group(1), "%Y%m%d_%H%M%S").timestamp()
+        except ValueError:
+            run_time = None
+    return RunName(run_id, model_index, tag or None, rank, run_time)

@@ -1,0 +1,112 @@
+"""The run as a tree: session -> compile id -> fullgraph / subgraph_<k> -> lifecycle spans and point events.
+
+Only the grouping lives here; widgets decide what to show expanded. Groups keep their items in
+timeline order (a span sits where its ``before`` was); ``Span.depth`` carries the nesting so a view can
+indent. A session level appears only when a file holds more than one session; a compile-id level only
+when events carry ``compile_id`` (our tracer, FORMAT.md part B).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from magi_tui.model.events import Event
+from magi_tui.model.pairing import Span
+
+TreeItem = Span | Event
+
+
+def _scope_order(scope: str) -> tuple[int, int]:
+    if scope == "fullgraph":
+        return (0, 0)
+    try:
+        return (1, int(scope.rsplit("_", 1)[1]))
+    except ValueError:
+        return (2, 0)
+
+
+@dataclass
+class Group:
+    """A scope group inside one (session, compile id)."""
+
+    session: int
+    compile_id: str | None
+    scope: str
+    items: list[TreeItem] = field(default_factory=list)
+    failed: int = 0
+
+    @property
+    def key(self) -> tuple:
+        return (self.session, self.compile_id, self.scope)
+
+    @property
+    def label(self) -> str:
+        return self.scope
+
+
+@dataclass
+class CompileNode:
+    session: int
+    compile_id: str | None
+    frame: str | None = None
+    groups: list[Group] = field(default_factory=list)
+    failed: int = 0
+
+    def events_count(self) -> int:
+        return sum(len(g.items) for g in self.groups)
+
+
+@dataclass
+class SessionNode:
+    session: int
+    compiles: list[CompileNode] = field(default_factory=list)
+
+
+class RunTree:
+    """Grouping built incrementally as spans and point events arrive."""
+
+    def __init__(self) -> None:
+        self.sessions: list[SessionNode] = []
+        self._groups: dict[tuple, Group] = {}
+        self._compiles: dict[tuple, CompileNode] = {}
+
+    @property
+    def has_compile_ids(self) -> bool:
+        return any(c.compile_id is not None for s in self.sessions for c in s.compiles)
+
+    def add(self, item: TreeItem) -> tuple[Group, bool]:
+        """File ``item`` under its group; returns ``(group, group_is_new)``."""
+        ev = item.first if isinstance(item, Span) else item
+        key = (ev.session, ev.compile_id, ev.scope)
+        group = self._groups.get(key)
+        new = group is None
+        if group is None:
+            group = Group(ev.session, ev.compile_id, ev.scope)
+            self._groups[key] = group
+            cnode = self._compile(ev)
+            cnode.groups.append(group)
+            cnode.groups.sort(key=lambda g: _scope_order(g.scope))
+        group.items.append(item)
+        if isinstance(item, Span):
+            item.group = group
+        if ev.phase == "failed":
+            self.mark_failed(group)
+        return group, new
+
+    def mark_failed(self, group: Group) -> None:
+        group.failed += 1
+        self._compiles[(group.session, group.compile_id)].failed += 1
+
+    def _compile(self, ev: Event) -> CompileNode:
+        ckey = (ev.session, ev.compile_id)
+        cnode = self._compiles.get(ckey)
+        if cnode is None:
+            cnode = CompileNode(ev.session, ev.compile_id, (ev.summary or {}).get("frame"))
+            self._compiles[ckey] = cnode
+            while len(self.sessions) <= ev.session:
+                self.sessions.append(SessionNode(len(self.sessions)))
+            self.sessions[ev.session].compiles.append(cnode)
+        return cnode
+
+    def group_of(self, ev: Event) -> Group | None:
+        return self._groups.get((ev.session, ev.compile_id, ev.scope))
