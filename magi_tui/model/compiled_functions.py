@@ -12,7 +12,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from magi_tui.model.safepath import is_inside
+
 MAX_RESUME_DEPTH = 4
+_EXTRA_SUFFIXES = ("_post_grad", "_runnable", "_split_graph")
 _ENTRY_RE = re.compile(r"^entry_(\d+)$")
 _SUBMOD_RE = re.compile(r"^submod_(\d+)$")
 
@@ -67,28 +70,48 @@ def _count_leaves(guards: Path) -> int | None:
         return None
 
 
-def _compiled_fns(d: Path) -> list[CompiledFn]:
+def _listdir(d: Path, base: Path | None = None) -> list[Path]:
+    """``d``'s children, or [] when it cannot be listed (a viewer never fails on one bad folder).
+
+    With ``base``, symlinks that lead outside it are left out (a run never links outside itself).
+    """
+    try:
+        children = list(d.iterdir())
+    except OSError:
+        return []
+    if base is None:
+        return children
+    return [c for c in children if not c.is_symlink() or is_inside(base, c)]
+
+
+def _compiled_fns(d: Path, base: Path | None = None) -> list[CompiledFn]:
     if not d.is_dir():
         return []
-    files = sorted(p for p in d.iterdir() if p.is_file() and p.suffix == ".py")
-    main = [p for p in files if not p.stem.endswith(("_post_grad", "_runnable", "_split_graph"))]
+    files = sorted(p for p in _listdir(d, base) if p.is_file() and p.suffix == ".py")
+    main = [p for p in files if not p.stem.endswith(_EXTRA_SUFFIXES)]
     out = []
     for p in main:
         cf = CompiledFn(p.stem, p)
-        cf.extras = [q for q in files if q.stem.startswith(p.stem + "_")]
+        # only <cf>_post_grad / _runnable / _split_graph: another compiled fn whose name merely starts
+        # with this one's (``X`` and ``X_1``) is not an extra of it
+        cf.extras = [q for q in files if q.stem in {p.stem + x for x in _EXTRA_SUFFIXES}]
         sub = d / p.stem
         if sub.is_dir():
-            subs = [s for s in sub.iterdir() if s.is_dir() and _SUBMOD_RE.match(s.name)]
+            subs = [s for s in _listdir(sub, base) if s.is_dir() and _SUBMOD_RE.match(s.name)]
             subs.sort(key=lambda s: int(_SUBMOD_RE.match(s.name).group(1)))  # numeric, not string
             for s in subs:
                 kind = ""
                 readme = s / "README.txt"
                 if readme.is_file():
-                    first = readme.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
+                    try:
+                        with readme.open("r", encoding="utf-8", errors="replace") as fh:
+                            first = [fh.readline(500).rstrip("\n")]
+                    except OSError:
+                        first = []
                     if first and "(" in first[0]:
                         kind = first[0][first[0].rfind("(") + 1:].rstrip(")")
                 cf.submods.append((f"{s.name} ({kind})" if kind else s.name,
-                                   sorted(f for f in s.iterdir() if f.is_file())))
+                                   sorted(f for f in _listdir(s, base) if f.is_file())))
         try:
             with p.open("r", encoding="utf-8", errors="replace") as fh:
                 head = fh.read(300)
@@ -99,21 +122,21 @@ def _compiled_fns(d: Path) -> list[CompiledFn]:
     return out
 
 
-def _function(path: Path, depth: int, seen: set[str]) -> Function:
+def _function(path: Path, depth: int, seen: set[str], base: Path | None = None) -> Function:
     fn = Function(path.name, path, _file(path / "overview.md"), _file(path / "decompiled_code.py"),
                   _file(path / "bytecode_info.txt"))
     entries = []
-    for e in path.iterdir() if path.is_dir() else ():
+    for e in _listdir(path, base) if path.is_dir() else ():
         m = _ENTRY_RE.match(e.name)
         if m and e.is_dir():
             entries.append((int(m.group(1)), e))
     for idx, e in sorted(entries):
         g = _file(e / "guards.txt")
         entry = Entry(idx, e, _file(e / "decompiled_code.py"), _file(e / "bytecode_info.txt"), g,
-                      _count_leaves(g) if g else None, _compiled_fns(e / "compiled_fns"))
+                      _count_leaves(g) if g else None, _compiled_fns(e / "compiled_fns", base))
         rdir = e / "resume_fns"
         if rdir.is_dir():
-            for r in sorted(p for p in rdir.iterdir() if p.is_dir()):
+            for r in sorted(p for p in _listdir(rdir, base) if p.is_dir()):
                 if r.name in seen:
                     entry.resume_fns.append(Function(r.name, r, _file(r / "overview.md"), None, None,
                                                      duplicate_of=r.name))
@@ -122,15 +145,17 @@ def _function(path: Path, depth: int, seen: set[str]) -> Function:
                                                      _file(r / "decompiled_code.py"), None, truncated=True))
                 else:
                     seen.add(r.name)
-                    entry.resume_fns.append(_function(r, depth + 1, seen))
+                    entry.resume_fns.append(_function(r, depth + 1, seen, base))
         fn.entries.append(entry)
     return fn
 
 
 def index_compiled_functions(run_dir: Path) -> list[Function]:
     """All top-level functions of a run (empty when ``compiled_functions/`` is absent)."""
+    run_dir = Path(run_dir)
     root = run_dir / "compiled_functions"
     if not root.is_dir():
         return []
     seen: set[str] = set()
-    return [_function(d, 0, seen) for d in sorted(root.iterdir()) if d.is_dir()]
+    base = run_dir.resolve()
+    return [_function(d, 0, seen, base) for d in sorted(_listdir(root, base)) if d.is_dir()]

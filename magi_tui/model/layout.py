@@ -7,10 +7,21 @@ appear after the line (a live run), so nothing here caches a missing folder.
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 from magi_tui.model.events import Event
 from magi_tui.model.safepath import UnsafePath, safe_join
+
+_FOLDER_RE = re.compile(r"^(\d{4,})_(.+)$")
+
+
+def _one_name(name: str) -> str:
+    """A run-supplied name must be a single path component (FORMAT.md: names never carry paths)."""
+    if "/" in name or (os.sep != "/" and os.sep in name) or (os.altsep and os.altsep in name):
+        raise UnsafePath(f"refusing name with a path separator: {name!r}")
+    return name
 
 
 def event_folder_name(ev: Event) -> str:
@@ -21,10 +32,10 @@ def event_folder(run_dir: Path, ev: Event) -> Path | None:
     """The event's folder path (whether or not it exists yet); None if its name is unsafe."""
     if ev.index < 0:
         return None
-    parts = ["timeline_events", "files", event_folder_name(ev)]
-    if ev.subgraph:
-        parts.append(ev.subgraph)
     try:
+        parts = ["timeline_events", "files", _one_name(event_folder_name(ev))]
+        if ev.subgraph:
+            parts.append(_one_name(ev.subgraph))
         return safe_join(run_dir, *parts)
     except UnsafePath:
         return None
@@ -52,7 +63,7 @@ def event_files(run_dir: Path, ev: Event) -> list[tuple[str, Path | None, str | 
             out.append((name, None, "refused: unsafe event name"))
             continue
         try:
-            path = safe_join(folder, name)
+            path = safe_join(folder, _one_name(name))
             safe_join(run_dir, *path.relative_to(run_dir.resolve()).parts)
         except (UnsafePath, ValueError) as exc:
             out.append((name, None, f"refused: {exc}"))
@@ -61,4 +72,22 @@ def event_files(run_dir: Path, ev: Event) -> list[tuple[str, Path | None, str | 
             out.append((name, path, None))
         else:
             out.append((name, None, "not written (yet)"))
+    return out
+
+
+def list_event_folders(run_dir: Path) -> list[tuple[int, str, Path]]:
+    """``(index, event name, folder)`` for every ``files/NNNN_<name>`` folder, sorted by the parsed
+    integer (the width grows past 9999, so ``10000_x`` sorts after ``9999_y``, not before ``2000_z``).
+    With several sessions in one file the folders hold the last session's files (FORMAT.md §10.6)."""
+    base = Path(run_dir) / "timeline_events" / "files"
+    out = []
+    try:
+        with os.scandir(base) as it:
+            for e in it:
+                m = _FOLDER_RE.match(e.name)
+                if m and e.is_dir(follow_symlinks=False):
+                    out.append((int(m.group(1)), m.group(2), Path(e.path)))
+    except OSError:
+        return []
+    out.sort(key=lambda t: (t[0], t[1]))
     return out

@@ -69,15 +69,23 @@ class Pairer:
     """Feeds events in file order; keeps the stack of open spans."""
 
     def __init__(self) -> None:
-        self.open: list[Span] = []
+        self.open: list[Span] = []           # the current session's stack of open spans
+        #: spans a finished session left open: never closed, and never matched by a later session
+        self.abandoned: list[Span] = []
         self.span_of: dict[int, Span] = {}  # event seq -> its span
         self._session = 0
+
+    @property
+    def all_open(self) -> list[Span]:
+        """Every ``before`` never closed, earlier sessions first."""
+        return self.abandoned + self.open
 
     def add(self, ev: Event) -> tuple[Span | None, bool]:
         """Returns ``(span, created)``: the span the event belongs to (None for a point event) and
         whether that span is new (a new tree node) rather than an existing one being closed."""
         if ev.session != self._session:
             self._session = ev.session
+            self.abandoned.extend(s for s in self.open if s.first.session != ev.session)
             self.open = [s for s in self.open if s.first.session == ev.session]
         if ev.phase is None:
             return None, False

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,12 +40,15 @@ class ReadResult:
 
     events: list[Event] = field(default_factory=list)
     malformed: list[Malformed] = field(default_factory=list)
-    #: ``"truncated"`` / ``"replaced"`` / ``"deleted"`` when the reader started over (the caller must
-    #: drop what it had), else None
+    #: ``"truncated"`` / ``"replaced"`` when the reader started over (the caller must drop what it
+    #: had), else None
     reset: str | None = None
+    #: the file disappeared since the last read (what was read stays valid; if a file appears
+    #: again at the path it is read from the start as ``"replaced"``)
+    deleted: bool = False
 
     def __bool__(self) -> bool:
-        return bool(self.events or self.malformed or self.reset)
+        return bool(self.events or self.malformed or self.reset or self.deleted)
 
 
 class TimelineReader:
@@ -65,23 +69,34 @@ class TimelineReader:
         self._ino: tuple[int, int] | None = None
         self._head = b""
         self.exists = False
+        self.more = False        # a ``max_bytes`` budget stopped the last read before the end
+        self.error: str | None = None  # why the file cannot be read (reported once per change)
+        self.gone = False  # the file was deleted after being read
 
     # -- public --------------------------------------------------------------------------------
     def read(self, max_bytes: int | None = None) -> ReadResult:
-        """Read what was appended since the last call (at most ``max_bytes`` of complete lines)."""
+        """Read what was appended since the last call (at most ``max_bytes`` of complete lines).
+
+        Never raises for anything found on disk: an unreadable path (permission, a directory, a FIFO,
+        an I/O error) becomes :attr:`error` and one :class:`Malformed` entry with line 0.
+        """
         result = ReadResult()
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            # O_NONBLOCK: a FIFO named timeline.jsonl must not hang the reader
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except FileNotFoundError:
             if self.exists or self.offset:
                 self._reset_state()
                 result.reset = "deleted"
             return result
-        except OSError as exc:  # permission denied, is a directory, ...
-            result.malformed.append(Malformed(0, f"cannot open: {exc.strerror or exc}", ""))
+        except OSError as exc:  # permission denied, ...
+            self._error(result, f"cannot open: {exc.strerror or exc}")
             return result
         try:
             st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                self._error(result, "not a regular file")
+                return result
             why = self._check_identity(fd, st)
             if why:
                 self._reset_state()
@@ -91,6 +106,9 @@ class TimelineReader:
             self._read_from(fd, st.st_size, result, max_bytes)
             if not self._head or len(self._head) < _FINGERPRINT:
                 self._head = os.pread(fd, _FINGERPRINT, 0)
+            self.error = None
+        except OSError as exc:
+            self._error(result, f"cannot read: {exc.strerror or exc}")
         finally:
             os.close(fd)
         return result
@@ -122,7 +140,11 @@ class TimelineReader:
     def _read_from(self, fd: int, size: int, result: ReadResult, max_bytes: int | None) -> None:
         budget = max_bytes if max_bytes is not None else size
         pos = self.offset
-        while pos < size and budget > 0:
+        self.more = False
+        while pos < size:
+            if budget <= 0:
+                self.more = True
+                break
             want = min(CHUNK, size - pos)
             data = os.pread(fd, want, pos)
             if not data:
@@ -141,7 +163,8 @@ class TimelineReader:
             pos += len(block)
             budget -= len(block)
         self.offset = pos
-        self.partial = max(0, size - pos)
+        # only a line still waiting for its newline counts as partial, not bytes a budget left unread
+        self.partial = 0 if self.more else max(0, size - pos)
 
     def _parse_block(self, block: bytes, base: int, result: ReadResult) -> None:
         loads = json.loads
@@ -184,6 +207,11 @@ class TimelineReader:
                                 offset=line_offset, length=len(raw))
             self.seq += 1
             events.append(ev)
+
+    def _error(self, result: ReadResult, reason: str) -> None:
+        if reason != self.error:
+            self.error = reason
+            result.malformed.append(Malformed(0, reason, ""))
 
     def _bad(self, result: ReadResult, reason: str, raw: bytes) -> None:
         self.malformed_count += 1

@@ -2,7 +2,7 @@
 
 This is the single object both the headless commands and the app use. ``update()`` reads whatever
 was appended since last time and returns a :class:`RunUpdate` describing the change, so a live view
-can apply it incrementally; after a reset (file truncated / replaced / deleted) the caller rebuilds.
+can apply it incrementally; after a reset (file truncated / replaced) the caller rebuilds; a deleted file keeps what was read.
 """
 
 from __future__ import annotations
@@ -35,9 +35,11 @@ class RunUpdate:
     recovered: list[Failure] = field(default_factory=list)
     malformed: list[Malformed] = field(default_factory=list)
     reset: str | None = None
+    #: the timeline file (or the whole run dir) disappeared; what was read is kept
+    deleted: bool = False
 
     def __bool__(self) -> bool:
-        return bool(self.events or self.malformed or self.reset)
+        return bool(self.events or self.malformed or self.reset or self.deleted)
 
 
 class RunModel:
@@ -64,7 +66,7 @@ class RunModel:
     # -- reading -------------------------------------------------------------------------------
     def update(self, max_bytes: int | None = None) -> RunUpdate:
         res = self.reader.read(max_bytes)
-        up = RunUpdate(malformed=res.malformed, reset=res.reset)
+        up = RunUpdate(malformed=res.malformed, reset=res.reset, deleted=res.deleted)
         if res.reset:
             self._clear()
         self.malformed.extend(res.malformed)
@@ -109,7 +111,13 @@ class RunModel:
 
     @property
     def open_spans(self) -> list[Span]:
-        return list(self.pairer.open)
+        """Lifecycles whose ``before`` was never closed (earlier sessions' included)."""
+        return self.pairer.all_open
+
+    @property
+    def error(self) -> str | None:
+        """Why ``timeline.jsonl`` cannot be read (a directory, a FIFO, no permission), else None."""
+        return self.reader.error
 
     @property
     def partial_line(self) -> bool:
@@ -117,7 +125,11 @@ class RunModel:
 
     @property
     def status(self) -> str:
-        """``ok`` / ``failed`` / ``recovered`` / ``incomplete`` / ``empty``."""
+        """``ok`` / ``failed`` / ``recovered`` / ``incomplete`` / ``empty`` (issue 2's rules).
+
+        ``failed``: a failure not recovered; ``recovered``: failures, all recovered; ``incomplete``: no
+        failure, and lifecycles left open or a partial last line; ``empty``: no event at all.
+        """
         if not self.events:
             if self.partial_line:
                 return "incomplete"
@@ -125,10 +137,10 @@ class RunModel:
         t = self.triage
         if t.unrecovered:
             return "failed"
-        if self.pairer.open or self.partial_line:
-            return "incomplete"
         if t.failures:
             return "recovered"
+        if self.pairer.open or self.pairer.abandoned or self.partial_line:
+            return "incomplete"
         return "ok"
 
     @property

@@ -88,13 +88,24 @@ def _attr(ev: Event, *keys: str) -> str:
     return ""
 
 
+def _loose(session: int, key: tuple) -> tuple:
+    """A pair key without ``graph_index`` (matched separately, tolerating a missing one)."""
+    lifecycle, subgraph_index, _graph_index, compile_id = key
+    return (session, lifecycle, subgraph_index, compile_id)
+
+
+def _graph_ok(a: int | None, b: int | None) -> bool:
+    return a is None or b is None or a == b
+
+
 class TriageBuilder:
     """Incremental triage over a :class:`Pairer`'s view of the events."""
 
     def __init__(self, pairer: Pairer) -> None:
         self.pairer = pairer
         self.triage = Triage()
-        self._waiting: dict[tuple, list[Failure]] = {}
+        #: loose key -> [(graph_index, failure)] waiting for an ``after`` of that lifecycle
+        self._waiting: dict[tuple, list[tuple[int | None, Failure]]] = {}
         self._prev: Event | None = None
         self._head: Event | None = None
 
@@ -115,24 +126,38 @@ class TriageBuilder:
             if prev is None or prev.phase != "failed" or prev.session != ev.session:
                 self._head = ev
             head = self._head or ev
-            keys = {(ev.session, ev.pair_key)}
+            # the failed lifecycle's own key: from its ``before`` when it has one (the failed event may
+            # lack an attribute such as graph_index that the before carried)
+            own = span.before.pair_key if span is not None and span.before is not None else ev.pair_key
+            keys = {(ev.session, own)}
             if outer_key is not None:
                 keys.add((ev.session, outer_key))
             folder_ev = ev if ev.files else (span.before if span and span.before and span.before.files else None)
             f = Failure(ev, head, tuple(keys), event_folder_rel(folder_ev) if folder_ev else None)
             t.failures.append(f)
-            for k in keys:
-                self._waiting.setdefault(k, []).append(f)
+            for session, key in keys:
+                self._waiting.setdefault(_loose(session, key), []).append((key[2], f))
             et = f.exception_type
             if head is ev and (et.endswith("RestartAnalysis") or _attr(ev, "restart_reason")):
                 t.restarts.append(Item(ev, _attr(ev, "restart_reason") or f"{et}: {f.message}".rstrip(": ")))
-        elif ev.phase == "after" and span is not None and span.before is not None:
-            waiting = self._waiting.pop((ev.session, span.before.pair_key), None)
+        elif ev.phase == "after":
+            key = span.before.pair_key if span is not None and span.before is not None else ev.pair_key
+            loose = _loose(ev.session, key)
+            waiting = self._waiting.get(loose)
             if waiting:
-                for f in waiting:
-                    if f.recovered_by is None:
+                keep = []
+                for gi, f in waiting:
+                    if f.recovered_by is not None:
+                        continue
+                    if _graph_ok(gi, key[2]) and _graph_ok(gi, ev.graph_index):
                         f.recovered_by = ev
                         recovered.append(f)
+                    else:
+                        keep.append((gi, f))
+                if keep:
+                    self._waiting[loose] = keep
+                else:
+                    del self._waiting[loose]
         if kind == "restart":
             t.restarts.append(Item(ev, _attr(ev, "restart_reason", "reason")))
         elif kind == "recompile":

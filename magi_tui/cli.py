@@ -1,0 +1,190 @@
+"""The ``magi-tui`` command line.
+
+``magi-tui [PATH]`` opens the app; ``runs`` and ``triage`` are headless (no Textual import, so they
+are quick on a login node and usable in scripts); ``attach`` follows a live compile; ``run`` starts a
+program under the tracer and follows it. Errors are one clear line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from magi_tui import __version__
+
+_CTRL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10)}
+_CTRL[0x7F] = "\\x7f"
+_CTRL.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})  # C1 controls: 0x9b is a one-byte CSI
+_JSON_CTRL = {c: f"\\u{c:04x}" for c in [0x7F, *range(0x80, 0xA0)]}  # json escapes < 0x20 itself
+
+
+def literal(text: str) -> str:
+    """Make control characters (ANSI escapes included) visible instead of sending them to the tty."""
+    return text.translate(_CTRL)
+
+
+def _dump_json(obj) -> str:
+    """JSON with non-ASCII kept readable, but no raw control character reaching the terminal."""
+    return json.dumps(obj, indent=2, ensure_ascii=False).translate(_JSON_CTRL)
+
+
+def _default_path() -> Path:
+    runs = Path("runs")
+    return runs if runs.is_dir() else Path(".")
+
+
+def _load_runs(path: Path):
+    from magi_tui.model import RunModel, find_runs
+
+    if not path.exists():
+        raise SystemExit(_fail(f"no such file or directory: {path}"))
+    found = find_runs(path)
+    runs = [RunModel(r.path).load() for r in found]
+    for r in runs:
+        if r.error:  # one clear line per broken timeline, the rest of the report still comes
+            print(f"magi-tui: {literal(str(r.reader.path))}: {literal(r.error)}", file=sys.stderr)
+    return runs
+
+
+def _fail(msg: str, code: int = 2) -> int:
+    print(f"magi-tui: {literal(msg)}", file=sys.stderr)
+    return code
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from magi_tui.model.report import fmt_duration, run_row
+
+    path = Path(args.path) if args.path else _default_path()
+    runs = _load_runs(path)
+    rows = sorted((run_row(r) for r in runs), key=lambda r: -(r["started"] or 0))
+    if args.json:
+        print(_dump_json(rows))
+    else:
+        if rows:
+            print(f"{'STARTED':19}  {'LABEL':28} {'RANK':>4} {'EVENTS':>6} {'FAIL':>4}  {'STATUS':10} {'DURATION':>8}  PATH")
+        for r in rows:
+            print(f"{r['started_text']:19}  {literal(r['label'])[:28]:28} {r['rank'] if r['rank'] is not None else '-':>4} "
+                  f"{r['events']:>6} {r['failures']:>4}  {r['status']:10} {fmt_duration(r['duration_s']):>8}  "
+                  f"{literal(r['path'])}")
+    if not rows:
+        return _fail(f"no runs under {path} (a run is a directory with timeline_events/ or compiled_functions/)")
+    return 0
+
+
+def cmd_triage(args: argparse.Namespace) -> int:
+    from magi_tui.model.report import triage_json, triage_text
+
+    path = Path(args.path) if args.path else _default_path()
+    runs = _load_runs(path)
+    if not runs:
+        return _fail(f"no runs under {path} (a run is a directory with timeline_events/ or compiled_functions/)")
+    if args.json:
+        objs = [triage_json(r) for r in runs]
+        print(_dump_json(objs[0] if len(objs) == 1 else objs))
+    else:
+        print("\n\n".join(literal(triage_text(r)) for r in runs))
+    if all(r.error for r in runs):
+        return 2  # no readable run (the reason is already on stderr)
+    return 1 if any(r.triage.failures for r in runs) else 0
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    path = Path(args.path) if args.path else _default_path()
+    if not path.exists():
+        return _fail(f"no such file or directory: {path}")
+    from magi_tui.ui.app import MagiApp
+
+    app = MagiApp(path, ansi=args.ansi)
+    app.run(mouse=not args.no_mouse)
+    return app.return_code or 0
+
+
+def cmd_attach(args: argparse.Namespace) -> int:
+    path = Path(args.path)
+    from magi_tui.ui.app import MagiApp
+
+    app = MagiApp(path, live=True, ansi=args.ansi)
+    app.run(mouse=not args.no_mouse)
+    return app.return_code or 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        return _fail("nothing to run: magi-tui run [-o ROOT] -- python script.py args...")
+    from magi_tui.ui.app import MagiApp
+
+    root = Path(args.output)
+    app = MagiApp(root, live=True, ansi=args.ansi, command=command)
+    app.run(mouse=not args.no_mouse)
+    return app.return_code or 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="magi-tui",
+        description="Explore torch.compile runs: event tree, graph diffs, triage. "
+                    "PATH is a run dir, a magi_depyf/ root, a cache root or a folder of runs "
+                    "(default: ./runs, else the current directory).",
+    )
+    p.add_argument("--version", action="version", version=f"magi-tui {__version__}")
+    sub = p.add_subparsers(dest="cmd")
+
+    def ui_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--ansi", action="store_true", help="use the terminal's own 16 colours")
+        sp.add_argument("--no-mouse", action="store_true", help="leave the mouse to the terminal")
+
+    sp = sub.add_parser("open", help="open the explorer (the default command)")
+    sp.add_argument("path", nargs="?")
+    ui_opts(sp)
+    sp.set_defaults(func=cmd_app)
+
+    sp = sub.add_parser("runs", help="list runs under PATH (headless)")
+    sp.add_argument("path", nargs="?")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(func=cmd_runs)
+
+    sp = sub.add_parser("triage", help="first failure, restarts, recompiles, cache misses (headless)")
+    sp.add_argument("path", nargs="?")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(func=cmd_triage)
+
+    sp = sub.add_parser("attach", help="follow a compile in progress under PATH")
+    sp.add_argument("path", nargs="?", default="runs")
+    ui_opts(sp)
+    sp.set_defaults(func=cmd_attach)
+
+    sp = sub.add_parser("run", help="run a program under the tracer and follow it live")
+    sp.add_argument("-o", "--output", default="runs", help="root for the run directory (default ./runs)")
+    sp.add_argument("command", nargs=argparse.REMAINDER)
+    ui_opts(sp)
+    sp.set_defaults(func=cmd_run)
+    return p
+
+
+SUBCOMMANDS = {"open", "runs", "triage", "attach", "run"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv = ["open", *argv]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int) else _fail(str(exc.code))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the last line of defence: one clear line, never a traceback
+        if os.environ.get("MAGI_TUI_DEBUG"):
+            raise
+        return _fail(f"{type(exc).__name__}: {exc}", 2)

@@ -1,0 +1,131 @@
+"""Labels for events, spans and groups as ``rich.text.Text`` — never markup strings.
+
+Every string from a run is appended as plain text (a ``str`` label would be parsed as markup:
+``[dense<0>]`` silently vanishes and ``op [/foo]`` raises), and control characters are made visible so
+an ANSI escape in an exception message is text, not a terminal command. Each status has a colour *and*
+a symbol or word, so the tree reads the same with ``NO_COLOR``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+
+from magi_tui.model.events import Event
+from magi_tui.model.pairing import Span
+
+_CTRL = {c: f"\\x{c:02x}" for c in range(32)}
+_CTRL[0x7F] = "\\x7f"
+_CTRL[0x9B] = "\\x9b"
+
+
+def literal(text: object, limit: int | None = None) -> str:
+    """``text`` with control characters (ESC, CR, BEL, ...) shown as ``\\xNN``."""
+    s = str(text)
+    if limit is not None and len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s.translate(_CTRL)
+
+
+def plain(text: object, style: str = "", limit: int | None = None) -> Text:
+    return Text(literal(text, limit), style=style, end="")
+
+
+#: kind -> (mark text, style). Symbols are single-width and paired with a word.
+MARKS: dict[str, tuple[str, str]] = {
+    "failed": ("✗ FAILED", "bold red"),
+    "recovered": ("✗ failed·recovered", "yellow"),
+    "skip": ("» skipped", "dim"),
+    "restart": ("↻ restart", "magenta"),
+    "recompile": ("⟳ recompile", "yellow"),
+    "graph_break": ("✂ graph break", "yellow"),
+    "cache_hit": ("● cache hit", "green"),
+    "cache_miss": ("○ cache miss", "yellow"),
+    "cache_store": ("▼ stored", "blue"),
+    "cache_skip": ("⊘ store skipped", "yellow"),
+    "open": ("… open", "cyan"),
+    "ok": ("✓", "green"),
+}
+
+
+def fmt_ms(ms: float | None) -> str:
+    if ms is None:
+        return ""
+    if ms < 1:
+        return f"{ms * 1000:.0f}µs"
+    if ms < 1000:
+        return f"{ms:.1f}ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.2f}s"
+    m, s = divmod(int(ms / 1000), 60)
+    return f"{m}m{s:02d}s"
+
+
+def _mark(text: Text, kind: str) -> None:
+    mark, style = MARKS[kind]
+    text.append("  ")
+    text.append(mark, style=style)
+
+
+def index_text(ev: Event) -> Text:
+    return Text(f"#{ev.index:04d} " if ev.index >= 0 else "#---- ", style="dim", end="")
+
+
+def event_label(ev: Event, *, recovered: bool = False, with_scope: bool = False) -> Text:
+    """A point event or one phase of a span: ``#0033 after_inductor_schedule  ● cache hit``."""
+    t = index_text(ev)
+    name = ev.name if with_scope else ev.short_name
+    t.append(literal(name, 80), style="bold" if ev.phase == "failed" else "")
+    kind = ev.kind
+    if kind == "failed":
+        _mark(t, "recovered" if recovered else "failed")
+        exc = (ev.summary or {}).get("exception_type")
+        if exc:
+            t.append(" " + literal(exc, 60), style="red" if not recovered else "yellow")
+    elif kind:
+        _mark(t, kind)
+        reason = (ev.summary or {}).get("reason")
+        if reason and kind in ("cache_miss", "cache_skip", "recompile", "graph_break", "restart"):
+            t.append(" " + literal(reason, 60), style="dim")
+    if ev.duration_ms is not None:
+        t.append(f"  {fmt_ms(ev.duration_ms)}", style="dim")
+    return t
+
+
+def span_label(span: Span, *, recovered: bool = False, now: float | None = None,
+               indent: bool = True) -> Text:
+    """A lifecycle as one node: ``#0012 compiler_compile  ✗ FAILED TensorifyScalarRestartAnalysis  391ms``."""
+    first = span.first
+    t = Text("  " * min(span.depth, 8) if indent else "", end="")
+    t.append_text(index_text(first))
+    t.append(literal(span.lifecycle, 60), style="bold" if span.status == "failed" else "")
+    status = span.status
+    if status == "failed":
+        _mark(t, "recovered" if recovered else "failed")
+        exc = (span.end.summary or {}).get("exception_type") if span.end else None
+        if exc:
+            t.append(" " + literal(exc, 60), style="yellow" if recovered else "red")
+    elif status == "open":
+        _mark(t, "open")
+        if now is not None and first.timestamp is not None:
+            t.append(f" {fmt_ms((now - first.timestamp) * 1000)}", style="cyan")
+    elif status == "skip":
+        _mark(t, "skip")
+    else:
+        end_kind = span.end.kind if span.end else ""
+        if end_kind and end_kind in MARKS:
+            _mark(t, end_kind)
+            reason = (span.end.summary or {}).get("reason") if span.end else None
+            if reason and end_kind in ("cache_miss", "cache_skip"):
+                t.append(" " + literal(reason, 50), style="dim")
+        else:
+            _mark(t, "ok")
+    d = span.duration_ms
+    if d is not None:
+        t.append(f"  {fmt_ms(d)}", style="dim")
+    return t
+
+
+def now() -> float:
+    return time.time()

@@ -1,0 +1,1 @@
+"""The app's screens: runs list, run (tree + detail + triage + timeline), diff, compiled functions, help."""

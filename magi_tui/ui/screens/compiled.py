@@ -1,0 +1,197 @@
+"""The compiled_functions browser: functions -> entries (newest first) -> guards / decompiled code /
+compiled fns / resume fns, with the chosen file on the right (overview.md rendered as Markdown)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Markdown, Static, Tree
+from textual.widgets.tree import TreeNode
+
+from magi_tui.model.compiled_functions import CompiledFn, Entry, Function, index_compiled_functions
+from magi_tui.ui.labels import literal
+from magi_tui.ui.widgets.file_view import FileView
+
+MAX_MARKDOWN_BYTES = 200_000
+
+
+class CFTree(Tree[Any]):
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("g", "scroll_home", "Top", show=False),
+        Binding("G", "scroll_end", "Bottom", show=False),
+    ]
+
+    def process_label(self, label: Any) -> Text:
+        return label if isinstance(label, Text) else Text(literal(label))
+
+
+class CompiledFunctionsScreen(Screen):
+    BINDINGS = [
+        Binding("escape,q", "app.pop_screen", "Back", id="back"),
+        Binding("o", "focus_other", "Other pane", show=False),
+        Binding("m", "mark", "Mark", id="mark"),
+        Binding("d", "diff", "Diff with mark", id="diff"),
+    ]
+
+    def __init__(self, run_path: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run_path = run_path
+        self.current: Path | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text.assemble((" compiled_functions ", "bold reverse"), " ",
+                                   (literal(self.run_path.name), "bold")), id="cf-title")
+        with Horizontal(id="cf-main"):
+            yield CFTree(Text("compiled_functions"), id="cf-tree")
+            with ContentSwitcher(id="cf-right", initial="cf-file"):
+                yield FileView(id="cf-file")
+                with VerticalScroll(id="cf-md-scroll"):
+                    yield Markdown(id="cf-md")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        tree = self.query_one(CFTree)
+        tree.show_root = False
+        tree.focus()
+        self._index()
+
+    @work(thread=True, exclusive=True)
+    def _index(self) -> None:
+        fns = index_compiled_functions(self.run_path)
+        self.app.call_from_thread(self._build, fns)
+
+    def _leaf(self, parent: TreeNode, label: str, path: Path | None, style: str = "") -> None:
+        if path is None:
+            return
+        parent.add_leaf(Text(literal(label), style=style), path)
+
+    def _add_function(self, parent: TreeNode, fn: Function, expand: bool = False) -> None:
+        label = Text(literal(fn.name), style="bold", end="")
+        label.append(f"  {len(fn.entries)} entr{'y' if len(fn.entries) == 1 else 'ies'}", style="dim")
+        if fn.duplicate_of:
+            label.append("  (shown elsewhere)", style="dim")
+        if fn.truncated:
+            label.append("  (deeper levels not indexed)", style="dim")
+        node = parent.add(label, fn.overview, expand=expand)
+        self._leaf(node, "overview.md", fn.overview)
+        self._leaf(node, "decompiled_code.py (original)", fn.decompiled)
+        self._leaf(node, "bytecode_info.txt", fn.bytecode, "dim")
+        for e in fn.entries:
+            self._add_entry(node, e)
+
+    def _add_entry(self, parent: TreeNode, e: Entry) -> None:
+        label = Text(e.label, style="bold cyan" if e.index == 0 else "cyan", end="")
+        if e.guard_leaves is not None:
+            label.append(f"  {e.guard_leaves} guards", style="dim")
+        node = parent.add(label, e.decompiled, expand=e.index == 0)
+        self._leaf(node, f"guards.txt ({e.guard_leaves} leaf)" if e.guard_leaves is not None else "guards.txt",
+                   e.guards)
+        self._leaf(node, "decompiled_code.py (transformed)", e.decompiled)
+        self._leaf(node, "bytecode_info.txt", e.bytecode, "dim")
+        if e.compiled_fns:
+            cfs = node.add(Text("compiled_fns/", style="bold"), None, expand=True)
+            for cf in e.compiled_fns:
+                self._add_cf(cfs, cf)
+        if e.resume_fns:
+            rfs = node.add(Text("resume_fns/", style="bold"), None)
+            for r in e.resume_fns:
+                self._add_function(rfs, r)
+
+    def _add_cf(self, parent: TreeNode, cf: CompiledFn) -> None:
+        label = Text(literal(cf.name, 60), end="")
+        if cf.is_stub:
+            label.append("  (stub)", style="dim")
+        if not cf.extras and not cf.submods:
+            parent.add_leaf(label, cf.path)
+            return
+        node = parent.add(label, cf.path)
+        for x in cf.extras:
+            self._leaf(node, x.name, x)
+        for name, files in cf.submods:
+            sub = node.add(Text(literal(name)), None)
+            for f in files:
+                self._leaf(sub, f.name, f)
+
+    def _build(self, fns: list[Function]) -> None:
+        tree = self.query_one(CFTree)
+        tree.clear()
+        if not fns:
+            tree.root.add_leaf(Text("compiled_functions/ is empty", style="dim"))
+        for fn in fns:
+            self._add_function(tree.root, fn, expand=len(fns) <= 3)
+        tree.move_cursor_to_line(0) if tree.last_line >= 0 else None
+
+    def on_tree_node_highlighted(self, message: Tree.NodeHighlighted) -> None:
+        path = message.node.data
+        if isinstance(path, Path):
+            self._open(path)
+
+    def _open(self, path: Path) -> None:
+        self.current = path
+        switcher = self.query_one("#cf-right", ContentSwitcher)
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = 0
+        if path.suffix == ".md" and size <= MAX_MARKDOWN_BYTES:
+            switcher.current = "cf-md-scroll"
+            # overview.md links are relative; the Markdown widget shows them as text we do not follow
+            self.query_one("#cf-md", Markdown).update(path.read_text(encoding="utf-8", errors="replace"))
+        else:
+            switcher.current = "cf-file"
+            self.query_one("#cf-file", FileView).open_path(path)
+
+    def action_focus_other(self) -> None:
+        if self.query_one(CFTree).has_focus:
+            self.query_one("#cf-right", ContentSwitcher).visible_content.focus()
+        else:
+            self.query_one(CFTree).focus()
+
+    def _ref(self):
+        from magi_tui.ui.widgets.detail import FileRef
+
+        if self.current is None:
+            return None
+        rel = self.current.relative_to(self.run_path)
+        return _PathRef(str(rel), self.current)
+
+    def action_mark(self) -> None:
+        from magi_tui.ui.app import Mark
+
+        ref = self._ref()
+        if ref is None:
+            self.notify("Select a file to mark.", severity="warning")
+            return
+        self.app.mark = Mark(self.run_path, ref)
+        self.notify(f"marked {literal(ref.title, 70)}")
+
+    def action_diff(self) -> None:
+        from magi_tui.ui.screens.diff import DiffScreen
+
+        mark = getattr(self.app, "mark", None)
+        ref = self._ref()
+        if mark is None or ref is None:
+            self.notify("Mark a file with m, select another, then press d.", severity="warning")
+            return
+        self.app.push_screen(DiffScreen(mark.ref, ref, left_run=mark.run_path, right_run=self.run_path))
+
+
+class _PathRef:
+    """A plain file (not an event's) that can be marked and diffed."""
+
+    def __init__(self, name: str, path: Path) -> None:
+        self.name = name
+        self.path = path
+
+    @property
+    def title(self) -> str:
+        return self.name

@@ -1,0 +1,92 @@
+"""The diff screen: two graph files side by side (or unified), hunk by hunk.
+
+The diff itself is computed off the UI loop (``compute_diff`` in a thread worker), and the view
+highlights only the lines on screen, so a 20k-line pair opens without freezing the app.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from magi_tui.model.diff import compute_diff
+from magi_tui.model.textfile import TextFile
+from magi_tui.ui.labels import literal
+from magi_tui.ui.widgets.diff_view import DiffView
+
+MAX_DIFF_LINES = 200_000
+
+
+def _lines(path: Path) -> list[str]:
+    tf = TextFile(path)
+    n = min(tf.line_count, MAX_DIFF_LINES)
+    return [tf.line(i) for i in range(n)]
+
+
+def side_title(ref: Any, run_path: Path | None, other_run: Path | None) -> str:
+    title = ref.title
+    if run_path is not None and other_run is not None and run_path != other_run:
+        title = f"{run_path.name}: {title}"
+    return title
+
+
+class DiffScreen(Screen):
+    BINDINGS = [
+        Binding("escape,q", "app.pop_screen", "Back", id="back"),
+    ]
+
+    def __init__(self, left: Any, right: Any, *, left_run: Path | None = None,
+                 right_run: Path | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.left = left
+        self.right = right
+        self.left_title = side_title(left, left_run, right_run)
+        self.right_title = side_title(right, right_run, left_run)
+        self.diff = None
+
+    def compose(self) -> ComposeResult:
+        t = Text(" diff ", style="bold reverse", end="")
+        t.append(" " + literal(self.left_title, 80), style="red")
+        t.append("  ↔  ")
+        t.append(literal(self.right_title, 80), style="green")
+        yield Static(t, id="diff-title")
+        yield Static(Text("computing diff…", style="cyan"), id="diff-status")
+        yield DiffView(id="diff-view")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DiffView).focus()
+        self._compute()
+
+    @work(thread=True, exclusive=True)
+    def _compute(self) -> None:
+        try:
+            a = _lines(self.left.path)
+            b = _lines(self.right.path)
+            diff = compute_diff(a, b)
+        except OSError as exc:
+            self.app.call_from_thread(self._failed, f"cannot read: {exc}")
+            return
+        self.app.call_from_thread(self._show, diff)
+
+    def _failed(self, message: str) -> None:
+        self.query_one("#diff-status", Static).update(Text(literal(message), style="red"))
+
+    def _show(self, diff) -> None:
+        self.diff = diff
+        status = self.query_one("#diff-status", Static)
+        if diff.identical:
+            status.update(Text("identical: both sides have the same content", style="bold green"))
+        else:
+            status.update(Text(f"-{diff.removed} +{diff.added}   {len(diff.hunks)} hunk(s)   "
+                               "] next hunk · [ previous · u unified/side-by-side", style="dim"))
+        suffix = Path(str(self.right.path)).suffix
+        self.query_one(DiffView).set_diff(diff, self.left_title, self.right_title,
+                                           language="python" if suffix == ".py" else None)

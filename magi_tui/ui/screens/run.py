@@ -1,0 +1,340 @@
+"""The run screen: event tree (or flat timeline) on the left, detail or triage on the right.
+
+The run is read on the UI loop in slices (``RunModel.update(max_bytes=...)`` then yield), so the first
+screen paints after the first slice and keys stay responsive while a 100k-event file loads; a live run
+keeps reading on file-change hints plus a periodic size check (see :mod:`magi_tui.ui.live`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Static
+
+from magi_tui.model.events import Event
+from magi_tui.model.run import RunModel, RunUpdate
+from magi_tui.ui.labels import literal
+from magi_tui.ui.widgets.detail import EventDetail, FileRef, graph_file
+from magi_tui.ui.widgets.event_tree import EventTree
+from magi_tui.ui.widgets.timeline_view import TimelineView
+from magi_tui.ui.widgets.triage_panel import TriagePanel
+
+SLICE_BYTES = 1 << 19  # ~1k events per slice: ~20 ms of parsing between two frames
+
+
+class RunScreen(Screen):
+    """One run directory."""
+
+    BINDINGS = [
+        Binding("escape,q", "back", "Back", id="back"),
+        Binding("f", "first_failure", "First failure", id="first_failure"),
+        Binding("T", "toggle_triage", "Triage", id="triage"),
+        Binding("t", "toggle_timeline", "Timeline", id="timeline"),
+        Binding("d", "diff", "Diff", id="diff"),
+        Binding("m", "mark", "Mark", id="mark"),
+        Binding("c", "compiled_functions", "Compiled fns", id="compiled"),
+        Binding("n", "step_failure(1)", "Next failure", id="next_failure", show=False),
+        Binding("p", "step_failure(-1)", "Prev failure", id="prev_failure", show=False),
+        Binding("slash", "search", "Search file", id="search"),
+        Binding("F", "toggle_follow", "Follow", id="follow", show=False),
+        Binding("o", "focus_other", "Other pane", id="other_pane", show=False),
+    ]
+
+    def __init__(self, run_path: Path, *, live: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run = RunModel(run_path)
+        self.live = live
+        self.loaded = False
+        self.follow = live
+        self._failure_pos = -1
+        self._first_paint_done = False
+        self._triage_default_done = False
+
+    # -- layout --------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Static(id="run-title")
+        with Horizontal(id="run-main"):
+            with ContentSwitcher(id="left", initial="tree"):
+                yield EventTree(self.run, id="tree")
+                yield TimelineView(self.run, id="timeline")
+            with ContentSwitcher(id="right", initial="detail"):
+                yield EventDetail(self.run, id="detail")
+                yield TriagePanel(self.run, id="triage")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._update_title()
+        self.query_one(EventTree).focus()
+        self._load()
+        self.set_interval(1.0, self._tick)
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 100, "-narrow")
+
+    def _update_title(self) -> None:
+        from rich.text import Text
+
+        r = self.run
+        t = Text(end="")
+        t.append(" magi-tui ", style="bold reverse")
+        t.append(" " + literal(r.path.name), style="bold")
+        status = r.status if (self.loaded or not self.live) else r.status
+        if self.live:
+            t.append("  ● LIVE" if not self.loaded or self.live else "", style="bold green")
+        style = {"failed": "bold red", "recovered": "yellow", "ok": "green", "empty": "dim"}.get(status, "cyan")
+        t.append(f"  {status}", style=style)
+        t.append(f"  {len(r.events)} events", style="dim")
+        if r.triage.failures:
+            t.append(f"  {len(r.triage.failures)} failed ({len(r.triage.unrecovered)} unrecovered)",
+                     style="red" if r.triage.unrecovered else "yellow")
+        if r.malformed:
+            t.append(f"  {len(r.malformed)} malformed line(s)", style="yellow")
+        if not self.loaded:
+            t.append("  loading…", style="cyan")
+        mark = getattr(self.app, "mark", None)
+        if mark is not None:
+            t.append("  mark: ", style="dim")
+            t.append(literal(mark.title, 50), style="magenta")
+        self.query_one("#run-title", Static).update(t)
+
+    # -- loading -------------------------------------------------------------------------------
+    @work(exclusive=True, group="load")
+    async def _load(self) -> None:
+        """Read the file in slices on the UI loop, applying each slice before reading the next."""
+        started = time.perf_counter()
+        first = True
+        while True:
+            before = self.run.reader.offset
+            up = self.run.update(max_bytes=SLICE_BYTES)
+            self.apply_update(up, initial=first)
+            first = False
+            if self.run.reader.offset == before and not up.reset:
+                break
+            await asyncio.sleep(0)
+        self.on_loaded(len(self.run.events), time.perf_counter() - started)
+
+    def apply_update(self, up: RunUpdate, *, initial: bool = False) -> None:
+        """Show what one ``RunModel.update()`` read (called on the UI loop, in read order)."""
+        tree = self.query_one(EventTree)
+        if initial or up.reset:
+            tree.rebuild()
+            if up.reset and not initial:
+                self.notify(f"timeline.jsonl was {up.reset}: re-read from the start",
+                            severity="warning", timeout=6)
+        else:
+            tree.apply(up)
+        if up.malformed and self.loaded:
+            m = up.malformed[0]
+            self.notify(f"malformed line {m.line_no}: {m.reason}", severity="warning")
+        tl = self.query_one(TimelineView)
+        tl.follow = self.follow
+        tl.refresh_size()
+        if up.failures and self.loaded:
+            f = up.failures[0]
+            self.notify(f"failure: #{f.event.index} {literal(f.event.name, 60)} {literal(f.exception_type, 40)}",
+                        severity="error", timeout=8)
+        if self.follow and self.loaded and up.events:
+            tree.reveal(up.events[-1], phase=False)
+        if self.loaded:
+            self.query_one(TriagePanel).refresh_contents()
+            self.query_one(EventDetail).refresh_files()
+        if tree.cursor_node is None and self.run.events:
+            tree.move_cursor_to_line(0)
+        self._update_title()
+
+    def on_loaded(self, events: int, seconds: float) -> None:
+        self.loaded = True
+        self.load_seconds = seconds
+        self.log(f"loaded {events} events in {seconds:.3f}s")
+        self.query_one(TriagePanel).refresh_contents()
+        self.query_one(TimelineView).refresh_size()
+        if self.run.triage.failures and not self._triage_default_done:
+            self.query_one("#right", ContentSwitcher).current = "triage"
+        self._triage_default_done = True
+        self._update_title()
+        if self.live:
+            self.start_live()
+
+    def start_live(self) -> None:
+        from magi_tui.ui.live import tail_run
+
+        tail_run(self)
+
+    def _tick(self) -> None:
+        if self.run.open_spans:
+            self.query_one(EventTree).tick_open()
+
+    # -- selection -----------------------------------------------------------------------------
+    def on_tree_node_highlighted(self, message: EventTree.NodeHighlighted) -> None:
+        node = message.node
+        if node.data is None:
+            return
+        self.query_one(EventDetail).show(node.data.kind, node.data.obj)
+
+    def on_tree_node_selected(self, message: EventTree.NodeSelected) -> None:
+        self.query_one("#right", ContentSwitcher).current = "detail"
+        node = message.node
+        if node.data is not None:
+            self.query_one(EventDetail).show(node.data.kind, node.data.obj)
+
+    def on_timeline_view_highlighted(self, message: TimelineView.Highlighted) -> None:
+        self.query_one(EventDetail).show("event", message.event)
+
+    def on_timeline_view_selected(self, message: TimelineView.Selected) -> None:
+        self.jump_to(message.event, switch_to_tree=True)
+
+    def on_triage_panel_jump(self, message: TriagePanel.Jump) -> None:
+        self.jump_to(message.event, show_detail=False)
+
+    def jump_to(self, ev: Event, *, switch_to_tree: bool = False, show_detail: bool = True) -> None:
+        tree = self.query_one(EventTree)
+        if switch_to_tree:
+            self.query_one("#left", ContentSwitcher).current = "tree"
+        if self.query_one("#left", ContentSwitcher).current == "timeline":
+            self.query_one(TimelineView).show_event(ev)
+        node = tree.reveal(ev)
+        if node is not None and node.data is not None:
+            self.query_one(EventDetail).show(node.data.kind, node.data.obj, force=True)
+        if show_detail:
+            self.query_one("#right", ContentSwitcher).current = "detail"
+            if self.query_one("#left", ContentSwitcher).current == "tree":
+                tree.focus()
+
+    # -- actions -------------------------------------------------------------------------------
+    def action_back(self) -> None:
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.app.exit()
+
+    def action_first_failure(self) -> None:
+        ff = self.run.triage.first_failure
+        if ff is None:
+            self.notify("No failed events in this run.")
+            return
+        self._failure_pos = 0
+        self.jump_to(ff.event)
+
+    def action_step_failure(self, delta: int) -> None:
+        fails = self.run.triage.failures
+        if not fails:
+            self.notify("No failed events in this run.")
+            return
+        self._failure_pos = (self._failure_pos + delta) % len(fails)
+        f = fails[self._failure_pos]
+        self.jump_to(f.event, show_detail=self.query_one("#right", ContentSwitcher).current != "triage")
+        self.notify(f"failure {self._failure_pos + 1}/{len(fails)}: #{f.event.index} "
+                    f"{literal(f.event.name, 50)}" + (" (recovered)" if f.recovered else ""), timeout=3)
+
+    def action_toggle_triage(self) -> None:
+        sw = self.query_one("#right", ContentSwitcher)
+        sw.current = "detail" if sw.current == "triage" else "triage"
+        if sw.current == "triage":
+            self.query_one(TriagePanel).refresh_contents()
+            self.query_one("#triage-list").focus()
+        else:
+            self.query_one("#left", ContentSwitcher).visible_content.focus()
+
+    def action_toggle_timeline(self) -> None:
+        sw = self.query_one("#left", ContentSwitcher)
+        tree = self.query_one(EventTree)
+        tl = self.query_one(TimelineView)
+        if sw.current == "tree":
+            sw.current = "timeline"
+            sel = self.query_one(EventDetail).current_event
+            if sel is not None:
+                tl.show_event(sel)
+            tl.focus()
+        else:
+            sw.current = "tree"
+            tree.focus()
+
+    def action_focus_other(self) -> None:
+        if self.query_one("#left", ContentSwitcher).visible_content.has_focus:
+            self.query_one("#right", ContentSwitcher).visible_content.focus()
+        else:
+            self.query_one("#left", ContentSwitcher).visible_content.focus()
+
+    def action_toggle_follow(self) -> None:
+        self.follow = not self.follow
+        self.query_one(TimelineView).follow = self.follow
+        self.notify(f"follow {'on: the newest event is selected as it arrives' if self.follow else 'off'}")
+
+    def action_search(self) -> None:
+        from magi_tui.ui.widgets.file_view import FileView
+
+        self.query_one("#right", ContentSwitcher).current = "detail"
+        fv = self.query_one("#detail-file", FileView)
+        fv.focus()
+        fv.action_search()
+
+    def current_ref(self) -> FileRef | None:
+        """The file on screen (or the current event's graph) — what ``m`` marks and ``d`` compares."""
+        detail = self.query_one(EventDetail)
+        ev = detail.current_event
+        if ev is None:
+            return None
+        cur = detail.current_file
+        if cur is not None and cur.name != "attributes.json":
+            return cur
+        return graph_file(detail.refs, ev)
+
+    def action_mark(self) -> None:
+        ref = self.current_ref()
+        if ref is None:
+            self.notify("Select an event with files to mark.", severity="warning")
+            return
+        from magi_tui.ui.app import Mark
+
+        self.app.mark = Mark(self.run.path, ref)
+        self.notify(f"marked {literal(ref.title, 70)} — select another event (any run) and press d")
+        self._update_title()
+
+    def action_diff(self) -> None:
+        from magi_tui.ui.screens.diff import DiffScreen
+
+        detail = self.query_one(EventDetail)
+        ev = detail.current_event
+        mark = getattr(self.app, "mark", None)
+        if mark is not None:
+            ref = self.current_ref()
+            if ref is None:
+                self.notify("Select an event with files to compare with the mark.", severity="warning")
+                return
+            if ref.path == mark.ref.path:
+                self.notify("That is the marked file itself: select another event.", severity="warning")
+                return
+            self.app.push_screen(DiffScreen(mark.ref, ref, left_run=mark.run_path, right_run=self.run.path))
+            return
+        if ev is None:
+            self.notify("Select an event first.", severity="warning")
+            return
+        span = detail.current_span or self.run.span_of(ev)
+        if span is None or span.before is None or span.end is None:
+            self.notify("d compares an after/failed event with its before (or press m to mark, then d).",
+                        severity="warning")
+            return
+        refs = detail.refs
+        left = graph_file(refs, span.before)
+        right = graph_file(refs, span.end)
+        if left is None or right is None or left.path is None or right.path is None:
+            self.notify(f"{literal(span.lifecycle)}: no graph file on both sides to compare.", severity="warning")
+            return
+        self.app.push_screen(DiffScreen(left, right, left_run=self.run.path, right_run=self.run.path))
+
+    def action_compiled_functions(self) -> None:
+        from magi_tui.ui.screens.compiled import CompiledFunctionsScreen
+
+        if not self.run.has_compiled_functions:
+            self.notify("This run has no compiled_functions/ (the compile failed, is still running, "
+                        "or nothing was compiled).", severity="warning")
+            return
+        self.app.push_screen(CompiledFunctionsScreen(self.run.path))

@@ -1,0 +1,187 @@
+"""The runs screen: every run under a path, newest first, sortable, filterable by typing.
+
+Runs are read in a thread worker (each one fully, to know its status) and rows appear as they are
+ready; Enter opens a run. A root usually holds tens of runs, so a ``DataTable`` is the right widget.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from magi_tui.model.discovery import find_runs
+from magi_tui.model.report import fmt_duration, fmt_time, run_label
+from magi_tui.model.run import RunModel
+from magi_tui.ui.labels import literal
+
+STATUS_STYLE = {"failed": "bold red", "recovered": "yellow", "ok": "green", "incomplete": "cyan",
+                "empty": "dim", "live": "bold green"}
+COLUMNS = ("started", "label", "rank", "events", "failures", "status", "duration", "path")
+
+
+class RunsTable(DataTable):
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("g", "scroll_top", "Top", show=False),
+        Binding("G", "scroll_bottom", "Bottom", show=False),
+    ]
+
+    def on_key(self, event) -> None:
+        """Typing a printable character starts filtering (no need to reach for /)."""
+        if event.character and event.character.isprintable() and event.character not in "jkgGqsTtmdcf?/ " \
+                and len(event.character) == 1:
+            flt = self.screen.query_one("#runs-filter", Input)
+            flt.focus()
+            flt.value += event.character
+            flt.cursor_position = len(flt.value)
+            event.stop()
+
+
+class RunsScreen(Screen):
+    BINDINGS = [
+        Binding("escape,q", "back", "Quit", id="back"),
+        Binding("slash", "filter", "Filter", id="filter"),
+        Binding("s", "sort", "Sort", id="sort"),
+        Binding("r", "reload", "Reload", id="reload"),
+    ]
+
+    def __init__(self, root: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.root = root
+        self.rows: list[dict[str, Any]] = []
+        self.sort_key = "started"
+        self.sort_reverse = True
+        self.live_paths: set[str] = set()
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text.assemble((" magi-tui ", "bold reverse"), "  runs under ",
+                                   (literal(str(self.root)), "bold")), id="runs-title")
+        yield Input(placeholder="type to filter by label, path or status", id="runs-filter")
+        yield RunsTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+        yield Static(id="runs-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(RunsTable)
+        for col in COLUMNS:
+            table.add_column(col, key=col)
+        table.focus()
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        self.query_one("#runs-status", Static).update(Text("scanning…", style="cyan"))
+        self._scan()
+
+    @work(thread=True, exclusive=True, group="scan")
+    def _scan(self) -> None:
+        found = find_runs(self.root)
+        rows = []
+        for r in found:
+            try:
+                run = RunModel(r.path).load()
+                rows.append(self._row(run))
+            except Exception as exc:  # a broken run is a row, not a crash
+                rows.append({"started": None, "label": r.path.name, "rank": None, "events": 0,
+                             "failures": 0, "status": f"error: {exc}", "duration": None, "path": str(r.path)})
+        self.app.call_from_thread(self._set_rows, rows)
+
+    @staticmethod
+    def _row(run: RunModel) -> dict[str, Any]:
+        n = run.name_info
+        started = run.started if run.started is not None else n.run_time
+        return {"started": started, "label": run_label(run), "rank": n.rank, "events": len(run.events),
+                "failures": len(run.triage.failures), "status": run.status, "duration": run.duration_s,
+                "path": str(run.path)}
+
+    def _set_rows(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+        self._render_rows()
+        n = len(rows)
+        self.query_one("#runs-status", Static).update(
+            Text(f"{n} run(s) · Enter open · s sort ({self.sort_key}) · type to filter", style="dim")
+            if n else Text(f"no runs under {literal(str(self.root))} "
+                           "(a run is a directory with timeline_events/ or compiled_functions/)", style="yellow"))
+
+    def _render_rows(self) -> None:
+        table = self.query_one(RunsTable)
+        flt = self.query_one("#runs-filter", Input).value.strip().lower()
+        current = None
+        if table.row_count and table.cursor_row is not None:
+            try:
+                current = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+            except Exception:
+                current = None
+        table.clear()
+
+        def key(r: dict[str, Any]):
+            v = r.get(self.sort_key)
+            return (v is None, v if not isinstance(v, str) else v.lower()) if v is not None else (True, 0)
+
+        rows = sorted(self.rows, key=key, reverse=self.sort_reverse)
+        if self.sort_reverse:  # keep missing values last either way
+            rows = [r for r in rows if r.get(self.sort_key) is not None] + \
+                   [r for r in rows if r.get(self.sort_key) is None]
+        for r in rows:
+            status = "live" if r["path"] in self.live_paths else r["status"]
+            hay = f"{r['label']} {r['path']} {status}".lower()
+            if flt and flt not in hay:
+                continue
+            table.add_row(
+                Text(fmt_time(r["started"]) if r["started"] else "-"),
+                Text(literal(r["label"], 40)),
+                Text("-" if r["rank"] is None else str(r["rank"]), justify="right"),
+                Text(str(r["events"]), justify="right"),
+                Text(str(r["failures"]), justify="right", style="red" if r["failures"] else ""),
+                Text(literal(status, 30), style=STATUS_STYLE.get(status, "")),
+                Text(fmt_duration(r["duration"]), justify="right"),
+                Text(literal(r["path"]), style="dim"),
+                key=r["path"],
+            )
+        if current is not None:
+            try:
+                table.move_cursor(row=table.get_row_index(current))
+            except Exception:
+                pass
+
+    def on_input_changed(self, message: Input.Changed) -> None:
+        self._render_rows()
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        self.query_one(RunsTable).focus()
+
+    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+        path = message.row_key.value
+        if path:
+            from magi_tui.ui.screens.run import RunScreen
+
+            self.app.push_screen(RunScreen(Path(path), live=path in self.live_paths))
+
+    def action_filter(self) -> None:
+        self.query_one("#runs-filter", Input).focus()
+
+    def action_sort(self) -> None:
+        order = ["started", "label", "events", "failures", "status", "duration"]
+        i = order.index(self.sort_key) if self.sort_key in order else -1
+        self.sort_key = order[(i + 1) % len(order)]
+        self.sort_reverse = self.sort_key in ("started", "events", "failures", "duration")
+        self._render_rows()
+        self.notify(f"sorted by {self.sort_key}{' (descending)' if self.sort_reverse else ''}", timeout=2)
+
+    def action_back(self) -> None:
+        flt = self.query_one("#runs-filter", Input)
+        if flt.has_focus or flt.value:
+            flt.value = ""
+            self.query_one(RunsTable).focus()
+            return
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.app.exit()

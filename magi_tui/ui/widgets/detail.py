@@ -1,0 +1,260 @@
+"""The detail pane: the selected event's attributes and its files.
+
+Attributes are a two-column table of literal text; files are tabs over one shared file viewer (one
+widget re-pointed at another file is far cheaper than a widget per tab). For a lifecycle span, the
+files of its ``before`` and of its ``after``/``failed`` are both offered, so a pass's input and
+output graph are one key apart. A file the writer has not written yet says so and appears when it does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static, Tab, Tabs
+
+from magi_tui.model.events import Event
+from magi_tui.model.pairing import Span
+from magi_tui.model.run import RunModel
+from magi_tui.model.tree import CompileNode, Group
+from magi_tui.ui.labels import MARKS, fmt_ms, literal
+from magi_tui.ui.widgets.file_view import FileView
+
+MAX_ATTR_VALUE = 400
+
+
+@dataclass
+class FileRef:
+    """One file tab: which event it belongs to and where it is (None when missing / refused)."""
+
+    event: Event
+    name: str
+    path: Path | None
+    problem: str | None
+    phase_label: str
+
+    @property
+    def title(self) -> str:
+        return f"{self.event.index:04d} {self.event.name} · {self.name}"
+
+
+def graph_file(refs: list[FileRef], ev: Event) -> FileRef | None:
+    """The graph dump of one event: ``before_<lc>_graph*``, ``after_lifecycle_graph*``, ... else any
+    file with ``graph`` in its name, else the first file."""
+    own = [r for r in refs if r.event is ev and r.name != "attributes.json"]
+    if not own:
+        return None
+    for pred in (lambda n: n.startswith(f"{ev.phase}_") and "graph" in n,
+                 lambda n: "graph" in n,
+                 lambda n: True):
+        for r in own:
+            if pred(r.name):
+                return r
+    return None
+
+
+class EventDetail(Vertical):
+    """Shows one tree selection (event, span, group or compile)."""
+
+    BINDINGS = [
+        Binding("tab", "next_file", "Next file", show=False),
+        Binding("shift+tab", "prev_file", "Prev file", show=False),
+        Binding("right_square_bracket", "next_file", "Next file", show=False),
+    ]
+
+    def __init__(self, run: RunModel, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run = run
+        self.refs: list[FileRef] = []
+        self.current_event: Event | None = None
+        self.current_span: Span | None = None
+        self._shown: tuple | None = None
+        self._opened: FileRef | None = None
+        self._gen = 0  # tab ids must be unique while old tabs are still being removed
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="detail-header")
+        with VerticalScroll(id="detail-attrs"):
+            yield Static(id="detail-attrs-table")
+        yield Tabs(id="detail-tabs")
+        yield FileView(id="detail-file")
+
+    # -- public --------------------------------------------------------------------------------
+    def show(self, kind: str, obj: Any, *, force: bool = False) -> None:
+        key = (kind, id(obj), getattr(obj, "end", None) is not None if kind == "span" else None)
+        if key == self._shown and not force:
+            return
+        self._shown = key
+        if kind in ("event", "phase"):
+            self._show_event(obj, self.run.span_of(obj))
+        elif kind == "span":
+            ev = obj.end or obj.before
+            self._show_event(ev, obj)
+        elif kind in ("group", "bucket"):
+            self._show_group(obj)
+        elif kind == "compile":
+            self._show_compile(obj)
+        else:
+            self._show_text(Text(""))
+
+    def refresh_files(self) -> None:
+        """Re-list files (a live run writes an event's folder after its line)."""
+        if self.current_event is not None and any(r.path is None and r.problem and "not written" in r.problem
+                                                  for r in self.refs):
+            self._shown = None
+            self.show("span" if self.current_span else "event", self.current_span or self.current_event)
+
+    @property
+    def current_file(self) -> FileRef | None:
+        tabs = self.query_one("#detail-tabs", Tabs)
+        active = tabs.active
+        if not active:
+            return None
+        parts = active.split("-")
+        if len(parts) != 3 or parts[1] != str(self._gen):
+            return self._opened
+        try:
+            return self.refs[int(parts[2])]
+        except (ValueError, IndexError):
+            return None
+
+    # -- rendering -----------------------------------------------------------------------------
+    def _header(self, ev: Event, span: Span | None) -> Text:
+        t = Text(end="")
+        t.append(f"#{ev.index:04d} ", style="dim")
+        t.append(literal(ev.name), style="bold")
+        if span is not None:
+            status = span.status
+            rec = any(f.recovered for f in self.run.triage.failures if f.event is span.end)
+            mk = {"failed": "recovered" if rec else "failed", "open": "open", "skip": "skip"}.get(status, "ok")
+            mark, style = MARKS[mk]
+            t.append(f"  {mark}", style=style)
+            if span.duration_ms is not None:
+                t.append(f"  {fmt_ms(span.duration_ms)}", style="dim")
+            if span.before is not None and span.end is not None:
+                t.append(f"  (#{span.before.index} → #{span.end.index})", style="dim")
+        elif ev.kind:
+            mark, style = MARKS.get(ev.kind, ("", ""))
+            t.append(f"  {mark}", style=style)
+        t.append("\n")
+        meta = [ev.datetime or "", f"+{ev.relative_time}" if ev.relative_time else "",
+                f"scope {ev.scope}", f"compile {ev.compile_id}" if ev.compile_id else "",
+                f"session {ev.session}" if ev.session else "", f"line {ev.line_no}"]
+        t.append("  ".join(m for m in meta if m), style="dim")
+        return t
+
+    def _attrs_table(self, attrs: dict[str, Any]) -> Table:
+        table = Table.grid(padding=(0, 1))
+        table.add_column(style="bold cyan", no_wrap=True)
+        table.add_column(overflow="fold")
+        for k, v in attrs.items():
+            if isinstance(v, str):
+                val = literal(v, MAX_ATTR_VALUE)
+            else:
+                val = literal(json.dumps(v, ensure_ascii=False, default=str), MAX_ATTR_VALUE)
+            style = "red" if k in ("exception_type", "exception_message", "error_type", "error_message",
+                                   "fail_type", "fail_reason") else ""
+            table.add_row(Text(literal(k)), Text(val, style=style))
+        if not attrs:
+            table.add_row(Text("(no attributes)", style="dim"), Text(""))
+        return table
+
+    def _show_event(self, ev: Event, span: Span | None) -> None:
+        self.current_event = ev
+        self.current_span = span
+        self.query_one("#detail-header", Static).update(self._header(ev, span))
+        self.query_one("#detail-attrs", VerticalScroll).display = True
+        self.query_one("#detail-attrs-table", Static).update(self._attrs_table(self.run.attributes(ev)))
+        # the selected event's own files first (its graph before the rest), then its partner's;
+        # attributes.json is left out: the table above shows the same map
+        events = [ev] + [e for e in (span.events if span is not None else []) if e is not ev]
+        refs: list[FileRef] = []
+        for e in events:
+            own = [FileRef(e, name, path, problem, e.phase or "")
+                   for name, path, problem in self.run.files(e) if name != "attributes.json"]
+            g = graph_file(own, e)
+            if g is not None:
+                own.remove(g)
+                own.insert(0, g)
+            refs.extend(own)
+        self._set_refs(refs, prefer=ev)
+
+    def _set_refs(self, refs: list[FileRef], prefer: Event | None) -> None:
+        self.refs = refs
+        tabs = self.query_one("#detail-tabs", Tabs)
+        tabs.clear()
+        fv = self.query_one("#detail-file", FileView)
+        if not refs:
+            tabs.display = False
+            fv.show_message("This event has no files.")
+            return
+        tabs.display = True
+        self._gen += 1
+        multi_phase = len({r.event.seq for r in refs}) > 1
+        for i, r in enumerate(refs):
+            label = Text(end="")
+            if multi_phase:
+                label.append(f"{r.phase_label}:", style="dim")
+            label.append(literal(r.name, 40))
+            if r.path is None:
+                label.append(" ∅", style="red")
+            tabs.add_tab(Tab(label, id=f"file-{self._gen}-{i}"))
+        self._open(refs[0])  # the first tab is the one Tabs activates
+
+    def _open(self, ref: FileRef) -> None:
+        self._opened = ref
+        fv = self.query_one("#detail-file", FileView)
+        if ref.path is None:
+            fv.show_message(f"{ref.name}: {ref.problem or 'missing'}")
+        else:
+            fv.open_path(ref.path)
+
+    def on_tabs_tab_activated(self, message: Tabs.TabActivated) -> None:
+        message.stop()
+        tab_id = message.tab.id or "" if message.tab is not None else ""
+        parts = tab_id.split("-")
+        if len(parts) != 3 or parts[1] != str(self._gen):
+            return  # a tab of a previous selection, activated on its way out
+        ref = self.refs[int(parts[2])]
+        if ref is not self._opened:
+            self._open(ref)
+
+    def _show_text(self, text: Text) -> None:
+        self.current_event = None
+        self.current_span = None
+        self.refs = []
+        self.query_one("#detail-header", Static).update(text)
+        self.query_one("#detail-attrs", VerticalScroll).display = False
+        tabs = self.query_one("#detail-tabs", Tabs)
+        tabs.clear()
+        tabs.display = False
+        self.query_one("#detail-file", FileView).show_message("Select an event to see its attributes and files.")
+
+    def _show_group(self, g: Group) -> None:
+        t = Text(literal(g.scope), style="bold", end="")
+        if g.compile_id:
+            t.append(f"  compile {literal(g.compile_id)}", style="cyan")
+        t.append(f"\n{len(g.items)} items", style="dim")
+        if g.failed:
+            t.append(f", {g.failed} failed", style="red")
+        self._show_text(t)
+
+    def _show_compile(self, c: CompileNode) -> None:
+        t = Text(f"compile {literal(c.compile_id or '-')}", style="bold", end="")
+        if c.frame:
+            t.append(f"  frame {literal(c.frame)}")
+        t.append(f"\n{len(c.groups)} scope group(s), {c.events_count()} items", style="dim")
+        self._show_text(t)
+
+    def action_next_file(self) -> None:
+        self.query_one("#detail-tabs", Tabs).action_next_tab()
+
+    def action_prev_file(self) -> None:
+        self.query_one("#detail-tabs", Tabs).action_previous_tab()

@@ -1,0 +1,330 @@
+"""The event tree: session -> compile id -> fullgraph / subgraph_<k> -> lifecycle spans and point events.
+
+Textual's ``Tree`` rebuilds its whole visible-line list on every change (TUI.md §3.1), so this tree is
+lazy: groups start collapsed and get their children when first expanded, big groups are cut into
+buckets of ``BUCKET`` items, and a live update only adds nodes under groups that are already loaded.
+Labels are ``Text`` built in :mod:`magi_tui.ui.labels` (never markup).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from magi_tui.model.events import Event
+from magi_tui.model.pairing import Span
+from magi_tui.model.run import RunModel, RunUpdate
+from magi_tui.model.tree import CompileNode, Group
+from magi_tui.ui.labels import event_label, literal, now, span_label
+
+BUCKET = 400
+
+
+@dataclass
+class NodeData:
+    kind: str  # session | compile | group | bucket | span | event | phase
+    obj: Any = None
+    start: int = 0   # bucket: first item index in the group
+    loaded: bool = False
+    placed: int = 0  # group: how many of its items have nodes (or buckets) already
+    children: dict = field(default_factory=dict)
+
+
+class EventTree(Tree[NodeData]):
+    """Lazy tree over a :class:`RunModel`."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("g", "scroll_home", "Top", show=False),
+        Binding("G", "scroll_end", "Bottom", show=False),
+        Binding("l,right", "expand_node", "Expand", show=False),
+        Binding("h,left", "collapse_node", "Collapse", show=False),
+    ]
+
+    def __init__(self, run: RunModel, **kwargs: Any) -> None:
+        super().__init__(Text("run"), **kwargs)
+        self.run = run
+        self.show_root = False
+        self.guide_depth = 2
+        self.auto_expand = False
+        self._group_nodes: dict[tuple, TreeNode[NodeData]] = {}
+        self._compile_nodes: dict[tuple, TreeNode[NodeData]] = {}
+        self._session_nodes: dict[int, TreeNode[NodeData]] = {}
+        self._item_nodes: dict[int, TreeNode[NodeData]] = {}  # first event seq -> node
+        self._recovered: set[int] = set()
+
+    # -- Tree hooks ----------------------------------------------------------------------------
+    def process_label(self, label: Any) -> Text:
+        return label if isinstance(label, Text) else Text(literal(label))
+
+    def get_label_width(self, node: TreeNode[NodeData]) -> int:
+        return node._label.cell_len + 2
+
+    # -- building ------------------------------------------------------------------------------
+    def rebuild(self) -> None:
+        """(Re)create the top levels from the model; groups stay collapsed."""
+        self.clear()
+        self._group_nodes.clear()
+        self._compile_nodes.clear()
+        self._session_nodes.clear()
+        self._item_nodes.clear()
+        self._refresh_recovered()
+        for s in self.run.tree.sessions:
+            for c in s.compiles:
+                for g in c.groups:
+                    self._ensure_group_node(g)
+        self._auto_open()
+
+    def _auto_open(self) -> None:
+        """Open small runs fully and big ones at their first group, so the screen is not a wall of
+        collapsed nodes (and a 100k-event run does not build 100k nodes)."""
+        nodes = list(self._group_nodes.values())
+        total = sum(len(n.data.obj.items) for n in nodes)
+        for i, node in enumerate(nodes):
+            if total <= 300 or i == 0:
+                node.expand()
+
+    def _multi_session(self) -> bool:
+        return len(self.run.tree.sessions) > 1
+
+    def _parent_for_compile(self, session: int) -> TreeNode[NodeData]:
+        if not self._multi_session():
+            return self.root
+        node = self._session_nodes.get(session)
+        if node is None:
+            node = self.root.add(Text(f"session {session}", style="bold"), NodeData("session", session),
+                                 expand=True)
+            self._session_nodes[session] = node
+        return node
+
+    def _compile_label(self, c: CompileNode) -> Text:
+        t = Text("compile ", style="bold", end="")
+        t.append(literal(c.compile_id or "-"), style="bold cyan")
+        if c.frame:
+            t.append("  " + literal(c.frame, 60))
+        t.append(f"  {c.events_count()} items", style="dim")
+        if c.failed:
+            t.append(f"  ✗ {c.failed} failed", style="red")
+        return t
+
+    def _ensure_group_node(self, g: Group) -> TreeNode[NodeData]:
+        node = self._group_nodes.get(g.key)
+        if node is not None:
+            return node
+        if self.run.tree.has_compile_ids:
+            ckey = (g.session, g.compile_id)
+            cnode = self._compile_nodes.get(ckey)
+            if cnode is None:
+                comp = next(c for c in self.run.tree.sessions[g.session].compiles
+                            if c.compile_id == g.compile_id)
+                cnode = self._parent_for_compile(g.session).add(self._compile_label(comp),
+                                                                NodeData("compile", comp))
+                self._compile_nodes[ckey] = cnode
+            parent = cnode
+        else:
+            parent = self._parent_for_compile(g.session)
+        node = parent.add(self._group_label(g), NodeData("group", g))
+        self._group_nodes[g.key] = node
+        return node
+
+    def _group_label(self, g: Group) -> Text:
+        t = Text(literal(g.scope), style="bold", end="")
+        t.append(f"  {len(g.items)} items", style="dim")
+        if g.failed:
+            t.append(f"  ✗ {g.failed} failed", style="red")
+        return t
+
+    def _item_label(self, item: Span | Event) -> Text:
+        if isinstance(item, Span):
+            rec = item.end is not None and item.end.seq in self._recovered
+            return span_label(item, recovered=rec, now=now() if item.end is None else None)
+        return event_label(item, recovered=item.seq in self._recovered)
+
+    def _add_item(self, parent: TreeNode[NodeData], item: Span | Event) -> TreeNode[NodeData]:
+        if isinstance(item, Span):
+            node = parent.add(self._item_label(item), NodeData("span", item))
+        else:
+            node = parent.add_leaf(self._item_label(item), NodeData("event", item))
+        self._item_nodes[item.first.seq if isinstance(item, Span) else item.seq] = node
+        return node
+
+    def _load_group(self, node: TreeNode[NodeData]) -> None:
+        data = node.data
+        g: Group = data.obj
+        data.loaded = True
+        data.placed = len(g.items)
+        if len(g.items) > BUCKET:
+            for start in range(0, len(g.items), BUCKET):
+                self._add_bucket(node, g, start)
+        else:
+            for item in g.items:
+                self._add_item(node, item)
+
+    def _bucket_label(self, g: Group, start: int) -> Text:
+        items = g.items[start:start + BUCKET]
+        first = items[0].first if isinstance(items[0], Span) else items[0]
+        last = items[-1].first if isinstance(items[-1], Span) else items[-1]
+        return Text(f"#{first.index}…#{last.index}  ({len(items)} items)", style="dim")
+
+    def _add_bucket(self, node: TreeNode[NodeData], g: Group, start: int) -> TreeNode[NodeData]:
+        b = node.add(self._bucket_label(g, start), NodeData("bucket", g, start=start))
+        node.data.children[start] = b
+        return b
+
+    def _load_bucket(self, node: TreeNode[NodeData]) -> None:
+        data = node.data
+        data.loaded = True
+        g: Group = data.obj
+        for item in g.items[data.start:data.start + BUCKET]:
+            self._add_item(node, item)
+
+    def _load_span(self, node: TreeNode[NodeData]) -> None:
+        span: Span = node.data.obj
+        node.data.loaded = True
+        for ev in span.events:
+            leaf = node.add_leaf(event_label(ev, recovered=ev.seq in self._recovered), NodeData("phase", ev))
+            node.data.children[ev.seq] = leaf
+
+    def ensure_loaded(self, node: TreeNode[NodeData]) -> None:
+        data = node.data
+        if data is None or data.loaded:
+            return
+        if data.kind == "group":
+            self._load_group(node)
+        elif data.kind == "bucket":
+            self._load_bucket(node)
+        elif data.kind == "span":
+            self._load_span(node)
+
+    def _on_tree_node_expanded(self, event: Tree.NodeExpanded[NodeData]) -> None:
+        self.ensure_loaded(event.node)
+
+    # -- live updates --------------------------------------------------------------------------
+    def _refresh_recovered(self) -> None:
+        self._recovered = {f.event.seq for f in self.run.triage.failures if f.recovered}
+
+    def apply(self, update: RunUpdate) -> None:
+        """Add what ``update`` brought, keeping selection, expansion and scroll."""
+        if update.reset:
+            self.rebuild()
+            return
+        for f in update.recovered:
+            self._recovered.add(f.event.seq)
+        touched_groups: set[tuple] = set()
+        for group, item, _new in update.new_items:
+            gnode = self._ensure_group_node(group)
+            touched_groups.add(group.key)
+            data = gnode.data
+            if not data.loaded or data.placed >= len(group.items):
+                continue  # not shown yet (loads on expand), or already placed by a load
+            pos = data.placed
+            data.placed += 1
+            if not data.children and pos >= BUCKET:  # grew past one bucket: regroup
+                gnode.remove_children()
+                self._load_group(gnode)
+                continue
+            if data.children:
+                start = (pos // BUCKET) * BUCKET
+                bnode = data.children.get(start)
+                if bnode is None:
+                    bnode = self._add_bucket(gnode, group, start)
+                else:
+                    bnode.set_label(self._bucket_label(group, start))
+                if bnode.data.loaded:
+                    self._add_item(bnode, item)
+            else:
+                self._add_item(gnode, item)
+        for span in update.closed:
+            self._relabel_span(span)
+        for f in update.recovered:
+            span = self.run.span_of(f.event)
+            if span is not None:
+                self._relabel_span(span)
+        for key in touched_groups:
+            node = self._group_nodes[key]
+            node.set_label(self._group_label(node.data.obj))
+        for (session, cid), cnode in self._compile_nodes.items():
+            cnode.set_label(self._compile_label(cnode.data.obj))
+        if len(self._group_nodes) == 1:
+            for node in self._group_nodes.values():
+                if not node.is_expanded and not node.data.loaded:
+                    node.expand()
+
+    def _relabel_span(self, span: Span) -> None:
+        node = self._item_nodes.get(span.first.seq)
+        if node is None:
+            return
+        node.set_label(self._item_label(span))
+        if node.data.loaded and span.end is not None and span.end.seq not in node.data.children:
+            leaf = node.add_leaf(event_label(span.end, recovered=span.end.seq in self._recovered),
+                                 NodeData("phase", span.end))
+            node.data.children[span.end.seq] = leaf
+
+    def tick_open(self) -> None:
+        """Refresh the elapsed time on open spans that are on screen."""
+        for span in self.run.open_spans:
+            node = self._item_nodes.get(span.first.seq)
+            if node is not None and node.line >= 0:
+                node.set_label(self._item_label(span))
+
+    # -- navigation ----------------------------------------------------------------------------
+    def reveal(self, ev: Event, *, phase: bool = True) -> TreeNode[NodeData] | None:
+        """Expand the path to ``ev``, move the cursor onto it (its phase leaf when it is part of a
+        span and ``phase``), and return the node."""
+        span = self.run.span_of(ev)
+        item: Span | Event = span if span is not None else ev
+        group = span.group if span is not None else self.run.tree.group_of(ev)
+        if group is None:
+            return None
+        gnode = self._ensure_group_node(group)
+        parent = gnode.parent
+        while parent is not None and parent is not self.root:
+            parent.expand()
+            parent = parent.parent
+        self.ensure_loaded(gnode)
+        gnode.expand()
+        container = gnode
+        if gnode.data.children:
+            pos = group.items.index(item)
+            start = (pos // BUCKET) * BUCKET
+            container = gnode.data.children.get(start) or self._add_bucket(gnode, group, start)
+            self.ensure_loaded(container)
+            container.expand()
+        seq = item.first.seq if isinstance(item, Span) else item.seq
+        node = self._item_nodes.get(seq)
+        if node is None:
+            return None
+        if isinstance(item, Span) and phase:
+            self.ensure_loaded(node)
+            node.expand()
+            node = node.data.children.get(ev.seq, node)
+        self._tree_lines  # rebuild now so the node has its line
+        self.move_cursor(node)
+        self.scroll_to_node(node, animate=False)
+        return node
+
+    def selected(self) -> tuple[str, Any] | None:
+        node = self.cursor_node
+        if node is None or node.data is None:
+            return None
+        return node.data.kind, node.data.obj
+
+    def action_expand_node(self) -> None:
+        node = self.cursor_node
+        if node is not None and node.allow_expand and not node.is_expanded:
+            node.expand()
+
+    def action_collapse_node(self) -> None:
+        node = self.cursor_node
+        if node is None:
+            return
+        if node.is_expanded:
+            node.collapse()
+        elif node.parent is not None and node.parent is not self.root:
+            self.move_cursor(node.parent)
