@@ -11,6 +11,7 @@ event is a lifecycle event only when ``attributes.lifecycle_name`` is present.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from typing import Any
@@ -41,11 +42,14 @@ def _opt_int(value: Any) -> int | None:
 
 
 def _opt_float(value: Any) -> float | None:
-    if isinstance(value, bool):
+    """A finite float, else None (NaN / Infinity / a 400-digit int are not times nor durations)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    return None
+    try:
+        f = float(value)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
 
 
 class Event:
@@ -58,11 +62,12 @@ class Event:
     __slots__ = (
         "seq", "session", "index", "name", "scope", "subgraph_index", "phase", "lifecycle",
         "frag", "relative_time", "files", "timestamp", "datetime", "duration_ms", "graph_index",
-        "compile_id", "subgraph", "line_no", "offset", "length", "attrs", "summary",
+        "compile_id", "subgraph", "line_no", "offset", "length", "attrs", "summary", "depth",
     )
 
     def __init__(self) -> None:
         self.attrs: dict[str, Any] | None = None
+        self.depth = 0  # lifecycles open when it happened (set by the Pairer)
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any], *, seq: int, session: int, line_no: int,
@@ -122,8 +127,10 @@ class Event:
 
     @property
     def short_name(self) -> str:
-        """The name without its scope prefix: ``after_compiler_compile``."""
-        return f"{self.phase}_{self.frag}" if self.phase else self.frag
+        """The name without its scope prefix: ``after_compiler_compile``, ``after_inductor_schedule``
+        (a point event keeps its ``after_``: only the scope is dropped)."""
+        m = SCOPE_RE.match(self.name)
+        return m.group(3) if m else self.name
 
     @property
     def pair_key(self) -> tuple:

@@ -87,6 +87,7 @@ class Pairer:
             self._session = ev.session
             self.abandoned.extend(s for s in self.open if s.first.session != ev.session)
             self.open = [s for s in self.open if s.first.session == ev.session]
+        ev.depth = len(self.open)
         if ev.phase is None:
             return None, False
         if ev.phase == "before":

@@ -145,7 +145,7 @@ class TimelineReader:
             if budget <= 0:
                 self.more = True
                 break
-            want = min(CHUNK, size - pos)
+            want = min(CHUNK, size - pos, budget)
             data = os.pread(fd, want, pos)
             if not data:
                 break

@@ -16,11 +16,14 @@ from magi_tui.model.triage import Failure
 def fmt_time(ts: float | None) -> str:
     if ts is None:
         return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    except (OverflowError, OSError, ValueError):  # a timestamp no clock can show
+        return "-"
 
 
 def fmt_duration(seconds: float | None) -> str:
-    if seconds is None:
+    if seconds is None or seconds != seconds or seconds in (float("inf"), float("-inf")):
         return "-"
     if seconds < 1:
         return f"{seconds * 1000:.0f}ms"

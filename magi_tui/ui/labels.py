@@ -72,9 +72,11 @@ def index_text(ev: Event) -> Text:
     return Text(f"#{ev.index:04d} " if ev.index >= 0 else "#---- ", style="dim", end="")
 
 
-def event_label(ev: Event, *, recovered: bool = False, with_scope: bool = False) -> Text:
+def event_label(ev: Event, *, recovered: bool = False, with_scope: bool = False,
+                indent: bool = False) -> Text:
     """A point event or one phase of a span: ``#0033 after_inductor_schedule  ● cache hit``."""
-    t = index_text(ev)
+    t = Text("  " * min(ev.depth, 8) if indent else "", end="")
+    t.append_text(index_text(ev))
     name = ev.name if with_scope else ev.short_name
     t.append(literal(name, 80), style="bold" if ev.phase == "failed" else "")
     kind = ev.kind

@@ -27,7 +27,21 @@ from magi_tui.ui.widgets.event_tree import EventTree
 from magi_tui.ui.widgets.timeline_view import TimelineView
 from magi_tui.ui.widgets.triage_panel import TriagePanel
 
-SLICE_BYTES = 1 << 19  # ~1k events per slice: ~20 ms of parsing between two frames
+SLICE_BYTES = 1 << 15  # ~90 events per read
+LOAD_FLUSH_S = 0.25    # while loading, show what was read this often
+SLICE_S = 0.005        # read for at most this long, then let the UI breathe (keys wait <~15 ms)
+
+
+def _merge(a: RunUpdate, b: RunUpdate) -> RunUpdate:
+    """Two consecutive updates as one (``b`` must not be a reset)."""
+    a.events.extend(b.events)
+    a.new_items.extend(b.new_items)
+    a.closed.extend(b.closed)
+    a.failures.extend(b.failures)
+    a.recovered.extend(b.recovered)
+    a.malformed.extend(b.malformed)
+    a.deleted = a.deleted or b.deleted
+    return a
 
 
 class RunScreen(Screen):
@@ -57,6 +71,8 @@ class RunScreen(Screen):
         self._failure_pos = -1
         self._first_paint_done = False
         self._triage_default_done = False
+        self._pending: RunUpdate | None = None
+        self._last_flush = 0.0
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -108,21 +124,54 @@ class RunScreen(Screen):
     # -- loading -------------------------------------------------------------------------------
     @work(exclusive=True, group="load")
     async def _load(self) -> None:
-        """Read the file in slices on the UI loop, applying each slice before reading the next."""
+        """Read the file in time-boxed slices on the UI loop, showing each slice before the next, so
+        the first screen appears after the first slice and a key press never waits long."""
         started = time.perf_counter()
         first = True
         while True:
-            before = self.run.reader.offset
-            up = self.run.update(max_bytes=SLICE_BYTES)
-            self.apply_update(up, initial=first)
+            batch: RunUpdate | None = None
+            t_end = time.perf_counter() + SLICE_S
+            progressed = False
+            while time.perf_counter() < t_end:
+                before = self.run.reader.offset
+                up = self.run.update(max_bytes=SLICE_BYTES)
+                moved = self.run.reader.offset != before or up.reset
+                progressed = progressed or bool(moved)
+                batch = up if batch is None else _merge(batch, up)
+                if not moved or up.reset or first:
+                    break
+            self.apply_update(batch, initial=first)
             first = False
-            if self.run.reader.offset == before and not up.reset:
+            if not progressed:
                 break
             await asyncio.sleep(0)
         self.on_loaded(len(self.run.events), time.perf_counter() - started)
 
     def apply_update(self, up: RunUpdate, *, initial: bool = False) -> None:
-        """Show what one ``RunModel.update()`` read (called on the UI loop, in read order)."""
+        """Show what one ``RunModel.update()`` read (called on the UI loop, in read order).
+
+        While the initial load is running, updates are coalesced and shown every ``LOAD_FLUSH_S``:
+        each tree change re-renders every visible row, which would otherwise cost more than the
+        parsing. Once loaded (live), every update is shown at once."""
+        if initial or up.reset or self.loaded:
+            if self._pending is not None:
+                pending, self._pending = self._pending, None
+                if not (initial or up.reset):
+                    up = _merge(pending, up)
+            self._show_update(up, initial=initial)
+            self._last_flush = time.perf_counter()
+            return
+        self._pending = up if self._pending is None else _merge(self._pending, up)
+        if time.perf_counter() - self._last_flush >= LOAD_FLUSH_S:
+            self.flush_pending()
+
+    def flush_pending(self) -> None:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self._show_update(pending)
+        self._last_flush = time.perf_counter()
+
+    def _show_update(self, up: RunUpdate, *, initial: bool = False) -> None:
         tree = self.query_one(EventTree)
         if initial or up.reset:
             tree.rebuild()
@@ -151,6 +200,7 @@ class RunScreen(Screen):
         self._update_title()
 
     def on_loaded(self, events: int, seconds: float) -> None:
+        self.flush_pending()
         self.loaded = True
         self.load_seconds = seconds
         self.log(f"loaded {events} events in {seconds:.3f}s")

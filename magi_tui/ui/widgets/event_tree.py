@@ -144,7 +144,7 @@ class EventTree(Tree[NodeData]):
         if isinstance(item, Span):
             rec = item.end is not None and item.end.seq in self._recovered
             return span_label(item, recovered=rec, now=now() if item.end is None else None)
-        return event_label(item, recovered=item.seq in self._recovered)
+        return event_label(item, recovered=item.seq in self._recovered, indent=True)
 
     def _add_item(self, parent: TreeNode[NodeData], item: Span | Event) -> TreeNode[NodeData]:
         if isinstance(item, Span):
@@ -217,6 +217,7 @@ class EventTree(Tree[NodeData]):
         for f in update.recovered:
             self._recovered.add(f.event.seq)
         touched_groups: set[tuple] = set()
+        touched_buckets: dict[int, tuple] = {}
         for group, item, _new in update.new_items:
             gnode = self._ensure_group_node(group)
             touched_groups.add(group.key)
@@ -235,11 +236,13 @@ class EventTree(Tree[NodeData]):
                 if bnode is None:
                     bnode = self._add_bucket(gnode, group, start)
                 else:
-                    bnode.set_label(self._bucket_label(group, start))
+                    touched_buckets[id(bnode)] = (bnode, group, start)
                 if bnode.data.loaded:
                     self._add_item(bnode, item)
             else:
                 self._add_item(gnode, item)
+        for bnode, group, start in touched_buckets.values():
+            bnode.set_label(self._bucket_label(group, start))
         for span in update.closed:
             self._relabel_span(span)
         for f in update.recovered:

@@ -1,0 +1,53 @@
+"""Shared test setup: where the real fixtures are, and a deterministic environment for the app."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+# Deterministic rendering: no colour overrides from the caller, one timezone for local times.
+os.environ.pop("NO_COLOR", None)
+os.environ.pop("TEXTUAL_THEME", None)
+os.environ["TZ"] = "UTC"
+time.tzset()
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("MAGI_SHARED", ROOT.parent / "shared"))
+FIXTURES = SHARED / "fixtures" / "magi_depyf"
+TRANSFORMER = FIXTURES / "transformer" / "magi_depyf"
+COLD = TRANSFORMER / "run_20261122_111900" / "model_1_TwoLayerTransformer_rank_0"
+WARM = TRANSFORMER / "run_20261122_112002" / "model_1_TwoLayerTransformer_rank_0"
+
+
+def pytest_collection_modifyitems(config, items):
+    if not FIXTURES.is_dir():
+        skip = pytest.mark.skip(reason=f"shared fixtures not found at {FIXTURES}")
+        for item in items:
+            if "fixtures" in item.keywords or item.get_closest_marker("fixtures"):
+                item.add_marker(skip)
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    if not FIXTURES.is_dir():
+        pytest.skip(f"shared fixtures not found at {FIXTURES}")
+    return FIXTURES
+
+
+@pytest.fixture
+def copy_fixture(tmp_path):
+    """Copy a fixture tree into tmp_path (fixtures are read-only) and return the copy."""
+
+    def _copy(src: Path, name: str | None = None) -> Path:
+        dst = tmp_path / (name or src.name)
+        shutil.copytree(src, dst)
+        for p in dst.rglob("*"):
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+        os.chmod(dst, 0o755)
+        return dst
+
+    return _copy

@@ -1,0 +1,167 @@
+"""The explorer on the real fixtures, driven by keys as a user would (Pilot)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from magi_tui.ui.app import MagiApp
+from magi_tui.ui.screens.diff import DiffScreen
+from magi_tui.ui.screens.run import RunScreen
+from magi_tui.ui.screens.runs import RunsScreen
+from magi_tui.ui.widgets.event_tree import EventTree
+from magi_tui.ui.widgets.triage_panel import TriagePanel
+from tests.conftest import COLD, TRANSFORMER, WARM
+
+pytestmark = pytest.mark.usefixtures("fixtures_dir")
+
+
+async def wait_for(pilot, cond, timeout: float = 10.0) -> None:
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition not met in time")
+
+
+async def loaded_run_screen(pilot) -> RunScreen:
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, RunScreen) and pilot.app.screen.loaded)
+    return pilot.app.screen
+
+
+def screen_text(app) -> str:
+    """What the terminal shows, as plain text."""
+    import io
+
+    from rich.console import Console
+
+    w, h = app.size
+    con = Console(file=io.StringIO(), width=w, height=h, color_system=None, force_terminal=False)
+    con.print(app.screen._compositor.render_update(full=True))
+    return con.file.getvalue()
+
+
+def selected_event(screen: RunScreen):
+    node = screen.query_one(EventTree).cursor_node
+    return node.data.obj if node is not None and node.data is not None else None
+
+
+def find_event(screen: RunScreen, name: str, nth: int = 0):
+    return [e for e in screen.run.events if e.name == name][nth]
+
+
+async def test_f_selects_first_failure_on_cold_transformer():
+    app = MagiApp(COLD)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        await pilot.press("f")
+        ev = selected_event(screen)
+        assert ev.index == 13 and ev.name == "fullgraph_failed_compiler_compile"
+        # the detail pane shows that event and its failed graph
+        assert screen.query_one("#detail").current_event is ev
+        assert "TensorifyScalarRestartAnalysis" in screen_text(app)
+
+
+async def test_triage_lists_restart_cascade_as_recovered():
+    app = MagiApp(COLD)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        # shown by default because the run has failures
+        assert screen.query_one("#right").current == "triage"
+        panel = screen.query_one(TriagePanel)
+        ol = panel.query_one("#triage-list")
+        rows = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
+        failures = [r for r in rows if "failed_" in r and "recovered" in r]
+        assert len([r for r in rows if "NOT recovered" in r]) == 0
+        for idx in (13, 14, 15, 16, 17):
+            assert any(f"#{idx:04d}" in r for r in failures), idx
+        assert any(r.startswith("Restarts") for r in rows)
+        text = screen_text(app)
+        assert "RECOVERED" in text and "all 5 failure(s) recovered" in text
+        # n steps through failures and moves the tree
+        await pilot.press("n")
+        assert selected_event(screen).index == 13
+        await pilot.press("n")
+        assert selected_event(screen).index == 14
+
+
+async def test_d_on_after_pass_event_diffs_against_its_before():
+    app = MagiApp(COLD)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        ev = find_event(screen, "subgraph_0_after_postcleanuppass")
+        screen.jump_to(ev)
+        await pilot.pause()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.diff is not None)
+        diff_screen = app.screen
+        assert "before_postcleanuppass_graph.txt" in diff_screen.left_title
+        assert "after_lifecycle_graph.txt" in diff_screen.right_title
+        assert f"{ev.index:04d}" in diff_screen.right_title
+        text = screen_text(app)
+        assert "before_postcleanuppass_graph.txt" in text
+        await pilot.press("q")
+        assert isinstance(app.screen, RunScreen)
+
+
+async def test_mark_and_diff_across_cold_and_warm_runs():
+    app = MagiApp(TRANSFORMER)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+        runs = app.screen
+        assert len(runs.rows) == 2
+        await pilot.press("enter")  # newest first: the warm run
+        screen = await loaded_run_screen(pilot)
+        assert screen.run.path == WARM
+        screen.jump_to(find_event(screen, "fullgraph_after_graph_split"))
+        await pilot.pause()
+        await pilot.press("m")
+        assert app.mark is not None and app.mark.run_path == WARM
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
+        await pilot.press("down", "enter")
+        screen = await loaded_run_screen(pilot)
+        assert screen.run.path == COLD
+        screen.jump_to(find_event(screen, "fullgraph_after_graph_split"))
+        await pilot.pause()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.diff is not None)
+        d = app.screen
+        assert WARM.name in d.left_title or "run_20261122_112002" in d.left_title or d.left.path.is_relative_to(WARM)
+        assert d.right.path.is_relative_to(COLD)
+
+
+def _write_run(root: Path, attrs: dict) -> Path:
+    run = root / "weird"
+    (run / "timeline_events").mkdir(parents=True)
+    lines = [
+        {"index": 0, "name": "fullgraph_before_compile", "relative_time": "0.0ms", "files": [],
+         "attributes": {"scope": "fullgraph", "lifecycle_name": "compile"},
+         "datetime": "2026-11-22 11:00:00.000", "timestamp": 1795345200.0},
+        {"index": 1, "name": "fullgraph_failed_compile", "relative_time": "5.0ms", "files": [],
+         "attributes": {"scope": "fullgraph", "lifecycle_name": "compile", **attrs},
+         "datetime": "2026-11-22 11:00:00.005", "timestamp": 1795345200.005},
+    ]
+    (run / "timeline_events" / "timeline.jsonl").write_text(
+        "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
+    return run
+
+
+async def test_markup_and_ansi_in_messages_render_literally(tmp_path):
+    run = _write_run(tmp_path, {"exception_type": "Boom[bold]", "exception_message": "x [bold]y[/] \x1b[31mred op [/foo]"})
+    app = MagiApp(run)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        await pilot.press("f")
+        text = screen_text(app)
+        assert "Boom[bold]" in text
+        assert "[bold]y[/]" in text
+        assert "\\x1b[31mred" in text
+        assert "op [/foo]" in text
+        assert "\x1b" not in text
