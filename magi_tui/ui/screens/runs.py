@@ -36,8 +36,8 @@ class RunsTable(DataTable):
 
     def on_key(self, event) -> None:
         """Typing a printable character starts filtering (no need to reach for /)."""
-        if event.character and event.character.isprintable() and event.character not in "jkgGqsTtmdcf?/ " \
-                and len(event.character) == 1:
+        if event.character and len(event.character) == 1 and event.character.isprintable() \
+                and event.character not in "jkgGqsr?/ ":
             flt = self.screen.query_one("#runs-filter", Input)
             flt.focus()
             flt.value += event.character

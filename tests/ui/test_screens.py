@@ -1,0 +1,106 @@
+"""Runs list, help, palette, timeline and compiled-functions screens on the real fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+from magi_tui.ui.app import MagiApp
+from magi_tui.ui.screens.compiled import CFTree, CompiledFunctionsScreen
+from magi_tui.ui.screens.help import HelpScreen
+from magi_tui.ui.screens.run import RunScreen
+from magi_tui.ui.screens.runs import RunsScreen, RunsTable
+from magi_tui.ui.widgets.event_tree import EventTree
+from magi_tui.ui.widgets.timeline_view import TimelineView
+from tests.conftest import COLD, FIXTURES
+from tests.ui.test_app import loaded_run_screen, screen_text, selected_event, wait_for
+
+pytestmark = pytest.mark.usefixtures("fixtures_dir")
+
+
+async def test_runs_screen_lists_every_fixture_run_newest_first_and_filters():
+    app = MagiApp(FIXTURES)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+        screen = app.screen
+        table = screen.query_one(RunsTable)
+        assert table.row_count == 14
+        first = str(table.get_row_at(0)[1])
+        assert first == "append_same_dir"  # the newest run of the fixtures (11:24:17)
+        statuses = {str(table.get_row_at(i)[5]) for i in range(table.row_count)}
+        assert {"ok", "failed", "recovered", "empty"} <= statuses
+        # typing filters
+        await pilot.press(*"TwoLayer")
+        assert table.row_count == 2
+        await pilot.press("escape")  # clears the filter
+        assert table.row_count == 14
+        await pilot.press("s")  # sort by label
+        labels = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert labels == sorted(labels, key=str.lower)
+
+
+async def test_help_lists_the_keys_of_the_screen():
+    app = MagiApp(COLD)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await loaded_run_screen(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for word in ("First failure", "Triage", "Timeline", "Diff", "Mark", "Compiled fns", "palette"):
+            assert word in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunScreen)
+
+
+async def test_palette_jumps_to_an_event_by_name():
+    app = MagiApp(COLD)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"after_graph_split")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await wait_for(pilot, lambda: getattr(selected_event(screen), "name", "") == "fullgraph_after_graph_split")
+
+
+async def test_timeline_lists_events_in_order_and_enter_jumps_to_the_tree():
+    app = MagiApp(COLD)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        await pilot.press("t")
+        tl = screen.query_one(TimelineView)
+        assert tl.has_focus
+        await pilot.pause()
+        text = screen_text(app)
+        assert "#0000" in text and "fullgraph_before_magi" in text
+        await pilot.press("G")
+        assert tl.cursor == len(screen.run.events) - 1
+        await pilot.press("g", *["j"] * 13, "enter")
+        assert screen.query_one("#left").current == "tree"
+        assert selected_event(screen).index == 13
+
+
+async def test_compiled_functions_browser_shows_entries_newest_first():
+    app = MagiApp(FIXTURES / "recompile_explain")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded_run_screen(pilot)
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompiledFunctionsScreen)
+                       and app.screen.query_one(CFTree).root.children)
+        text = screen_text(app)
+        assert "toy_with_break" in text and "entry_0 (newest)" in text
+        assert text.index("entry_0 (newest)") < text.index("entry_1")
+        await pilot.press("q")
+        assert isinstance(app.screen, RunScreen)
+
+
+async def test_keys_work_on_an_empty_run():
+    app = MagiApp(FIXTURES / "toy_explain_warm_cache")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        assert screen.run.status == "empty"
+        for key in ("f", "d", "m", "t", "t", "T", "T", "n"):
+            await pilot.press(key)
+        assert isinstance(app.screen, RunScreen)
+        await pilot.press("c")  # it has compiled_functions
+        assert isinstance(app.screen, CompiledFunctionsScreen)
