@@ -121,8 +121,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     root = Path(args.output)
     app = MagiApp(root, live=True, ansi=args.ansi, command=command)
-    app.run(mouse=not args.no_mouse)
-    return app.return_code or 0
+    try:
+        app.run(mouse=not args.no_mouse)
+    finally:
+        program = getattr(app, "program", None)  # set by magi_tui.ui.live: never leave it running
+        if program is not None:
+            program.kill_now()
+    if app.return_code:
+        return app.return_code
+    return program.returncode if program is not None and program.returncode and program.returncode > 0 else 0
 
 
 def build_parser() -> argparse.ArgumentParser:

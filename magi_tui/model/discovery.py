@@ -38,11 +38,15 @@ def is_run_dir(path: Path) -> bool:
 
 
 def normalise(path: Path) -> Path:
-    """``.../timeline_events`` or ``.../timeline_events/timeline.jsonl`` -> the run dir."""
+    """A path inside a run -> the run dir: ``.../timeline_events``, ``.../timeline_events/timeline.jsonl``,
+    ``.../timeline_events/files/0013_x``, ``.../compiled_functions/forward/entry_0`` ..."""
     if path.name == "timeline.jsonl" and path.parent.name == "timeline_events":
         return path.parent.parent
     if path.name in MARKERS and path.is_dir():
         return path.parent
+    for parent in list(path.parents)[:8]:  # deeper inside a run (compiled_functions trees nest deep)
+        if parent.name in MARKERS and is_run_dir(parent.parent):
+            return parent.parent
     return path
 
 

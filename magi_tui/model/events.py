@@ -25,6 +25,33 @@ PHASES = ("before", "after", "failed", "skip")
 _KEEP_FULL_ATTRS_IF = ("exception_type", "reason", "restart_reason", "reasons", "fail_type", "error_type")
 
 _intern = sys.intern
+_isfinite = math.isfinite
+_KEEP_SET = frozenset(_KEEP_FULL_ATTRS_IF)
+_SCOPES = tuple(f"subgraph_{i}" for i in range(64))
+
+#: name -> (interned name, phase word or None, fragment, subgraph index from the name, special)
+_NAME_CACHE: dict[str, tuple[str, str | None, str, int | None, bool]] = {}
+_NAME_CACHE_MAX = 50_000  # names come from a small vocabulary; don't let a hostile file grow it
+
+
+def _parse_name(name: str) -> tuple[str, str | None, str, int | None, bool]:
+    iname = _intern(name)
+    m = NAME_RE.match(name)
+    if m is not None:
+        _scope, sgi, phase, frag = m.groups()
+    else:
+        phase = None
+        sm = SCOPE_RE.match(name)
+        sgi, frag = (sm.group(2), sm.group(3)) if sm else (None, name)
+    frag = _intern(frag)
+    try:
+        sgi_int = int(sgi) if sgi is not None else None
+    except ValueError:  # thousands of digits: not a subgraph number anyone wrote
+        sgi_int = None
+    out = (iname, phase, frag, sgi_int, _is_special(frag))
+    if len(_NAME_CACHE) < _NAME_CACHE_MAX:
+        _NAME_CACHE[name] = out
+    return out
 
 
 def _opt_str(value: Any) -> str | None:
@@ -72,51 +99,62 @@ class Event:
     @classmethod
     def from_obj(cls, obj: dict[str, Any], *, seq: int, session: int, line_no: int,
                  offset: int, length: int) -> "Event":
-        """Build from a decoded JSON object (already checked to be a dict with a str name)."""
+        """Build from a decoded JSON object (already checked to be a dict with a str name).
+
+        This runs once per line of a possibly huge file, so it avoids regexes (names are parsed once
+        per distinct name and cached) and generic helpers on the common, well-typed path.
+        """
         ev = cls()
         attrs = obj.get("attributes")
-        if not isinstance(attrs, dict):
+        if type(attrs) is not dict:
             attrs = {}
         name = obj["name"]
         ev.seq = seq
         ev.session = session
         idx = obj.get("index")
-        ev.index = idx if isinstance(idx, int) and not isinstance(idx, bool) else -1
-        ev.name = _intern(name)
+        ev.index = idx if type(idx) is int else (idx if isinstance(idx, int) and not isinstance(idx, bool) else -1)
+        parsed = _NAME_CACHE.get(name)
+        if parsed is None:
+            parsed = _parse_name(name)
+        iname, phase, frag, name_sgi, special = parsed
+        ev.name = iname
+        ev.frag = frag
         ev.line_no = line_no
         ev.offset = offset
         ev.length = length
         rt = obj.get("relative_time")
-        ev.relative_time = rt if isinstance(rt, str) else ""
+        ev.relative_time = rt if type(rt) is str else ""
         files = obj.get("files")
-        ev.files = tuple(_intern(f) for f in files if isinstance(f, str)) if isinstance(files, list) else ()
-        ev.timestamp = _opt_float(obj.get("timestamp"))
-        dt = obj.get("datetime")
-        ev.datetime = dt if isinstance(dt, str) else ""
-        ev.duration_ms = _opt_float(attrs.get("duration_ms"))
-        ev.graph_index = _opt_int(attrs.get("graph_index"))
-        cid = _opt_str(attrs.get("compile_id"))
-        ev.compile_id = _intern(cid) if cid is not None else None
-        sub = attrs.get("subgraph")
-        ev.subgraph = sub if isinstance(sub, str) and sub else None
-        lc = attrs.get("lifecycle_name")
-        ev.lifecycle = _intern(lc) if isinstance(lc, str) else None
-
-        m = NAME_RE.match(name)
-        if m is not None:
-            scope, sgi, phase, frag = m.groups()
-            ev.phase = phase if ev.lifecycle is not None else None
-            ev.frag = _intern(frag)
+        if type(files) is list and files:
+            try:
+                ev.files = tuple(map(_intern, files))
+            except TypeError:  # a non-string in the list
+                ev.files = tuple(_intern(f) for f in files if type(f) is str)
         else:
-            ev.phase = None
-            sm = SCOPE_RE.match(name)
-            scope, sgi = (sm.group(1), sm.group(2)) if sm else ("fullgraph", None)
-            ev.frag = _intern(sm.group(3)) if sm else ev.name
-        attr_sgi = _opt_int(attrs.get("subgraph_index"))
-        ev.subgraph_index = attr_sgi if attr_sgi is not None else (int(sgi) if sgi is not None else None)
-        ev.scope = "fullgraph" if ev.subgraph_index is None else f"subgraph_{ev.subgraph_index}"
-        ev.summary = _summary(attrs)
-        if ev.phase == "failed" or any(k in attrs for k in _KEEP_FULL_ATTRS_IF) or _is_special(ev.frag):
+            ev.files = ()
+        ts = obj.get("timestamp")
+        ev.timestamp = ts if type(ts) is float and _isfinite(ts) else _opt_float(ts)
+        dt = obj.get("datetime")
+        ev.datetime = dt if type(dt) is str else ""
+        get = attrs.get
+        dur = get("duration_ms")
+        ev.duration_ms = dur if dur is None or (type(dur) is float and _isfinite(dur)) else _opt_float(dur)
+        gi = get("graph_index")
+        ev.graph_index = gi if gi is None or type(gi) is int else None
+        cid = get("compile_id")
+        ev.compile_id = None if cid is None else _intern(cid if type(cid) is str else str(cid))
+        sub = get("subgraph")
+        ev.subgraph = sub if type(sub) is str and sub else None
+        lc = get("lifecycle_name")
+        ev.lifecycle = _intern(lc) if type(lc) is str else None
+        ev.phase = phase if ev.lifecycle is not None else None
+        sgi = get("subgraph_index")
+        if sgi is None or type(sgi) is not int:
+            sgi = name_sgi
+        ev.subgraph_index = sgi
+        ev.scope = "fullgraph" if sgi is None else (_SCOPES[sgi] if 0 <= sgi < 64 else f"subgraph_{sgi}")
+        ev.summary = _summary(attrs) if not _SUMMARY_SET.isdisjoint(attrs) else None
+        if ev.phase == "failed" or special or not _KEEP_SET.isdisjoint(attrs):
             ev.attrs = attrs
         return ev
 
@@ -174,6 +212,9 @@ class Event:
 
 _SUMMARY_KEYS = ("load_result", "store_result", "compile_result", "reason", "exception_type",
                  "restart_reason", "cache", "frame")
+
+
+_SUMMARY_SET = frozenset(_SUMMARY_KEYS)
 
 
 def _summary(attrs: dict[str, Any]) -> dict[str, str] | None:

@@ -70,7 +70,8 @@ class Pairer:
 
     def __init__(self) -> None:
         self.open: list[Span] = []           # the current session's stack of open spans
-        #: spans a finished session left open: never closed, and never matched by a later session
+        #: spans left open by a finished session, or inside a span that closed (LIFO): never closed so
+        #: far; a later end of the same session may still close one (interleaved lifecycles)
         self.abandoned: list[Span] = []
         self.span_of: dict[int, Span] = {}  # event seq -> its span
         self._session = 0
@@ -99,7 +100,17 @@ class Pairer:
             span = self.open[i]
             if _matches(span, ev):
                 span.end = ev
-                del self.open[i]
+                # LIFO: whatever was opened inside this span and is still open can no longer close in
+                # order; it is set aside (reported as never closed, and no longer deepens the nesting)
+                self.abandoned.extend(self.open[i + 1:])
+                del self.open[i:]
+                self.span_of[ev.seq] = span
+                return span, False
+        for i in range(len(self.abandoned) - 1, -1, -1):  # a late end for a set-aside span (interleaving)
+            span = self.abandoned[i]
+            if _matches(span, ev):
+                span.end = ev
+                del self.abandoned[i]
                 self.span_of[ev.seq] = span
                 return span, False
         span = Span(None, len(self.open))  # an end with no before (e.g. skip, or a lost line)

@@ -24,6 +24,9 @@ from pathlib import Path
 from magi_tui.model.events import Event
 
 CHUNK = 8 << 20  # bytes per read; bounds memory on huge files
+_DECODER = json.JSONDecoder()
+_scan_once = _DECODER.scan_once
+_decode = _DECODER.decode
 _FINGERPRINT = 256
 
 
@@ -167,20 +170,32 @@ class TimelineReader:
         self.partial = 0 if self.more else max(0, size - pos)
 
     def _parse_block(self, block: bytes, base: int, result: ReadResult) -> None:
-        loads = json.loads
-        start = 0
+        """Parse complete lines (``block`` ends with a newline). Hot path: one ``bytes.split``, then per
+        line a UTF-8 decode and the C JSON scanner, without ``json.loads``' per-call encoding sniffing."""
+        scan = _scan_once
         events = result.events
-        end = len(block)
-        while start < end:
-            nl = block.index(b"\n", start)
-            raw = block[start:nl]
+        pos = base
+        for raw in block.split(b"\n")[:-1]:
             self.line_no += 1
-            line_offset = base + start
-            start = nl + 1
-            if not raw.strip():
+            line_offset = pos
+            pos += len(raw) + 1
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self._bad(result, _reason(exc), raw)
                 continue
             try:
-                obj = loads(raw)
+                obj, end = scan(text, 0)
+                if end != len(text) and text[end:].strip(" \t\r"):
+                    obj = _decode(text)  # JSON's own rules for what may follow (or "Extra data")
+            except StopIteration:  # no value at column 1: blank, leading blanks or a BOM, or garbage
+                if not raw.strip():
+                    continue
+                try:
+                    obj = _decode(text.lstrip("\ufeff"))
+                except (ValueError, RecursionError) as exc:
+                    self._bad(result, _reason(exc), raw)
+                    continue
             except (ValueError, RecursionError) as exc:
                 self._bad(result, _reason(exc), raw)
                 continue

@@ -14,6 +14,8 @@ def fixtures_root() -> Path | None:
     candidates = []
     if os.environ.get("MAGI_TUI_FIXTURES"):
         candidates.append(Path(os.environ["MAGI_TUI_FIXTURES"]))
+    if os.environ.get("MAGI_SHARED"):  # the same variable tests/conftest.py reads
+        candidates.append(Path(os.environ["MAGI_SHARED"]) / "fixtures" / "magi_depyf")
     candidates += [REPO / "tests" / "fixtures" / "magi_depyf", REPO.parent / "shared" / "fixtures" / "magi_depyf"]
     for c in candidates:
         if (c / "transformer").is_dir():

@@ -339,6 +339,11 @@ def test_discovery_from_every_kind_of_path(fx):
     run = find_runs(fx / "transformer")[0]
     assert (run.name.run_id, run.name.model_index, run.name.tag, run.name.rank) == (
         "run_20261122_111900", 1, "TwoLayerTransformer", 0)
+    # a path deep inside a run
+    deep = [cold / "timeline_events" / "files" / "0029_subgraph_0_before_postcleanuppass" / "submod_0",
+            cold / "compiled_functions" / "forward" / "entry_0" / "compiled_fns"]
+    for p in deep:
+        assert [r.path for r in find_runs(p)] == [cold], p
     assert find_runs(fx / "does-not-exist") == []
     assert find_runs(fx / "run.log") == []
 

@@ -195,3 +195,42 @@ def test_folder_not_written_yet(tmp_path):
     run = model(tmp_path, [ev_line(0, "fullgraph_after_inductor_schedule", files=["inductor_output.py"])])
     assert event_files(run.path, run.events[0]) == [
         ("inductor_output.py", None, "not written (yet)"), ("attributes.json", None, "not written (yet)")]
+
+
+# -- odd values that once escaped as exceptions -----------------------------------------------------
+def test_non_finite_and_huge_numbers_are_not_times(tmp_path):
+    from magi_tui.model.report import fmt_duration, fmt_time, run_row
+
+    run_dir = write_run(tmp_path / "r", [
+        '{"index": 0, "name": "fullgraph_before_x", "attributes": {"lifecycle_name": "x"}, "timestamp": Infinity}\n',
+        '{"index": 1, "name": "fullgraph_after_x", "attributes": {"lifecycle_name": "x", "duration_ms": NaN},'
+        ' "timestamp": ' + "9" * 400 + "}\n",
+        '{"index": 2, "name": "fullgraph_after_y", "timestamp": 1e300}\n',
+    ])
+    run = RunModel(run_dir).load()
+    assert [e.timestamp for e in run.events] == [None, None, 1e300]
+    assert run.events[1].duration_ms is None
+    row = run_row(run)  # 1e300 is finite but no clock can show it
+    assert row["started_text"] == "-"
+    assert fmt_time(float("inf")) == "-" and fmt_duration(float("nan")) == "-"
+
+
+def test_subgraph_number_with_thousands_of_digits(tmp_path):
+    run = model(tmp_path, [ev_line(0, "subgraph_" + "1" * 5000 + "_before_x", lifecycle_name="x")])
+    (ev,) = run.events
+    assert ev.subgraph_index is None and ev.scope == "fullgraph"
+
+
+def test_span_left_open_inside_a_closed_one_does_not_deepen_later_spans(tmp_path):
+    # B never closes before A does: B is reported open, and C (after A) is back at depth 0
+    run = model(tmp_path, [lc(0, "before", "a"), lc(1, "before", "b"), lc(2, "after", "a"),
+                           lc(3, "before", "c"), lc(4, "after", "c")])
+    assert run.span_of(idx(run, 3)).depth == 0
+    assert [s.first.index for s in run.open_spans] == [1]
+    assert run.status == "incomplete"
+
+
+def test_interleaved_lifecycles_still_pair(tmp_path):
+    run = model(tmp_path, [lc(0, "before", "a"), lc(1, "before", "b"), lc(2, "after", "a"), lc(3, "after", "b")])
+    assert run.span_of(idx(run, 1)).end.index == 3
+    assert run.open_spans == [] and run.status == "ok"
