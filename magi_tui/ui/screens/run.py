@@ -105,6 +105,8 @@ class RunScreen(Screen):
         status = r.status if (self.loaded or not self.live) else r.status
         if self.live:
             t.append("  ● LIVE" if not self.loaded or self.live else "", style="bold green")
+        if getattr(self, "live_note", ""):  # set by magi_tui.ui.live (e.g. the run was deleted)
+            t.append(f"  {self.live_note}", style="bold yellow")
         style = {"failed": "bold red", "recovered": "yellow", "ok": "green", "empty": "dim"}.get(status, "cyan")
         t.append(f"  {status}", style=style)
         t.append(f"  {len(r.events)} events", style="dim")
@@ -248,6 +250,7 @@ class RunScreen(Screen):
         tree = self.query_one(EventTree)
         if switch_to_tree:
             self.query_one("#left", ContentSwitcher).current = "tree"
+            self.remove_class("-timeline")
         if self.query_one("#left", ContentSwitcher).current == "timeline":
             self.query_one(TimelineView).show_event(ev)
         node = tree.reveal(ev)
@@ -297,6 +300,7 @@ class RunScreen(Screen):
         sw = self.query_one("#left", ContentSwitcher)
         tree = self.query_one(EventTree)
         tl = self.query_one(TimelineView)
+        self.set_class(sw.current == "tree", "-timeline")
         if sw.current == "tree":
             sw.current = "timeline"
             sel = self.query_one(EventDetail).current_event
