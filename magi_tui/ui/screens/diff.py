@@ -52,10 +52,11 @@ class DiffScreen(Screen):
         self.diff = None
 
     def compose(self) -> ComposeResult:
-        t = Text(" diff ", style="bold reverse", end="")
-        t.append(" " + literal(self.left_title, 80), style="red")
-        t.append("  ↔  ")
-        t.append(literal(self.right_title, 80), style="green")
+        t = Text(" diff ", style="bold reverse", end="", no_wrap=True, overflow="ellipsis")
+        t.append(" − ", style="bold red")
+        t.append(literal(self.left_title, 160), style="red")
+        t.append("\n       + ", style="bold green")
+        t.append(literal(self.right_title, 160), style="green")
         yield Static(t, id="diff-title")
         yield Static(Text("computing diff…", style="cyan"), id="diff-status")
         yield DiffView(id="diff-view")
