@@ -88,9 +88,10 @@ class TimelineReader:
             # O_NONBLOCK: a FIFO named timeline.jsonl must not hang the reader
             fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except FileNotFoundError:
-            if self.exists or self.offset:
-                self._reset_state()
-                result.reset = "deleted"
+            if self.exists:  # keep what was read; a file that appears again is read afresh
+                self.exists = False
+                self.gone = True
+                result.deleted = True
             return result
         except OSError as exc:  # permission denied, ...
             self._error(result, f"cannot open: {exc.strerror or exc}")
@@ -100,7 +101,7 @@ class TimelineReader:
             if not stat.S_ISREG(st.st_mode):
                 self._error(result, "not a regular file")
                 return result
-            why = self._check_identity(fd, st)
+            why = "replaced" if self.gone else self._check_identity(fd, st)
             if why:
                 self._reset_state()
                 result.reset = why

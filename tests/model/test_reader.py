@@ -152,10 +152,21 @@ def test_deleted_file_is_detected_then_recreated(tmp_path):
     r.read()
     tl(run).unlink()
     res = r.read()
-    assert res.reset == "deleted" and res.events == []
-    assert r.read().reset is None  # said once
+    assert res.deleted and res.reset is None and res.events == []  # what was read stays valid
+    assert not r.read()  # said once
     write_run(run, [ev_line(0, "fullgraph_again")])
-    assert [e.name for e in r.read().events] == ["fullgraph_again"]
+    res = r.read()
+    assert res.reset == "replaced"  # a new file at the path is read from its start
+    assert [e.name for e in res.events] == ["fullgraph_again"]
+
+
+def test_run_model_keeps_events_when_the_timeline_is_deleted(tmp_path):
+    run = write_run(tmp_path / "r", [lc(0, "before", "x"), lc(1, "after", "x")])
+    m = RunModel(run).load()
+    tl(run).unlink()
+    up = m.update()
+    assert up.deleted and not up.reset
+    assert [e.name for e in m.events] == ["fullgraph_before_x", "fullgraph_after_x"]
 
 
 def test_run_model_rebuilds_after_reset(tmp_path):

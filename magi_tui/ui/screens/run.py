@@ -195,7 +195,12 @@ class RunScreen(Screen):
         if self.follow and self.loaded and up.events:
             tree.reveal(up.events[-1], phase=False)
         if self.loaded:
-            self.query_one(TriagePanel).refresh_contents()
+            # the triage list is rebuilt only when it is on screen or its content changed
+            triage_visible = self.query_one("#right", ContentSwitcher).current == "triage"
+            if triage_visible or up.failures or up.recovered:
+                self._triage_stale = not triage_visible
+                if triage_visible:
+                    self.query_one(TriagePanel).refresh_contents()
             self.query_one(EventDetail).refresh_files()
         if tree.cursor_node is None and self.run.events:
             tree.move_cursor_to_line(0)
@@ -292,6 +297,7 @@ class RunScreen(Screen):
         sw.current = "detail" if sw.current == "triage" else "triage"
         if sw.current == "triage":
             self.query_one(TriagePanel).refresh_contents()
+            self._triage_stale = False
             self.query_one("#triage-list").focus()
         else:
             self.query_one("#left", ContentSwitcher).visible_content.focus()

@@ -1,89 +1,251 @@
-"""``magi-tui attach``: wait for a run to appear under a path, then follow the newest one.
+"""``magi-tui attach`` / ``magi-tui run``: wait for a run under a path, follow the newest, list them all.
 
-The path may be a run dir (followed at once, even before its ``timeline_events/`` exists) or a root
-(followed run: the newest; a newer one is announced and ``N`` switches to it).
+The screen is the runs list of the root (:class:`RunsScreen`, the followed run marked ``live``), with
+a waiting message while there is none. The path may be a run dir (followed at once, even before its
+``timeline_events/`` exists) or a root: the newest run is opened live; a run appearing later is
+announced and ``N`` switches to it; ``Esc`` on the run comes back here.
+
+With ``magi-tui run`` the screen also owns the program (:class:`ProgramRunner`): it starts it, shows
+its output (``l``) until its run is known, opens that run (named by ``MAGI_RUN_DIR=`` on the tracer's
+stderr, or else the first run appearing under the root after the start) and says when it ends.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.actions import SkipAction
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import DataTable, Footer, Static
 
 from magi_tui.model.discovery import find_runs, is_run_dir, normalise
+from magi_tui.model.runinfo import parse_run_name
 from magi_tui.ui.labels import literal
+from magi_tui.ui.process import ProgramRunner, exit_text
+from magi_tui.ui.screens.command import _typing, stop_program
+from magi_tui.ui.screens.runs import RunsScreen
+from magi_tui.ui.widgets.process_log import ProcessLog
 
-SCAN_S = 0.5
+SCAN_S = 0.5        # while waiting for the first run
+SCAN_FOLLOW_S = 1.0  # once following one: look for newer runs
+
+
+def _started(path: Path) -> float:
+    """When a run started: its dir name's time, else its timeline folder's mtime."""
+    t = parse_run_name(path).run_time or 0.0
+    tl = path / "timeline_events"
+    try:
+        m = (tl if tl.exists() else path).stat().st_mtime
+    except OSError:
+        m = 0.0
+    return max(t, m)
 
 
 def newest_run(root: Path) -> Path | None:
     runs = find_runs(root)
     if not runs:
         return None
-
-    def started(r) -> float:
-        tl = r.path / "timeline_events"
-        try:
-            return tl.stat().st_mtime if tl.exists() else r.path.stat().st_mtime
-        except OSError:
-            return 0.0
-
-    return max(runs, key=started).path
+    return max(runs, key=lambda r: (_started(r.path), str(r.path))).path
 
 
-class WaitingScreen(Screen):
+class WaitingScreen(RunsScreen):
     BINDINGS = [
-        Binding("escape,q", "app.quit", "Quit", id="back"),
+        Binding("N", "newest", "Newest run", id="newest", priority=True),
+        Binding("l", "toggle_log", "Program log", id="program_log", priority=True),
+        Binding("ctrl+c", "stop_program", "Stop program", id="stop_program", priority=True),
     ]
 
-    def __init__(self, root: Path, *, command: list[str] | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.root = normalise(Path(root))
+    def __init__(self, root: Path, *, command: list[str] | None = None,
+                 runner: ProgramRunner | None = None, **kwargs: Any) -> None:
+        super().__init__(normalise(Path(root)), **kwargs)
         self.command = command
+        self.runner = runner
         self.following: Path | None = None
         self.newer: Path | None = None
+        self.known: set[Path] = set()
+        self.announced: set[Path] = set()
+        self.initial: set[Path] = set()  # runs already there when we started (command mode: not ours)
+        self._first_scan_done = False
+        self._scan_timer = None
 
-    def compose(self) -> ComposeResult:
-        yield Static(id="waiting-text")
-        yield Footer()
+    # -- layout --------------------------------------------------------------------------------
+    def compose(self):
+        footer = None
+        first = True
+        for widget in super().compose():
+            if isinstance(widget, Footer):
+                footer = widget
+                continue
+            yield widget
+            if first:  # under the title
+                first = False
+                yield Static(id="waiting-text")
+        if self.runner is not None:
+            yield ProcessLog(self.runner, id="process-log", classes="-full")
+        if footer is not None:
+            yield footer
 
     def on_mount(self) -> None:
-        self.query_one("#waiting-text", Static).update(Text.assemble(
-            ("\n  waiting for a run under ", ""), (literal(str(self.root)), "bold"), " …\n\n",
-            ("  A run appears when a traced program starts compiling "
-             "(python -m tracer script.py, or explain_compilation in your code).", "dim")))
-        self._scan()
-        self.set_interval(SCAN_S, self._scan)
+        self._show_waiting()
+        self._scan_live()
+        self._scan_timer = self.set_interval(SCAN_S, self._scan_live)
+        if self.runner is not None:
+            self.runner.subscribe(self._on_runner)
+            self.run_worker(self.runner.run(), group="program", name="program", exit_on_error=False)
 
-    def _scan(self) -> None:
+    def on_unmount(self) -> None:
+        if self.runner is not None:
+            self.runner.unsubscribe(self._on_runner)
+            self.runner.kill_now()  # the app is going away: never leave the program behind
+
+    def on_screen_resume(self) -> None:
+        if self._first_scan_done:
+            self.action_reload()  # counts and statuses of the runs may have changed meanwhile
+
+    def _show_waiting(self) -> None:
+        text = self.query_one("#waiting-text", Static)
+        if self.following is not None or self.rows:
+            text.display = False
+            return
+        text.display = True
+        t = Text.assemble(("\n  waiting for a run under ", ""), (literal(str(self.root)), "bold"), " …\n")
+        r = self.runner
+        if r is not None and r.returncode is not None:
+            t.append(f"\n  The program {exit_text(r.returncode)} before any run appeared "
+                     "(its output is below).\n", style="bold red" if r.returncode else "yellow")
+        elif r is not None:
+            t.append(f"\n  program: {literal(r.command_text, 200)}\n", style="dim")
+        else:
+            t.append("\n  A run appears when a traced program starts compiling "
+                     "(python -m tracer script.py, or explain_compilation in your code).\n", style="dim")
+        text.update(t)
+
+    def _set_rows(self, rows: list[dict[str, Any]]) -> None:
+        super()._set_rows(rows)
+        if not rows:
+            self.query_one("#runs-status", Static).update(Text("no run yet", style="dim"))
+        self._show_waiting()
+
+    # -- following -----------------------------------------------------------------------------
+    def _scan_live(self) -> None:
         root = self.root
-        if is_run_dir(root):
+        if is_run_dir(root) or (self.following is None and self._is_program_dir(root)):
+            self._note_runs([root])
             self._open(root)
             return
         if not root.exists():
+            self._first_scan_done = True
             return
-        newest = newest_run(root)
-        if newest is None:
+        found = [r.path for r in find_runs(root)]
+        new = [p for p in found if p not in self.known]
+        first = not self._first_scan_done
+        self._first_scan_done = True
+        if first:
+            self.initial = set(found)
+        if not new:
             return
+        self._note_runs(new)
+        if first and self.runner is None:
+            # attach: follow the newest run already there
+            self._open(max(new, key=lambda p: (_started(p), str(p))))
+            return
+        if first and self.runner is not None:
+            return  # runs of earlier invocations: listed, never followed
+        newest = max(new, key=lambda p: (_started(p), str(p)))
         if self.following is None:
             self._open(newest)
-        elif newest != self.following and newest != self.newer:
-            self.newer = newest
-            self.app.notify(f"a newer run appeared: {literal(newest.name)} — press N to follow it",
-                            timeout=15)
+        else:
+            self._announce(newest)
+
+    def _is_program_dir(self, path: Path) -> bool:
+        return self.runner is not None and path in self.runner.run_dirs
+
+    def is_program_run(self, path: Path) -> bool:
+        """A run of the program we started (named by the tracer, or new under the root since)."""
+        return self.runner is not None and (path in self.runner.run_dirs or
+                                            (self._first_scan_done and path not in self.initial))
+
+    def _note_runs(self, paths: list[Path]) -> None:
+        fresh = [p for p in paths if p not in self.known]
+        self.known.update(paths)
+        if fresh:
+            self.action_reload()
+
+    def _announce(self, path: Path) -> None:
+        if path == self.following or path in self.announced:
+            return
+        self.announced.add(path)
+        self.newer = path
+        self.live_paths.add(str(path))
+        self.app.notify(f"a newer run appeared: {literal(path.name)} — press N to follow it", timeout=15)
+
+    def _on_runner(self, kind: str, payload: object) -> None:
+        if kind == "run_dir":
+            path = normalise(Path(payload))  # type: ignore[arg-type]
+            if self.following is None:
+                self._open(path)
+            else:
+                self._announce(path)
+        elif kind == "exit":
+            r = self.runner
+            assert r is not None
+            self.app.notify(f"The program {exit_text(r.returncode or 0)}.",
+                            severity="information" if r.returncode == 0 else "error", timeout=10)
+            self.sub_title = exit_text(r.returncode or 0)
+            self._show_waiting()
+            self.refresh_bindings()
 
     def _open(self, path: Path) -> None:
-        from magi_tui.ui.screens.run import RunScreen
-
         if self.following == path:
             return
         self.following = path
-        self.app.push_screen(RunScreen(path, live=True))
+        self.live_paths.add(str(path))
+        if self._scan_timer is not None:
+            self._scan_timer.stop()
+            self._scan_timer = self.set_interval(SCAN_FOLLOW_S, self._scan_live)
+        self._show_waiting()
+        if self.runner is not None:
+            log = self.query_one(ProcessLog)
+            log.set_class(False, "-full")
+        self.app.push_screen(self._screen_for(path))
+
+    def _screen_for(self, path: Path):
+        from magi_tui.ui.screens.run import RunScreen
+
+        if self.is_program_run(path):
+            from magi_tui.ui.screens.command import CommandRunScreen
+
+            return CommandRunScreen(path, self.runner)
+        return RunScreen(path, live=True)
+
+    # -- actions -------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("toggle_log", "stop_program") and self.runner is None:
+            return False
+        if action == "stop_program" and not self.runner.running:
+            return False
+        return True
+
+    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+        message.stop()
+        path = message.row_key.value
+        if not path:
+            return
+        from magi_tui.ui.screens.run import RunScreen
+
+        p = Path(path)
+        if self.is_program_run(p):
+            self.app.push_screen(self._screen_for(p))
+        else:
+            self.app.push_screen(RunScreen(p, live=path in self.live_paths))
+
+    async def action_newest(self) -> None:
+        if _typing(self):
+            raise SkipAction()
+        await self.app.run_action("switch_newest")
 
     def action_switch_newest(self) -> None:
         """Called by the app once the screens above this one are popped."""
@@ -91,3 +253,21 @@ class WaitingScreen(Screen):
             self.following = None
             target, self.newer = self.newer, None
             self._open(target)
+
+    def action_toggle_log(self) -> None:
+        if _typing(self) or self.runner is None:
+            raise SkipAction()
+        log = self.query_one(ProcessLog)
+        log.display = not log.display
+
+    async def action_stop_program(self) -> None:
+        await stop_program(self, self.runner)
+
+    async def action_back(self) -> None:
+        if self.runner is not None and self.runner.running and not _typing(self) \
+                and not self.query_one("#runs-filter").value:
+            self.notify("Stopping the program before quitting…", timeout=4)
+            await self.runner.stop()
+        result = super().action_back()
+        if result is not None and hasattr(result, "__await__"):
+            await result

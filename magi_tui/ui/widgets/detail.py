@@ -220,7 +220,7 @@ class EventDetail(Vertical):
         message.stop()
         tab_id = message.tab.id or "" if message.tab is not None else ""
         parts = tab_id.split("-")
-        if len(parts) != 3 or parts[1] != str(self._gen):
+        if len(parts) != 3 or parts[1] != str(self._gen) or int(parts[2]) >= len(self.refs):
             return  # a tab of a previous selection, activated on its way out
         ref = self.refs[int(parts[2])]
         if ref is not self._opened:

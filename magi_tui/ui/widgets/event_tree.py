@@ -294,7 +294,8 @@ class EventTree(Tree[NodeData]):
         gnode.expand()
         container = gnode
         if gnode.data.children:
-            pos = group.items.index(item)
+            items = group.items  # by identity from the end: O(1) for the newest (follow mode); list.index
+            pos = next(i for i in range(len(items) - 1, -1, -1) if items[i] is item)  # used Span.__eq__
             start = (pos // BUCKET) * BUCKET
             container = gnode.data.children.get(start) or self._add_bucket(gnode, group, start)
             self.ensure_loaded(container)

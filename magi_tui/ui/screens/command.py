@@ -1,0 +1,104 @@
+"""``magi-tui run``: the live run screen of the program being run, with its output panel.
+
+A :class:`RunScreen` plus a :class:`ProcessLog` at the bottom (``l`` toggles it), the program's state
+in the title (running / exit code), and ``ctrl+c`` stopping the program (SIGINT, then SIGTERM, then
+SIGKILL; pressing it again escalates). Once the program has ended the run stays browsable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.actions import SkipAction
+from textual.binding import Binding
+from textual.widgets import Footer, Input, Static
+
+from magi_tui.ui.process import ProgramRunner
+from magi_tui.ui.screens.run import RunScreen
+from magi_tui.ui.widgets.process_log import ProcessLog
+
+
+def _typing(screen) -> bool:
+    from textual.widgets import TextArea
+
+    return isinstance(screen.focused, (Input, TextArea))
+
+
+async def stop_program(screen, runner: ProgramRunner | None) -> None:
+    """ctrl+c: stop the program (escalates when pressed again); a normal ctrl+c when none runs."""
+    if runner is None or not runner.running:
+        raise SkipAction()
+    if runner.stop_requested is None:
+        screen.notify("Stopping the program: SIGINT (ctrl+c again to force)", timeout=4)
+    screen.run_worker(runner.stop(), group="stop-program", exit_on_error=False)
+
+
+class CommandRunScreen(RunScreen):
+    """The program's run, live, with its output (``l``)."""
+
+    BINDINGS = [
+        Binding("l", "toggle_log", "Program log", id="program_log", priority=True),
+        Binding("ctrl+c", "stop_program", "Stop program", id="stop_program", priority=True),
+    ]
+
+    def __init__(self, run_path: Path, runner: ProgramRunner, **kwargs: Any) -> None:
+        super().__init__(run_path, live=True, **kwargs)
+        self.runner = runner
+
+    def compose(self):
+        footer = None
+        for widget in super().compose():
+            if isinstance(widget, Footer):
+                footer = widget
+                continue
+            yield widget
+        yield ProcessLog(self.runner, id="process-log")
+        if footer is not None:
+            yield footer
+
+    def on_mount(self) -> None:
+        self.runner.subscribe(self._on_runner)
+
+    def on_unmount(self) -> None:
+        self.runner.unsubscribe(self._on_runner)
+
+    def _on_runner(self, kind: str, payload: object) -> None:
+        if kind in ("exit", "signal", "started"):
+            if kind == "exit" and self.is_attached:
+                from magi_tui.ui.live import flush, poll
+
+                poll(self)  # the last events before the exit code
+                flush(self)
+            self._update_title()
+            self.refresh_bindings()
+
+    def _update_title(self) -> None:
+        super()._update_title()
+        runner = getattr(self, "runner", None)
+        if runner is None:
+            return
+        title = self.query_one("#run-title", Static)
+        t = title.content.copy() if hasattr(title.content, "copy") else None
+        if t is None:
+            return
+        if runner.returncode is None:
+            t.append("  ▶ program running", style="bold green")
+        else:
+            ok = runner.returncode == 0
+            t.append(f"  ■ program {runner.status_text()}", style="bold green" if ok else "bold red")
+        title.update(t)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop_program" and not self.runner.running:
+            return False
+        return super().check_action(action, parameters)
+
+    def action_toggle_log(self) -> None:
+        if _typing(self):
+            raise SkipAction()
+        log = self.query_one(ProcessLog)
+        log.display = not log.display
+
+    async def action_stop_program(self) -> None:
+        await stop_program(self, self.runner)

@@ -1,0 +1,128 @@
+"""The real ``magi-tui attach`` in a real terminal (tmux) while another process writes a run.
+
+The writer is a plain Python process appending events in the FORMAT (no torch). When the tracer and
+torch are importable, a second test traces a real demo compile (marked slow)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
+
+MAGI = str(Path(sys.executable).with_name("magi-tui"))
+REPO = Path(__file__).resolve().parents[2]
+
+WRITER = textwrap.dedent('''
+    import json, os, sys, time
+    run = sys.argv[1]
+    os.makedirs(os.path.join(run, "timeline_events"), exist_ok=True)
+    path = os.path.join(run, "timeline_events", "timeline.jsonl")
+    t0 = time.time()
+    def emit(i, name, **attrs):
+        now = time.time()
+        line = {"index": i, "name": name, "relative_time": "%.1fms" % ((now - t0) * 1000), "files": [],
+                "attributes": {"scope": "fullgraph", **attrs},
+                "datetime": time.strftime("%Y-%m-%d %H:%M:%S.000"), "timestamp": now}
+        with open(path, "a") as fh:
+            fh.write(json.dumps(line) + "\\n")
+    i = 0
+    for lc in ["dynamo_capture", "aot_dispatch", "e2e_marker_pass"]:
+        emit(i, "fullgraph_before_" + lc, lifecycle_name=lc); i += 1
+        time.sleep(0.3)
+        emit(i, "fullgraph_after_" + lc, lifecycle_name=lc, duration_ms=300.0); i += 1
+    emit(i, "fullgraph_before_inductor", lifecycle_name="inductor"); i += 1
+    time.sleep(0.3)
+    emit(i, "fullgraph_failed_inductor", lifecycle_name="inductor", exception_type="E2EBoom",
+         exception_message="[bold]x[/]"); i += 1
+''')
+
+
+class Tmux:
+    def __init__(self, width: int, height: int, command: str) -> None:
+        self.sock = f"magi-attach-{uuid.uuid4().hex[:8]}"
+        env = dict(os.environ, TERM="xterm-256color")
+        subprocess.run(["tmux", "-L", self.sock, "new-session", "-d", "-x", str(width), "-y", str(height),
+                        command], check=True, env=env)
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "-L", self.sock, "capture-pane", "-p"], capture_output=True,
+                              text=True).stdout
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "-L", self.sock, "send-keys", *keys], check=True)
+
+    def wait_for(self, *texts: str, timeout: float = 20.0) -> str:
+        end = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < end:
+            screen = self.screen()
+            if all(t in screen for t in texts):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{texts!r} not on screen; screen was:\n{screen}")
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
+
+
+def test_attach_shows_events_as_they_are_written(tmp_path):
+    root = tmp_path / "runs"
+    root.mkdir()
+    writer = tmp_path / "writer.py"
+    writer.write_text(WRITER)
+    run = root / "magi_depyf" / "run_20261122_120000" / "model_0_e2e_rank_0"
+    t = Tmux(100, 30, f"{MAGI} attach {root}; sleep 30")
+    proc = None
+    try:
+        t.wait_for("waiting for a run under")
+        proc = subprocess.Popen([sys.executable, str(writer), str(run)])
+        screen = t.wait_for("LIVE", "dynamo_capture")  # the run opened live, first events on screen
+        assert "model_0_e2e_rank_0" in screen
+        screen = t.wait_for("e2e_marker_pass", "inductor")
+        screen = t.wait_for("E2EBoom", "failed")  # the live failure (tree label / notification)
+        assert proc.wait(timeout=20) == 0
+        t.keys("F")  # follow off, then f: the failure is selected and shown in the detail
+        t.keys("f")
+        t.wait_for("fullgraph_failed_inductor")
+        t.keys("Escape")
+        screen = t.wait_for("1 run(s)", " live ")  # the runs list of the root, the run marked live
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        t.kill()
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_attach_to_a_real_traced_compile(tmp_path):
+    if importlib.util.find_spec("torch") is None or not (REPO / "tracer" / "__main__.py").is_file():
+        pytest.skip("needs torch and the tracer (python -m tracer)")
+    demos = sorted((REPO / "demos").glob("*.py")) if (REPO / "demos").is_dir() else []
+    if not demos:
+        pytest.skip("no demo under demos/")
+    demo = next((d for d in demos if "toy" in d.name or "simple" in d.name), demos[0])
+    root = tmp_path / "runs"
+    root.mkdir()
+    t = Tmux(100, 30, f"{MAGI} attach {root}; sleep 60")
+    proc = None
+    try:
+        t.wait_for("waiting for a run under")
+        proc = subprocess.Popen([sys.executable, "-m", "tracer", "-o", str(root), str(demo)], cwd=REPO,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        t.wait_for("LIVE", "events", timeout=120)
+        t.wait_for("compile", timeout=120)
+        proc.wait(timeout=300)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        t.kill()
