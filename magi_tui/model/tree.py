@@ -80,10 +80,10 @@ class RunTree:
         key = (ev.session, ev.compile_id, ev.scope)
         group = self._groups.get(key)
         new = group is None
+        cnode = self._compile(ev)
         if group is None:
             group = Group(ev.session, ev.compile_id, ev.scope)
             self._groups[key] = group
-            cnode = self._compile(ev)
             cnode.groups.append(group)
             cnode.groups.sort(key=lambda g: _scope_order(g.scope))
         group.items.append(item)
@@ -100,6 +100,8 @@ class RunTree:
     def _compile(self, ev: Event) -> CompileNode:
         ckey = (ev.session, ev.compile_id)
         cnode = self._compiles.get(ckey)
+        if cnode is not None and cnode.frame is None and ev.summary and ev.summary.get("frame"):
+            cnode.frame = ev.summary["frame"]  # a recompile event comes before the frame is known
         if cnode is None:
             cnode = CompileNode(ev.session, ev.compile_id, (ev.summary or {}).get("frame"))
             self._compiles[ckey] = cnode

@@ -159,7 +159,7 @@ class TriageBuilder:
                 else:
                     del self._waiting[loose]
         if kind == "restart":
-            t.restarts.append(Item(ev, _attr(ev, "restart_reason", "reason")))
+            t.restarts.append(Item(ev, _attr(ev, "reason", "restart_reason")))
         elif kind == "recompile":
             t.recompiles.append(Item(ev, _attr(ev, "reason")))
         elif kind == "graph_break":

@@ -1,0 +1,178 @@
+"""``explain_compilation``: record every ``torch.compile`` inside a block into one run directory.
+
+Layout (FORMAT.md B1): ``ROOT/magi_depyf/run_<YYYYmmdd_HHMMSS>[_<n>]/model_<i>_<label>_rank_<r>/``.
+Entering attaches the trace handler and Dynamo's bytecode hook; leaving flushes the writer, closes
+lifecycles the block left open, writes ``compiled_functions/`` and detaches (only our handlers).
+A nested ``explain_compilation`` records into the outer run (one run per process and rank).
+Any failure of the tracer itself is one warning; the program runs on unrecorded.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import threading
+import time
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from tracer.naming import sanitize_label
+from tracer.writer import BackgroundWriter, RunWriter, TracerWarning
+
+_lock = threading.RLock()
+_active: list["Session"] = []
+_model_counter = itertools.count(1)
+
+
+def current() -> "Session | None":
+    """The innermost active session (what lifecycle helpers record into)."""
+    return _active[-1] if _active else None
+
+
+def detect_rank() -> int:
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            return int(dist.get_rank())
+    except Exception:
+        pass
+    try:
+        return int(os.environ.get("RANK", "0"))
+    except ValueError:
+        return 0
+
+
+def default_label() -> str:
+    argv0 = sys.argv[0] if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
+    return Path(argv0).stem if argv0 else "run"
+
+
+def new_run_dir(root: Path, label: str, rank: int) -> Path:
+    """A fresh ``run_<ts>[_<n>]/model_<i>_<label>_rank_<r>`` under ``root/magi_depyf``."""
+    base = root / "magi_depyf"
+    stamp = time.strftime("run_%Y%m%d_%H%M%S")
+    idx = next(_model_counter)
+    model = f"model_{idx}_{sanitize_label(label)}_rank_{rank}"
+    for n in itertools.count(0):
+        run = base / (stamp if n == 0 else f"{stamp}_{n}")
+        target = run / model
+        try:
+            target.mkdir(parents=True, exist_ok=False)
+            return target
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
+
+
+class Session:
+    """One recording: a run dir, its writer thread, and what is attached to torch."""
+
+    def __init__(self, root: str | os.PathLike[str], label: str | None = None, *, keep_trace: bool = False,
+                 compiled_functions: bool = True) -> None:
+        self.root = Path(root)
+        self.label = label or default_label()
+        self.keep_trace = keep_trace
+        self.want_compiled_functions = compiled_functions
+        self.path: Path | None = None
+        self.writer: BackgroundWriter | None = None
+        self._handlers: list = []
+        self._hook = None
+        self.codes: list[tuple[Any, Any]] = []
+        self.depth = 0
+
+    @property
+    def active(self) -> bool:
+        return self.writer is not None and not self.writer.failed
+
+    def start(self) -> None:
+        try:
+            self.path = new_run_dir(self.root, self.label, detect_rank())
+            self.writer = BackgroundWriter(RunWriter(self.path))
+        except Exception as exc:
+            warnings.warn(f"magi-tui tracer: cannot create a run under {self.root}: {exc}; "
+                          "the program runs unrecorded", TracerWarning, stacklevel=3)
+            self.writer = None
+            return
+        try:
+            from tracer.capture import TraceHandler, attach, seed_strings
+            from tracer.mapping import TraceMapper
+
+            handler = TraceHandler(self.writer, TraceMapper(seed_strings()))
+            trace_path = self.path / "timeline_events" / "torch_trace.log" if self.keep_trace else None
+            self._handlers = attach(handler, trace_path)
+            self._attach_bytecode_hook()
+        except Exception as exc:
+            self.writer.fail(exc)
+
+    def _attach_bytecode_hook(self) -> None:
+        try:
+            from torch._dynamo.convert_frame import register_bytecode_hook
+        except Exception:
+            return
+        codes = self.codes
+
+        def hook(code, new_code):
+            codes.append((code, new_code))
+            return None
+
+        self._hook = register_bytecode_hook(hook)
+
+    def emit(self, name: str, attrs: dict[str, Any], files: dict[str, str] | None = None) -> None:
+        if self.writer is not None:
+            self.writer.submit_event(name, attrs, files)
+
+    def flush(self) -> None:
+        if self.writer is not None:
+            self.writer.flush()
+
+    def stop(self) -> None:
+        if self.writer is None:
+            return
+        try:
+            from tracer.capture import detach
+
+            detach(self._handlers)
+        except Exception:
+            pass
+        if self._hook is not None:
+            try:
+                self._hook.remove()
+            except Exception:
+                pass
+        self.writer.flush()
+        if self.want_compiled_functions and self.codes and not self.writer.failed:
+            try:
+                from tracer.compiled_functions import write_compiled_functions
+
+                write_compiled_functions(self.path, self.codes)
+            except Exception as exc:
+                self.writer.fail(exc)
+        self.writer.close()
+
+
+@contextmanager
+def explain_compilation(root: str | os.PathLike[str] = "runs", label: str | None = None, *,
+                        keep_trace: bool = False, compiled_functions: bool = True) -> Iterator[Session]:
+    """Record every torch.compile in the block; ``as s`` gives the session (``s.path`` is the run)."""
+    with _lock:
+        outer = current()
+        if outer is not None:
+            outer.depth += 1
+            session = outer
+        else:
+            session = Session(root, label, keep_trace=keep_trace, compiled_functions=compiled_functions)
+            session.start()
+            _active.append(session)
+    try:
+        yield session
+    finally:
+        with _lock:
+            if session is outer:
+                session.depth -= 1
+            else:
+                _active.remove(session)
+                session.stop()
