@@ -52,29 +52,6 @@ def split_graph(gm: Any, split_ops: Sequence[Any]) -> tuple[Any, list[tuple[str,
     return split, pieces
 
 
-class _LazyPiece:
-    """Compiles a piece on its first call (the real inputs give the example inputs)."""
-
-    def __init__(self, gm: Any, index: int, compiler: str) -> None:
-        self.gm = gm
-        self.index = index
-        self.compiler = compiler
-        self.compiled: Callable | None = None
-
-    def __call__(self, *args: Any) -> Any:
-        if self.compiled is None:
-            with observe_lifecycle("compiler_compile", graph=self.gm, graph_index=self.index,
-                                   compiler=self.compiler):
-                if self.compiler == "inductor":
-                    from torch._inductor.compile_fx import compile_fx_inner
-
-                    self.compiled = compile_fx_inner(self.gm, list(args))
-                else:
-                    self.compiled = self.gm.forward
-        out = self.compiled(list(args)) if self.compiler == "inductor" else self.compiled(*args)
-        return out
-
-
 def piecewise_backend(split_ops: Iterable[Any] = (), passes: Iterable[Pass] = (),
                       compiler: str = "inductor") -> Callable:
     """A ``torch.compile`` backend. ``compiler`` is ``"inductor"`` or ``"eager"``."""
@@ -99,13 +76,7 @@ def piecewise_backend(split_ops: Iterable[Any] = (), passes: Iterable[Pass] = ()
                             piece = out
                     piece.graph.lint()
                     piece.recompile()
-                if compiler == "inductor":
-                    from torch._inductor.compile_fx import compile_fx
-
-                    wrapped = _Compiled(piece, k)
-                else:
-                    wrapped = _LazyPiece(piece, k, "eager")
-                setattr(split, name, wrapped)
+                setattr(split, name, _piece_module()(piece, k, compiler))
                 k += 1
             split.recompile()
             return split
@@ -114,20 +85,36 @@ def piecewise_backend(split_ops: Iterable[Any] = (), passes: Iterable[Pass] = ()
     return backend
 
 
-class _Compiled:
-    """Inductor-compiled piece, compiled on first call through ``compile_fx`` (handles its own
-    boxed calling convention and AOT dispatch)."""
+_PIECE_CLS = None
 
-    def __init__(self, gm: Any, index: int) -> None:
-        self.gm = gm
-        self.index = index
-        self.fn: Callable | None = None
 
-    def __call__(self, *args: Any) -> Any:
-        if self.fn is None:
-            from torch._inductor.compile_fx import compile_fx
+def _piece_module() -> type:
+    """The wrapper class (an ``nn.Module``, so it can replace a submodule), built on first use."""
+    global _PIECE_CLS
+    if _PIECE_CLS is None:
+        import torch
 
-            with observe_lifecycle("compiler_compile", graph=self.gm, graph_index=self.index,
-                                   compiler="inductor"):
-                self.fn = compile_fx(self.gm, list(args))
-        return self.fn(*args)
+        class CompiledPiece(torch.nn.Module):
+            """Compiles its piece on the first call, whose real inputs are the example inputs."""
+
+            def __init__(self, gm: Any, index: int, compiler: str) -> None:
+                super().__init__()
+                self.gm = gm
+                self.index = index
+                self.compiler = compiler
+                self.fn: Callable | None = None
+
+            def forward(self, *args: Any) -> Any:
+                if self.fn is None:
+                    with observe_lifecycle("compiler_compile", graph=self.gm, graph_index=self.index,
+                                           compiler=self.compiler):
+                        if self.compiler == "inductor":
+                            from torch._inductor.compile_fx import compile_fx
+
+                            self.fn = compile_fx(self.gm, list(args))
+                        else:
+                            self.fn = self.gm.forward
+                return self.fn(*args)
+
+        _PIECE_CLS = CompiledPiece
+    return _PIECE_CLS
