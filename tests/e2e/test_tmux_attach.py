@@ -107,10 +107,9 @@ def test_attach_shows_events_as_they_are_written(tmp_path):
 def test_attach_to_a_real_traced_compile(tmp_path):
     if importlib.util.find_spec("torch") is None or not (REPO / "tracer" / "__main__.py").is_file():
         pytest.skip("needs torch and the tracer (python -m tracer)")
-    demos = sorted((REPO / "demos").glob("*.py")) if (REPO / "demos").is_dir() else []
-    if not demos:
-        pytest.skip("no demo under demos/")
-    demo = next((d for d in demos if "toy" in d.name or "simple" in d.name), demos[0])
+    demo = REPO / "demos" / "slow_compile.py"  # events keep arriving for a few seconds
+    if not demo.is_file():
+        pytest.skip("demos/slow_compile.py is missing")
     root = tmp_path / "runs"
     root.mkdir()
     t = Tmux(100, 30, f"{MAGI} attach {root}; sleep 60")
@@ -118,9 +117,12 @@ def test_attach_to_a_real_traced_compile(tmp_path):
     try:
         t.wait_for("waiting for a run under")
         proc = subprocess.Popen([sys.executable, "-m", "tracer", "-o", str(root), str(demo)], cwd=REPO,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=dict(os.environ, SLOW_COMPILE_STEP_S="0.4"))
         t.wait_for("LIVE", "events", timeout=120)
-        t.wait_for("compile", timeout=120)
+        t.wait_for("compile ", timeout=120)  # a compile-id node of the tree, while the program runs
+        assert proc.poll() is None, "the demo ended before its events were seen live"
+        t.wait_for("piecewise_backend", timeout=120)
         proc.wait(timeout=300)
     finally:
         if proc is not None and proc.poll() is None:
