@@ -32,6 +32,10 @@ class TraceHandler(logging.Handler):
             if key in IGNORED:
                 return
             md = dict(md)
+            if "frame_id" not in md and key != "str":
+                ids = _hint_ids()
+                if ids is not None:
+                    md.update(ids)
             payload = getattr(record, "payload", None)
             if payload is not None and not isinstance(payload, str):
                 payload = str(payload)
@@ -42,6 +46,12 @@ class TraceHandler(logging.Handler):
 
     def handleError(self, record: logging.LogRecord) -> None:  # pragma: no cover - no stderr noise
         pass
+
+
+def _hint_ids():
+    from tracer.session import _hint
+
+    return getattr(_hint, "ids", None)
 
 
 def seed_strings() -> dict[int, str]:

@@ -59,6 +59,9 @@ def piecewise_backend(split_ops: Iterable[Any] = (), passes: Iterable[Pass] = ()
     passes = tuple(passes)
 
     def backend(gm: Any, example_inputs: Any) -> Any:
+        from tracer.session import compile_ids
+
+        ids = compile_ids()  # pieces compile later, on their first call: keep them in this compile
         with observe_lifecycle("piecewise_backend", graph=gm, compiler=compiler):
             with observe_lifecycle("graph_split", graph=gm) as lc:
                 split, pieces = split_graph(gm, split_ops)
@@ -76,7 +79,7 @@ def piecewise_backend(split_ops: Iterable[Any] = (), passes: Iterable[Pass] = ()
                             piece = out
                     piece.graph.lint()
                     piece.recompile()
-                setattr(split, name, _piece_module()(piece, k, compiler))
+                setattr(split, name, _piece_module()(piece, k, compiler, ids))
                 k += 1
             split.recompile()
             return split
@@ -97,8 +100,9 @@ def _piece_module() -> type:
         class CompiledPiece(torch.nn.Module):
             """Compiles its piece on the first call, whose real inputs are the example inputs."""
 
-            def __init__(self, gm: Any, index: int, compiler: str) -> None:
+            def __init__(self, gm: Any, index: int, compiler: str, ids: Any = None) -> None:
                 super().__init__()
+                self.ids = ids
                 self.gm = gm
                 self.index = index
                 self.compiler = compiler
@@ -106,8 +110,10 @@ def _piece_module() -> type:
 
             def forward(self, *args: Any) -> Any:
                 if self.fn is None:
-                    with observe_lifecycle("compiler_compile", graph=self.gm, graph_index=self.index,
-                                           compiler=self.compiler):
+                    from tracer.session import compile_scope
+
+                    with compile_scope(self.ids), observe_lifecycle(
+                            "compiler_compile", graph=self.gm, graph_index=self.index, compiler=self.compiler):
                         if self.compiler == "inductor":
                             from torch._inductor.compile_fx import compile_fx
 

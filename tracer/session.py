@@ -27,6 +27,36 @@ _active: list["Session"] = []
 _model_counter = itertools.count(1)
 
 
+_hint = threading.local()
+
+
+def compile_ids() -> dict[str, int] | None:
+    """The compile torch is in on this thread (``frame_id``, ``frame_compile_id``, ``attempt``), or the
+    one a piece compiled later on behalf of a compile declared with :func:`compile_scope`."""
+    try:
+        from torch._guards import CompileContext
+
+        tid = CompileContext.current_trace_id()
+        if tid is not None and tid.compile_id.frame_id is not None:
+            return {"frame_id": tid.compile_id.frame_id, "frame_compile_id": tid.compile_id.frame_compile_id,
+                    "attempt": tid.attempt}
+    except Exception:
+        pass
+    return getattr(_hint, "ids", None)
+
+
+@contextmanager
+def compile_scope(ids: dict[str, int] | None) -> Iterator[None]:
+    """Attribute what happens in the block (trace records without a compile id, lifecycle events) to
+    the compile ``ids`` — e.g. a piece compiled on its first call, after Dynamo's compile returned."""
+    old = getattr(_hint, "ids", None)
+    _hint.ids = ids
+    try:
+        yield
+    finally:
+        _hint.ids = old
+
+
 def current() -> "Session | None":
     """The innermost active session (what lifecycle helpers record into)."""
     return _active[-1] if _active else None
@@ -83,6 +113,7 @@ class Session:
         self._hook = None
         self.codes: list[tuple[Any, Any]] = []
         self.depth = 0
+        self.mapper = None
 
     @property
     def active(self) -> bool:
@@ -101,7 +132,8 @@ class Session:
             from tracer.capture import TraceHandler, attach, seed_strings
             from tracer.mapping import TraceMapper
 
-            handler = TraceHandler(self.writer, TraceMapper(seed_strings()))
+            self.mapper = TraceMapper(seed_strings())
+            handler = TraceHandler(self.writer, self.mapper)
             trace_path = self.path / "timeline_events" / "torch_trace.log" if self.keep_trace else None
             self._handlers = attach(handler, trace_path)
             self._attach_bytecode_hook()
@@ -122,8 +154,24 @@ class Session:
         self._hook = register_bytecode_hook(hook)
 
     def emit(self, name: str, attrs: dict[str, Any], files: dict[str, str] | None = None) -> None:
-        if self.writer is not None:
-            self.writer.submit_event(name, attrs, files)
+        """A lifecycle / point event from user code, tagged with the compile it happens in."""
+        if self.writer is None:
+            return
+        ids = compile_ids()
+        if ids is not None and "compile_id" not in attrs:
+            cid = f"{ids['frame_id']}/{ids['frame_compile_id']}"
+            attrs = {**attrs, "compile_id": cid, "attempt": ids.get("attempt", 0)}
+        mapper = self.mapper
+        ts = time.time()
+
+        def produce():
+            if mapper is not None and attrs.get("compile_id") and "frame" not in attrs:
+                st = mapper.compiles.get(attrs["compile_id"])
+                if st is not None and st.frame:
+                    attrs["frame"] = st.frame
+            return [(name, attrs, files or {}, ts)]
+
+        self.writer.submit(produce)
 
     def flush(self) -> None:
         if self.writer is not None:

@@ -88,6 +88,10 @@ class EventTree(Tree[NodeData]):
         total = sum(len(n.data.obj.items) for n in nodes)
         for i, node in enumerate(nodes):
             if total <= 300 or i == 0:
+                parent = node.parent
+                while parent is not None and parent is not self.root:
+                    parent.expand()
+                    parent = parent.parent
                 node.expand()
 
     def _multi_session(self) -> bool:
@@ -104,8 +108,11 @@ class EventTree(Tree[NodeData]):
         return node
 
     def _compile_label(self, c: CompileNode) -> Text:
-        t = Text("compile ", style="bold", end="")
-        t.append(literal(c.compile_id or "-"), style="bold cyan")
+        if c.compile_id is None:
+            t = Text("outside any compile", style="bold", end="")
+        else:
+            t = Text("compile ", style="bold", end="")
+            t.append(literal(c.compile_id), style="bold cyan")
         if c.frame:
             t.append("  " + literal(c.frame, 60))
         t.append(f"  {c.events_count()} items", style="dim")
