@@ -261,3 +261,12 @@ def test_triage_names_the_failing_pass_of_the_demo(tmp_path):
     assert ff.event.name == "subgraph_1_failed_checknofp64pass"
     assert ff.exception_type == "ValueError"
     assert main(["triage", str(run)]) == 1
+
+
+def test_keep_trace_writes_a_torch_trace_log_beside_the_timeline(tmp_path):
+    with explain_compilation(tmp_path, keep_trace=True) as run:
+        torch.compile(lambda x: x.exp(), backend="eager")(torch.ones(2))
+    log = run.path / "timeline_events" / "torch_trace.log"
+    text = log.read_text()
+    assert '"dynamo_start"' in text and '"compilation_metrics"' in text
+    assert text.splitlines()[0].startswith("V")  # glog prefix, as tlparse expects
