@@ -41,6 +41,17 @@ class RunUpdate:
     def __bool__(self) -> bool:
         return bool(self.events or self.malformed or self.reset or self.deleted)
 
+    def merge(self, later: "RunUpdate") -> "RunUpdate":
+        """Fold a later update (not a reset) into this one, so a view can show both at once."""
+        self.events.extend(later.events)
+        self.new_items.extend(later.new_items)
+        self.closed.extend(later.closed)
+        self.failures.extend(later.failures)
+        self.recovered.extend(later.recovered)
+        self.malformed.extend(later.malformed)
+        self.deleted = self.deleted or later.deleted
+        return self
+
 
 class RunModel:
     """A run directory (``timeline_events/`` and/or ``compiled_functions/``)."""

@@ -20,7 +20,6 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from magi_tui.model.run import RunUpdate
 
 if TYPE_CHECKING:  # pragma: no cover
     from magi_tui.ui.app import MagiApp
@@ -52,18 +51,6 @@ def poll(screen: "RunScreen") -> None:
         if not getattr(screen, "_live_error_notified", False):
             screen._live_error_notified = True
             screen.notify(f"live update failed: {type(exc).__name__}: {exc}", severity="error", timeout=10)
-
-
-def _merge(a: RunUpdate, b: RunUpdate) -> RunUpdate:
-    """Two consecutive updates as one (``b`` is not a reset)."""
-    a.events.extend(b.events)
-    a.new_items.extend(b.new_items)
-    a.closed.extend(b.closed)
-    a.failures.extend(b.failures)
-    a.recovered.extend(b.recovered)
-    a.malformed.extend(b.malformed)
-    a.deleted = a.deleted or b.deleted
-    return a
 
 
 def _set_note(screen: "RunScreen", note: str) -> None:
@@ -103,7 +90,7 @@ def _poll(screen: "RunScreen") -> None:
         _apply(screen, up)
     elif up.events or up.malformed:
         pending = getattr(screen, "_live_pending", None)
-        screen._live_pending = up if pending is None else _merge(pending, up)
+        screen._live_pending = up if pending is None else pending.merge(up)
         _schedule(screen)
     elif screen.loaded:
         # an event's folder is written after its line (FORMAT.md §4): show its files once they appear

@@ -11,15 +11,14 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
-import uuid
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.tmux import MAGI, Tmux
+
 pytestmark = [pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
 
-MAGI = str(Path(sys.executable).with_name("magi-tui"))
 REPO = Path(__file__).resolve().parents[2]
 
 WRITER = textwrap.dedent('''
@@ -45,34 +44,6 @@ WRITER = textwrap.dedent('''
     emit(i, "fullgraph_failed_inductor", lifecycle_name="inductor", exception_type="E2EBoom",
          exception_message="[bold]x[/]"); i += 1
 ''')
-
-
-class Tmux:
-    def __init__(self, width: int, height: int, command: str) -> None:
-        self.sock = f"magi-attach-{uuid.uuid4().hex[:8]}"
-        env = dict(os.environ, TERM="xterm-256color")
-        subprocess.run(["tmux", "-L", self.sock, "new-session", "-d", "-x", str(width), "-y", str(height),
-                        command], check=True, env=env)
-
-    def screen(self) -> str:
-        return subprocess.run(["tmux", "-L", self.sock, "capture-pane", "-p"], capture_output=True,
-                              text=True).stdout
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "-L", self.sock, "send-keys", *keys], check=True)
-
-    def wait_for(self, *texts: str, timeout: float = 20.0) -> str:
-        end = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < end:
-            screen = self.screen()
-            if all(t in screen for t in texts):
-                return screen
-            time.sleep(0.1)
-        raise AssertionError(f"{texts!r} not on screen; screen was:\n{screen}")
-
-    def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
 
 
 def test_attach_shows_events_as_they_are_written(tmp_path):

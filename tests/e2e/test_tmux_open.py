@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import COLD, FIXTURES
+from tests.e2e.tmux import MAGI, Tmux
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
@@ -20,38 +16,6 @@ pytestmark = [
     pytest.mark.slow,
 ]
 
-MAGI = str(Path(sys.executable).with_name("magi-tui"))
-
-
-class Tmux:
-    def __init__(self, width: int, height: int, command: str) -> None:
-        self.sock = f"magi-{uuid.uuid4().hex[:8]}"
-        env = dict(os.environ, TERM="xterm-256color")
-        subprocess.run(["tmux", "-L", self.sock, "new-session", "-d", "-x", str(width), "-y", str(height),
-                        command], check=True, env=env)
-
-    def screen(self) -> str:
-        return subprocess.run(["tmux", "-L", self.sock, "capture-pane", "-p"], capture_output=True,
-                              text=True).stdout
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "-L", self.sock, "send-keys", *keys], check=True)
-
-    def wait_for(self, text: str, timeout: float = 20.0) -> str:
-        end = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < end:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            time.sleep(0.1)
-        raise AssertionError(f"{text!r} not on screen; screen was:\n{screen}")
-
-    def alive(self) -> bool:
-        return subprocess.run(["tmux", "-L", self.sock, "has-session"], capture_output=True).returncode == 0
-
-    def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
 
 
 @pytest.mark.parametrize("size", [(100, 30), (80, 24)])

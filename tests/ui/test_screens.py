@@ -9,7 +9,6 @@ from magi_tui.ui.screens.compiled import CFTree, CompiledFunctionsScreen
 from magi_tui.ui.screens.help import HelpScreen
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.screens.runs import RunsScreen, RunsTable
-from magi_tui.ui.widgets.event_tree import EventTree
 from magi_tui.ui.widgets.timeline_view import TimelineView
 from tests.conftest import COLD, FIXTURES
 from tests.ui.test_app import loaded_run_screen, screen_text, selected_event, wait_for

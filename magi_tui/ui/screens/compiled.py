@@ -157,8 +157,6 @@ class CompiledFunctionsScreen(Screen):
             self.query_one(CFTree).focus()
 
     def _ref(self):
-        from magi_tui.ui.widgets.detail import FileRef
-
         if self.current is None:
             return None
         rel = self.current.relative_to(self.run_path)

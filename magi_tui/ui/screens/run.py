@@ -15,7 +15,7 @@ from typing import Any
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
 
@@ -30,18 +30,6 @@ from magi_tui.ui.widgets.triage_panel import TriagePanel
 SLICE_BYTES = 1 << 15  # ~90 events per read
 LOAD_FLUSH_S = 0.25    # while loading, show what was read this often
 SLICE_S = 0.005        # read for at most this long, then let the UI breathe (keys wait <~15 ms)
-
-
-def _merge(a: RunUpdate, b: RunUpdate) -> RunUpdate:
-    """Two consecutive updates as one (``b`` must not be a reset)."""
-    a.events.extend(b.events)
-    a.new_items.extend(b.new_items)
-    a.closed.extend(b.closed)
-    a.failures.extend(b.failures)
-    a.recovered.extend(b.recovered)
-    a.malformed.extend(b.malformed)
-    a.deleted = a.deleted or b.deleted
-    return a
 
 
 class RunScreen(Screen):
@@ -139,7 +127,7 @@ class RunScreen(Screen):
                 up = self.run.update(max_bytes=SLICE_BYTES)
                 moved = self.run.reader.offset != before or up.reset
                 progressed = progressed or bool(moved)
-                batch = up if batch is None else _merge(batch, up)
+                batch = up if batch is None else batch.merge(up)
                 if not moved or up.reset or first:
                     break
             self.apply_update(batch, initial=first)
@@ -159,11 +147,11 @@ class RunScreen(Screen):
             if self._pending is not None:
                 pending, self._pending = self._pending, None
                 if not (initial or up.reset):
-                    up = _merge(pending, up)
+                    up = pending.merge(up)
             self._show_update(up, initial=initial)
             self._last_flush = time.perf_counter()
             return
-        self._pending = up if self._pending is None else _merge(self._pending, up)
+        self._pending = up if self._pending is None else self._pending.merge(up)
         if time.perf_counter() - self._last_flush >= LOAD_FLUSH_S:
             self.flush_pending()
 

@@ -12,7 +12,6 @@ stderr, or else the first run appearing under the root after the start) and says
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.segment import Segment
-from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import work

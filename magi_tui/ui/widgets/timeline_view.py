@@ -7,8 +7,6 @@ per row, no up-front measuring), so 100k events cost nothing until they are on s
 
 from __future__ import annotations
 
-from rich.segment import Segment
-from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Size
