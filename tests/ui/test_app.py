@@ -134,7 +134,7 @@ async def test_mark_and_diff_across_cold_and_warm_runs():
         d = app.screen
         assert d.left.path.is_relative_to(WARM.resolve())  # the mark, from the other run
         assert d.right.path.is_relative_to(COLD.resolve())
-        assert "run_20261122_112002" not in d.right_title
+        assert d.left_title.startswith("run_20261122_112002/") and d.right_title.startswith("run_20261122_111900/")
 
 
 def _write_run(root: Path, attrs: dict) -> Path:

@@ -33,7 +33,10 @@ def _lines(path: Path) -> list[str]:
 def side_title(ref: Any, run_path: Path | None, other_run: Path | None) -> str:
     title = ref.title
     if run_path is not None and other_run is not None and run_path != other_run:
-        title = f"{run_path.name}: {title}"
+        name = run_path.name
+        if run_path.name == other_run.name:  # two runs of one model: the run id tells them apart
+            name = f"{run_path.parent.name}/{name}"
+        title = f"{name}: {title}"
     return title
 
 
