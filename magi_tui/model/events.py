@@ -88,12 +88,13 @@ class Event:
 
     __slots__ = (
         "seq", "session", "index", "name", "scope", "subgraph_index", "phase", "lifecycle",
-        "frag", "relative_time", "files", "timestamp", "datetime", "duration_ms", "graph_index",
+        "frag", "files", "timestamp", "duration_ms", "graph_index", "span",
         "compile_id", "subgraph", "line_no", "offset", "length", "attrs", "summary", "depth",
     )
 
     def __init__(self) -> None:
         self.attrs: dict[str, Any] | None = None
+        self.span = None  # the lifecycle span it belongs to (set by the Pairer)
         self.depth = 0  # lifecycles open when it happened (set by the Pairer)
 
     @classmethod
@@ -122,8 +123,6 @@ class Event:
         ev.line_no = line_no
         ev.offset = offset
         ev.length = length
-        rt = obj.get("relative_time")
-        ev.relative_time = rt if type(rt) is str else ""
         files = obj.get("files")
         if type(files) is list and files:
             try:
@@ -134,8 +133,6 @@ class Event:
             ev.files = ()
         ts = obj.get("timestamp")
         ev.timestamp = ts if type(ts) is float and _isfinite(ts) else _opt_float(ts)
-        dt = obj.get("datetime")
-        ev.datetime = dt if type(dt) is str else ""
         get = attrs.get
         dur = get("duration_ms")
         ev.duration_ms = dur if dur is None or (type(dur) is float and _isfinite(dur)) else _opt_float(dur)

@@ -73,7 +73,6 @@ class Pairer:
         #: spans left open by a finished session, or inside a span that closed (LIFO): never closed so
         #: far; a later end of the same session may still close one (interleaved lifecycles)
         self.abandoned: list[Span] = []
-        self.span_of: dict[int, Span] = {}  # event seq -> its span
         self._session = 0
 
     @property
@@ -94,7 +93,7 @@ class Pairer:
         if ev.phase == "before":
             span = Span(ev, len(self.open))
             self.open.append(span)
-            self.span_of[ev.seq] = span
+            ev.span = span
             return span, True
         for i in range(len(self.open) - 1, -1, -1):
             span = self.open[i]
@@ -104,18 +103,18 @@ class Pairer:
                 # order; it is set aside (reported as never closed, and no longer deepens the nesting)
                 self.abandoned.extend(self.open[i + 1:])
                 del self.open[i:]
-                self.span_of[ev.seq] = span
+                ev.span = span
                 return span, False
         for i in range(len(self.abandoned) - 1, -1, -1):  # a late end for a set-aside span (interleaving)
             span = self.abandoned[i]
             if _matches(span, ev):
                 span.end = ev
                 del self.abandoned[i]
-                self.span_of[ev.seq] = span
+                ev.span = span
                 return span, False
         span = Span(None, len(self.open))  # an end with no before (e.g. skip, or a lost line)
         span.end = ev
-        self.span_of[ev.seq] = span
+        ev.span = span
         return span, True
 
     def outermost_open(self, session: int) -> Span | None:

@@ -175,12 +175,13 @@ class RunModel:
         return self.events[seq]
 
     def span_of(self, ev: Event) -> Span | None:
-        return self.pairer.span_of.get(ev.seq)
+        return ev.span
 
-    def attributes(self, ev: Event) -> dict[str, Any]:
-        """The event's full attribute map (re-read from its line when not kept in memory)."""
-        if ev.attrs is not None:
-            return ev.attrs
+    def line(self, ev: Event) -> dict[str, Any]:
+        """The event's whole JSON object, re-read from its line (``{}`` if the file changed under us).
+
+        Only what the tree and triage need is kept in memory; display-only fields (``datetime``,
+        ``relative_time``, most attribute maps) are read back here when an event is shown."""
         raw = self.reader.read_line_bytes(ev.offset, ev.length)
         if raw is None:
             return {}
@@ -188,10 +189,16 @@ class RunModel:
             obj = json.loads(raw)
         except ValueError:
             return {}
-        attrs = obj.get("attributes") if isinstance(obj, dict) else None
-        if not isinstance(attrs, dict) or obj.get("name") != ev.name:
+        if not isinstance(obj, dict) or obj.get("name") != ev.name:
             return {}
-        return attrs
+        return obj
+
+    def attributes(self, ev: Event) -> dict[str, Any]:
+        """The event's full attribute map."""
+        if ev.attrs is not None:
+            return ev.attrs
+        attrs = self.line(ev).get("attributes")
+        return attrs if isinstance(attrs, dict) else {}
 
     def files(self, ev: Event) -> list[tuple[str, Path | None, str | None]]:
         return event_files(self.path, ev)

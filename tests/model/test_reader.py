@@ -98,7 +98,7 @@ def test_wrong_types_inside_an_event_are_tolerated(tmp_path):
     run = write_run(tmp_path / "r", [line])
     m = RunModel(run).load()
     (ev,) = m.events
-    assert ev.files == () and ev.timestamp is None and ev.relative_time == ""
+    assert ev.files == () and ev.timestamp is None
     assert ev.lifecycle is None and not ev.is_lifecycle  # lifecycle_name not a string: a point event
     assert ev.graph_index is None and ev.subgraph is None and ev.compile_id == "1"
     assert m.status == "ok"

@@ -144,7 +144,9 @@ class EventDetail(Vertical):
             mark, style = MARKS.get(ev.kind, ("", ""))
             t.append(f"  {mark}", style=style)
         t.append("\n")
-        meta = [ev.datetime or "", f"+{ev.relative_time}" if ev.relative_time else "",
+        obj = self.run.line(ev)
+        dt, rt = obj.get("datetime"), obj.get("relative_time")
+        meta = [literal(dt) if isinstance(dt, str) else "", f"+{literal(rt)}" if isinstance(rt, str) and rt else "",
                 f"scope {ev.scope}", f"compile {ev.compile_id}" if ev.compile_id else "",
                 f"session {ev.session}" if ev.session else "", f"line {ev.line_no}"]
         t.append("  ".join(m for m in meta if m), style="dim")
