@@ -31,7 +31,7 @@ POLL_S = 0.3             # the safety net: a stat + read-to-EOF, whatever the wa
 #: Reading is immediate, showing is coalesced: at most one tree/detail/triage update per slot. Each
 #: update re-renders the visible tree (~10-30 ms with Textual's Tree), so at 1,000 events/s showing
 #: every watcher wake-up (~every 20 ms) would keep the UI loop saturated.
-APPLY_MIN_S = 0.05
+APPLY_MIN_S = 0.02  # show live updates at most this often (one or two frames)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -28,6 +28,7 @@ from magi_tui.ui.widgets.timeline_view import TimelineView
 from magi_tui.ui.widgets.triage_panel import TriagePanel
 
 SLICE_BYTES = 1 << 15  # ~90 events per read
+DETAIL_SETTLE_S = 0.06  # the detail pane follows the cursor once it rests this long
 LOAD_FLUSH_S = 0.25    # while loading, show what was read this often
 SLICE_S = 0.005        # read for at most this long, then let the UI breathe (keys wait <~15 ms)
 
@@ -61,6 +62,8 @@ class RunScreen(Screen):
         self._triage_default_done = False
         self._pending: RunUpdate | None = None
         self._last_flush = 0.0
+        self._detail_pending: tuple[str, Any] | None = None
+        self._detail_timer = None
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -222,7 +225,22 @@ class RunScreen(Screen):
         node = message.node
         if node.data is None:
             return
-        self.query_one(EventDetail).show(node.data.kind, node.data.obj)
+        self._show_detail_soon(node.data.kind, node.data.obj)
+
+    def _show_detail_soon(self, kind: str, obj: Any) -> None:
+        """Show the highlighted item once the cursor settles: holding ``j`` or following a live run
+        moves the cursor many times a second, and rebuilding the file tabs each time is wasted."""
+        self._detail_pending = (kind, obj)
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        self._detail_timer = self.set_timer(DETAIL_SETTLE_S, self._show_pending_detail)
+
+    def _show_pending_detail(self) -> None:
+        self._detail_timer = None
+        if self._detail_pending is not None:
+            kind, obj = self._detail_pending
+            self._detail_pending = None
+            self.query_one(EventDetail).show(kind, obj)
 
     def on_tree_node_selected(self, message: EventTree.NodeSelected) -> None:
         self.query_one("#right", ContentSwitcher).current = "detail"
@@ -231,7 +249,7 @@ class RunScreen(Screen):
             self.query_one(EventDetail).show(node.data.kind, node.data.obj)
 
     def on_timeline_view_highlighted(self, message: TimelineView.Highlighted) -> None:
-        self.query_one(EventDetail).show("event", message.event)
+        self._show_detail_soon("event", message.event)
 
     def on_timeline_view_selected(self, message: TimelineView.Selected) -> None:
         self.jump_to(message.event, switch_to_tree=True)
@@ -248,6 +266,7 @@ class RunScreen(Screen):
             self.query_one(TimelineView).show_event(ev)
         node = tree.reveal(ev)
         if node is not None and node.data is not None:
+            self._detail_pending = None
             self.query_one(EventDetail).show(node.data.kind, node.data.obj, force=True)
         if show_detail:
             self.query_one("#right", ContentSwitcher).current = "detail"
