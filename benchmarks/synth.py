@@ -16,21 +16,16 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tracer.naming import relative_time  # noqa: E402  (the writer's own format; no torch needed)
 
 __all__ = ["write_synthetic_run", "synthetic_lines"]
 
 T0 = 1795346341.4607317  # the cold transformer run's first timestamp
-
-
-def _rel(dt: float) -> str:
-    if dt < 1:
-        return f"{dt * 1000:.1f}ms"
-    if dt < 60:
-        return f"{dt:.2f}s"
-    m, s = divmod(int(dt), 60)
-    return f"{m}m{s}s"
 
 
 class _Writer:
@@ -52,7 +47,7 @@ class _Writer:
         whole = int(self.t)
         frac = self.t - whole
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(whole)) + f".{int(frac * 1000):03d}"
-        obj = {"index": self.index, "name": name, "relative_time": _rel(dt), "files": files,
+        obj = {"index": self.index, "name": name, "relative_time": relative_time(dt), "files": files,
                "attributes": attrs, "datetime": stamp, "timestamp": self.t}
         self.lines.append(json.dumps(obj, ensure_ascii=False))
         if files:
