@@ -103,3 +103,18 @@ async def test_keys_work_on_an_empty_run():
         assert isinstance(app.screen, RunScreen)
         await pilot.press("c")  # it has compiled_functions
         assert isinstance(app.screen, CompiledFunctionsScreen)
+
+
+@pytest.mark.parametrize("keys", [("f",), ("f", "d"), ("t",), ("T",), ("c",), ("question_mark",)])
+async def test_every_screen_renders_with_no_color(monkeypatch, keys):
+    """NO_COLOR makes Textual render through a monochrome filter, which rejects unstyled segments."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = MagiApp(COLD)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded_run_screen(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause(0.2)
+        text = screen_text(app)
+        assert "magi-tui" in text or "diff" in text or "Keys" in text or "compiled_functions" in text
+        assert "Traceback" not in text

@@ -124,7 +124,7 @@ class FileLines(ScrollView, can_focus=True):
                 t = self.message.copy()
                 t.stylize(self.get_component_rich_style("file--message"))
                 segs = list(t.render(self.app.console))
-                return Strip(segs).crop_extend(0, width, base)
+                return Strip(segs).crop_extend(0, width, base).apply_style(base)
             return Strip.blank(width, base)
         scroll_x, scroll_y = self.scroll_offset
         i = scroll_y + y
