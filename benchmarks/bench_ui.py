@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -29,12 +28,16 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 
-def rss_mb() -> float:
+def _status_mb(key: str) -> float:
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+def rss_mb() -> float:
+    return _status_mb("VmRSS")
 
 
 def measure(run_dir: str, size: str) -> dict:
@@ -86,7 +89,9 @@ def measure(run_dir: str, size: str) -> dict:
             })
 
     asyncio.run(main())
-    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    # VmHWM, not ru_maxrss: on Linux ru_maxrss survives exec, so a child would report the parent's
+    # peak (the parent generated the 100k-event file)
+    out["peak_rss_mb"] = round(_status_mb("VmHWM"), 1)
     out["rss_growth_mb"] = round(rss_mb() - base_rss, 1)
     return out
 
