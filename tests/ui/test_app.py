@@ -64,7 +64,7 @@ async def test_f_selects_first_failure_on_cold_transformer():
         assert ev.index == 13 and ev.name == "fullgraph_failed_compiler_compile"
         # the detail pane shows that event and its failed graph
         assert screen.query_one("#detail").current_event is ev
-        assert "TensorifyScalarRestartAnalysis" in screen_text(app)
+        await wait_for(pilot, lambda: "TensorifyScalarRestartAnalysis" in screen_text(app))
 
 
 async def test_triage_lists_restart_cascade_as_recovered():
@@ -81,6 +81,7 @@ async def test_triage_lists_restart_cascade_as_recovered():
         for idx in (13, 14, 15, 16, 17):
             assert any(f"#{idx:04d}" in r for r in failures), idx
         assert any(r.startswith("Restarts") for r in rows)
+        await wait_for(pilot, lambda: "RECOVERED" in screen_text(app))
         text = screen_text(app)
         assert "RECOVERED" in text and "all 5 failure(s) recovered" in text
         # n steps through failures and moves the tree
@@ -103,6 +104,7 @@ async def test_d_on_after_pass_event_diffs_against_its_before():
         assert "before_postcleanuppass_graph.txt" in diff_screen.left_title
         assert "after_lifecycle_graph.txt" in diff_screen.right_title
         assert f"{ev.index:04d}" in diff_screen.right_title
+        await wait_for(pilot, lambda: "before_postcleanuppass_graph.txt" in screen_text(app))
         text = screen_text(app)
         assert "before_postcleanuppass_graph.txt" in text
         await pilot.press("q")
@@ -159,6 +161,7 @@ async def test_markup_and_ansi_in_messages_render_literally(tmp_path):
     async with app.run_test(size=(160, 40)) as pilot:
         screen = await loaded_run_screen(pilot)
         await pilot.press("f")
+        await wait_for(pilot, lambda: "Boom[bold]" in screen_text(app))
         text = screen_text(app)
         assert "Boom[bold]" in text
         assert "[bold]y[/]" in text

@@ -43,6 +43,7 @@ async def test_help_lists_the_keys_of_the_screen():
         await loaded_run_screen(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
+        await wait_for(pilot, lambda: "First failure" in screen_text(app))
         text = screen_text(app)
         for word in ("First failure", "Triage", "Timeline", "Diff", "Mark", "Compiled fns", "palette"):
             assert word in text
@@ -70,6 +71,7 @@ async def test_timeline_lists_events_in_order_and_enter_jumps_to_the_tree():
         tl = screen.query_one(TimelineView)
         assert tl.has_focus
         await pilot.pause()
+        await wait_for(pilot, lambda: "#0000" in screen_text(app))
         text = screen_text(app)
         assert "#0000" in text and "fullgraph_before_magi" in text
         await pilot.press("G")
@@ -86,6 +88,7 @@ async def test_compiled_functions_browser_shows_entries_newest_first():
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, CompiledFunctionsScreen)
                        and app.screen.query_one(CFTree).root.children)
+        await wait_for(pilot, lambda: "toy_with_break" in screen_text(app))
         text = screen_text(app)
         assert "toy_with_break" in text and "entry_0 (newest)" in text
         assert text.index("entry_0 (newest)") < text.index("entry_1")
@@ -115,6 +118,8 @@ async def test_every_screen_renders_with_no_color(monkeypatch, keys):
         for key in keys:
             await pilot.press(key)
             await pilot.pause(0.2)
+        await wait_for(pilot, lambda: any(w in screen_text(app) for w in
+                                          ("magi-tui", "diff", "Keys", "compiled_functions")))
         text = screen_text(app)
         assert "magi-tui" in text or "diff" in text or "Keys" in text or "compiled_functions" in text
         assert "Traceback" not in text

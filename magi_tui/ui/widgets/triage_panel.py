@@ -81,6 +81,7 @@ class TriagePanel(Vertical):
         super().__init__(**kwargs)
         self.run = run
         self._failure_pos = -1
+        self._shown_sig: tuple | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="triage-summary")
@@ -112,8 +113,20 @@ class TriagePanel(Vertical):
             text.append("   (f jumps there)", style="dim")
         return text
 
+    def _signature(self) -> tuple:
+        t = self.run.triage
+        return (len(t.failures), sum(1 for f in t.failures if f.recovered), len(t.restarts),
+                len(t.recompiles), len(t.graph_breaks), len(t.cache_misses), len(t.cache_skipped_stores),
+                tuple(s.first.seq for s in self.run.open_spans[:CAP]))
+
     def refresh_contents(self) -> None:
+        """Update the summary; rebuild the list only when what it lists changed (a live run calls
+        this on every update, and rebuilding an OptionList of hundreds of rows is not free)."""
         self.query_one("#triage-summary", Static).update(self.summary_text())
+        sig = self._signature()
+        if sig == self._shown_sig:
+            return
+        self._shown_sig = sig
         ol = self.query_one("#triage-list", OptionList)
         highlighted = ol.highlighted
         ol.clear_options()
