@@ -16,6 +16,7 @@ from textual.widgets import ContentSwitcher, Footer, Markdown, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from magi_tui.model.compiled_functions import CompiledFn, Entry, Function, index_compiled_functions
+from magi_tui.ui.keys import TREE_VIM_KEYS
 from magi_tui.ui.labels import literal
 from magi_tui.ui.widgets.file_view import FileView
 
@@ -23,12 +24,7 @@ MAX_MARKDOWN_BYTES = 200_000
 
 
 class CFTree(Tree[Any]):
-    BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("g", "scroll_home", "Top", show=False),
-        Binding("G", "scroll_end", "Bottom", show=False),
-    ]
+    BINDINGS = TREE_VIM_KEYS
 
     def process_label(self, label: Any) -> Text:
         return label if isinstance(label, Text) else Text(literal(label))

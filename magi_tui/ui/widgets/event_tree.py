@@ -20,6 +20,7 @@ from magi_tui.model.events import Event
 from magi_tui.model.pairing import Span
 from magi_tui.model.run import RunModel, RunUpdate
 from magi_tui.model.tree import CompileNode, Group
+from magi_tui.ui.keys import TREE_VIM_KEYS
 from magi_tui.ui.labels import event_label, literal, now, span_label
 
 BUCKET = 400
@@ -39,10 +40,7 @@ class EventTree(Tree[NodeData]):
     """Lazy tree over a :class:`RunModel`."""
 
     BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("g", "scroll_home", "Top", show=False),
-        Binding("G", "scroll_end", "Bottom", show=False),
+        *TREE_VIM_KEYS,
         Binding("l,right", "expand_node", "Expand", show=False),
         Binding("h,left", "collapse_node", "Collapse", show=False),
     ]

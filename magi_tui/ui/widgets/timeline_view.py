@@ -10,13 +10,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Size
-from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
+from magi_tui.ui.messages import EventMessage
 from magi_tui.ui.labels import MARKS, fmt_ms, literal
 
 GAP_WARN_S = 1.0
@@ -48,15 +48,11 @@ class TimelineView(ScrollView, can_focus=True):
 
     cursor = reactive(0, always_update=True)
 
-    class Selected(Message):
-        def __init__(self, event: Event) -> None:
-            super().__init__()
-            self.event = event
+    class Selected(EventMessage):
+        """Enter on a row: show this event in the tree."""
 
-    class Highlighted(Message):
-        def __init__(self, event: Event) -> None:
-            super().__init__()
-            self.event = event
+    class Highlighted(EventMessage):
+        """The cursor moved onto this event."""
 
     def __init__(self, run: RunModel, **kwargs) -> None:
         super().__init__(**kwargs)

@@ -13,12 +13,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
+from magi_tui.ui.messages import EventMessage
 from magi_tui.ui.labels import literal
 
 CAP = 200
@@ -72,10 +72,8 @@ class TriagePanel(Vertical):
         Binding("p", "step(-1)", "Prev failure"),
     ]
 
-    class Jump(Message):
-        def __init__(self, event: Event) -> None:
-            super().__init__()
-            self.event = event
+    class Jump(EventMessage):
+        """A finding was chosen: jump to its event."""
 
     def __init__(self, run: RunModel, **kwargs) -> None:
         super().__init__(**kwargs)
