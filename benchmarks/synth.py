@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tracer.naming import relative_time  # noqa: E402  (the writer's own format; no torch needed)
+from magi_format.text import relative_time  # noqa: E402  (the writer's own format; no torch needed)
 
 __all__ = ["write_synthetic_run", "synthetic_lines"]
 

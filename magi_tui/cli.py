@@ -15,20 +15,14 @@ from pathlib import Path
 
 from magi_tui import __version__
 
-_CTRL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10)}
-_CTRL[0x7F] = "\\x7f"
-_CTRL.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})  # C1 controls: 0x9b is a one-byte CSI
-_JSON_CTRL = {c: f"\\u{c:04x}" for c in [0x7F, *range(0x80, 0xA0)]}  # json escapes < 0x20 itself
+from magi_format.text import json_literal, literal
 
-
-def literal(text: str) -> str:
-    """Make control characters (ANSI escapes included) visible instead of sending them to the tty."""
-    return text.translate(_CTRL)
+__all__ = ["main", "literal"]
 
 
 def _dump_json(obj) -> str:
     """JSON with non-ASCII kept readable, but no raw control character reaching the terminal."""
-    return json.dumps(obj, indent=2, ensure_ascii=False).translate(_JSON_CTRL)
+    return json_literal(json.dumps(obj, indent=2, ensure_ascii=False))
 
 
 def _default_path() -> Path:
@@ -85,7 +79,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
         objs = [triage_json(r) for r in runs]
         print(_dump_json(objs[0] if len(objs) == 1 else objs))
     else:
-        print("\n\n".join(literal(triage_text(r)) for r in runs))
+        print("\n\n".join(literal(triage_text(r), multiline=True) for r in runs))
     if all(r.error for r in runs):
         return 2  # no readable run (the reason is already on stderr)
     return 1 if any(r.triage.failures for r in runs) else 0

@@ -12,6 +12,8 @@ import runpy
 import sys
 from pathlib import Path
 
+from magi_format.layout import RUN_DIR_ANNOUNCE
+
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tracer", description=__doc__)
@@ -34,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     code = 0
     with explain_compilation(ns.output, label=ns.label or script.stem, keep_trace=ns.keep_trace) as run:
         if run.path is not None:
-            print(f"MAGI_RUN_DIR={run.path.resolve()}", file=sys.stderr, flush=True)
+            print(f"{RUN_DIR_ANNOUNCE}{run.path.resolve()}", file=sys.stderr, flush=True)
         try:
             runpy.run_path(str(script), run_name="__main__")
         except SystemExit as exc:

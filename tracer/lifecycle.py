@@ -17,7 +17,7 @@ from contextlib import ContextDecorator
 from typing import Any, Callable
 
 from tracer import session as _session
-from tracer.naming import frag, lifecycle_event, point_event, scope_attrs
+from magi_format.names import frag, lifecycle_event, point_event, scope_attrs
 
 
 def graph_files(prefix: str, obj: Any) -> dict[str, str]:

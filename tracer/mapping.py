@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracer.naming import lifecycle_event, point_event, scope_attrs
+from magi_format.names import lifecycle_event, point_event, scope_attrs
 from tracer.writer import EventSpec
 
 IGNORED = frozenset({"chromium_event", "describe_storage", "describe_tensor", "describe_source",

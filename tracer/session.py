@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from tracer.naming import sanitize_label
+from magi_format.layout import RUNS_ROOT_DIR, TIMELINE_DIR, TORCH_TRACE_FILE
+from magi_format.runname import model_dir_name, run_id_name
 from tracer.writer import BackgroundWriter, RunWriter, TracerWarning
 
 _lock = threading.RLock()
@@ -83,12 +84,11 @@ def default_label() -> str:
 
 def new_run_dir(root: Path, label: str, rank: int) -> Path:
     """A fresh ``run_<ts>[_<n>]/model_<i>_<label>_rank_<r>`` under ``root/magi_depyf``."""
-    base = root / "magi_depyf"
-    stamp = time.strftime("run_%Y%m%d_%H%M%S")
-    idx = next(_model_counter)
-    model = f"model_{idx}_{sanitize_label(label)}_rank_{rank}"
+    base = root / RUNS_ROOT_DIR
+    stamp = time.strftime("%Y%m%d_%H%M%S")
+    model = model_dir_name(next(_model_counter), label, rank)
     for n in itertools.count(0):
-        run = base / (stamp if n == 0 else f"{stamp}_{n}")
+        run = base / run_id_name(stamp, n)
         target = run / model
         try:
             target.mkdir(parents=True, exist_ok=False)
@@ -134,7 +134,7 @@ class Session:
 
             self.mapper = TraceMapper(seed_strings())
             handler = TraceHandler(self.writer, self.mapper)
-            trace_path = self.path / "timeline_events" / "torch_trace.log" if self.keep_trace else None
+            trace_path = self.path / TIMELINE_DIR / TORCH_TRACE_FILE if self.keep_trace else None
             self._handlers = attach(handler, trace_path)
             self._attach_bytecode_hook()
         except Exception as exc:

@@ -21,7 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from tracer.naming import relative_time
+from magi_format.layout import FILES_DIR, TIMELINE_DIR, TIMELINE_FILE, event_folder_name
+from magi_format.text import relative_time
 
 #: (name, attributes, files) — files maps a file name to its text
 EventSpec = tuple[str, dict[str, Any], dict[str, str]]
@@ -44,7 +45,7 @@ class RunWriter:
 
     def __init__(self, run_dir: str | os.PathLike[str]) -> None:
         self.run_dir = Path(run_dir)
-        self.events_dir = self.run_dir / "timeline_events"
+        self.events_dir = self.run_dir / TIMELINE_DIR
         self.events_dir.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = None
         self._index = 0
@@ -76,11 +77,11 @@ class RunWriter:
             }
             line = (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8")
             if self._fd is None:
-                self._fd = os.open(self.events_dir / "timeline.jsonl",
+                self._fd = os.open(self.events_dir / TIMELINE_FILE,
                                    os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             os.write(self._fd, line)
             if files:
-                folder = self.events_dir / "files" / f"{index:04d}_{name}"
+                folder = self.events_dir / FILES_DIR / event_folder_name(index, name)
                 sub = attrs.get("subgraph") if isinstance(attrs, dict) else None
                 if isinstance(sub, str) and sub and "/" not in sub and sub not in (".", ".."):
                     folder = folder / sub

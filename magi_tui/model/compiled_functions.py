@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from magi_tui.model.safepath import is_inside
+from magi_format.safepath import is_inside
 
 MAX_RESUME_DEPTH = 4
 _EXTRA_SUFFIXES = ("_post_grad", "_runnable", "_split_graph")

@@ -14,13 +14,14 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from magi_tui.model.runinfo import RunName, parse_run_name
+from magi_format.layout import RUN_MARKERS, TIMELINE_DIR, TIMELINE_FILE
+from magi_format.runname import RunName, parse_run_name
 
 SKIP_DIRS = frozenset({
     "visualizations", "magi_cache", "inductor_cache", "torch_aot_compile", "joint_graph_views",
     "__pycache__", ".git", "node_modules", ".venv", "venv", "site-packages", ".cache_tmp",
 })
-MARKERS = ("timeline_events", "compiled_functions")
+MARKERS = RUN_MARKERS
 MAX_DEPTH = 6
 MAX_DIRS = 20000
 
@@ -40,7 +41,7 @@ def is_run_dir(path: Path) -> bool:
 def normalise(path: Path) -> Path:
     """A path inside a run -> the run dir: ``.../timeline_events``, ``.../timeline_events/timeline.jsonl``,
     ``.../timeline_events/files/0013_x``, ``.../compiled_functions/forward/entry_0`` ..."""
-    if path.name == "timeline.jsonl" and path.parent.name == "timeline_events":
+    if path.name == TIMELINE_FILE and path.parent.name == TIMELINE_DIR:
         return path.parent.parent
     if path.name in MARKERS and path.is_dir():
         return path.parent
@@ -68,7 +69,7 @@ def find_runs(path: str | os.PathLike[str], max_depth: int = MAX_DEPTH) -> list[
             continue
         names = {e.name for e in subdirs}
         if names & set(MARKERS):
-            found.append(FoundRun(d, parse_run_name(d), "timeline_events" in names,
+            found.append(FoundRun(d, parse_run_name(d), TIMELINE_DIR in names,
                                   "compiled_functions" in names))
             continue  # never walk inside a run
         if depth >= max_depth:

@@ -12,14 +12,12 @@ event is a lifecycle event only when ``attributes.lifecycle_name`` is present.
 from __future__ import annotations
 
 import math
-import re
 import sys
 from typing import Any
 
-NAME_RE = re.compile(r"^(fullgraph|subgraph_(\d+))_(before|after|failed|skip)_(.+)$")
-SCOPE_RE = re.compile(r"^(fullgraph|subgraph_(\d+))_(.+)$")
+from magi_format.names import PHASES, SCOPE_RE, parse_name
 
-PHASES = ("before", "after", "failed", "skip")
+__all__ = ["Event", "PHASES"]
 
 #: attribute keys copied onto the Event (cheap to keep, needed for labels and triage)
 _KEEP_FULL_ATTRS_IF = ("exception_type", "reason", "restart_reason", "reasons", "fail_type", "error_type")
@@ -36,36 +34,12 @@ _NAME_CACHE_MAX = 50_000  # names come from a small vocabulary; don't let a host
 
 def _parse_name(name: str) -> tuple[str, str | None, str, int | None, bool]:
     iname = _intern(name)
-    m = NAME_RE.match(name)
-    if m is not None:
-        _scope, sgi, phase, frag = m.groups()
-    else:
-        phase = None
-        sm = SCOPE_RE.match(name)
-        sgi, frag = (sm.group(2), sm.group(3)) if sm else (None, name)
+    phase, frag, sgi = parse_name(name)
     frag = _intern(frag)
-    try:
-        sgi_int = int(sgi) if sgi is not None else None
-    except ValueError:  # thousands of digits: not a subgraph number anyone wrote
-        sgi_int = None
-    out = (iname, phase, frag, sgi_int, _is_special(frag))
+    out = (iname, phase, frag, sgi, _is_special(frag))
     if len(_NAME_CACHE) < _NAME_CACHE_MAX:
         _NAME_CACHE[name] = out
     return out
-
-
-def _opt_str(value: Any) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else str(value)
-
-
-def _opt_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    return None
 
 
 def _opt_float(value: Any) -> float | None:

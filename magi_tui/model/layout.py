@@ -8,13 +8,11 @@ appear after the line (a live run), so nothing here caches a missing folder.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from magi_format import layout as fmt
+from magi_format.safepath import UnsafePath, safe_join
 from magi_tui.model.events import Event
-from magi_tui.model.safepath import UnsafePath, safe_join
-
-_FOLDER_RE = re.compile(r"^(\d{4,})_(.+)$")
 
 
 def _one_name(name: str) -> str:
@@ -25,7 +23,7 @@ def _one_name(name: str) -> str:
 
 
 def event_folder_name(ev: Event) -> str:
-    return f"{ev.index:04d}_{ev.name}"
+    return fmt.event_folder_name(ev.index, ev.name)
 
 
 def event_folder(run_dir: Path, ev: Event) -> Path | None:
@@ -33,7 +31,7 @@ def event_folder(run_dir: Path, ev: Event) -> Path | None:
     if ev.index < 0:
         return None
     try:
-        parts = ["timeline_events", "files", _one_name(event_folder_name(ev))]
+        parts = [fmt.TIMELINE_DIR, fmt.FILES_DIR, _one_name(event_folder_name(ev))]
         if ev.subgraph:
             parts.append(_one_name(ev.subgraph))
         return safe_join(run_dir, *parts)
@@ -43,8 +41,7 @@ def event_folder(run_dir: Path, ev: Event) -> Path | None:
 
 def event_folder_rel(ev: Event) -> str:
     """The folder relative to the run dir, for reports (``timeline_events/files/0013_...``)."""
-    rel = f"timeline_events/files/{event_folder_name(ev)}"
-    return f"{rel}/{ev.subgraph}" if ev.subgraph else rel
+    return fmt.event_folder_rel(ev.index, ev.name, ev.subgraph)
 
 
 def event_files(run_dir: Path, ev: Event) -> list[tuple[str, Path | None, str | None]]:
@@ -79,14 +76,14 @@ def list_event_folders(run_dir: Path) -> list[tuple[int, str, Path]]:
     """``(index, event name, folder)`` for every ``files/NNNN_<name>`` folder, sorted by the parsed
     integer (the width grows past 9999, so ``10000_x`` sorts after ``9999_y``, not before ``2000_z``).
     With several sessions in one file the folders hold the last session's files (FORMAT.md §10.6)."""
-    base = Path(run_dir) / "timeline_events" / "files"
+    base = Path(run_dir) / fmt.TIMELINE_DIR / fmt.FILES_DIR
     out = []
     try:
         with os.scandir(base) as it:
             for e in it:
-                m = _FOLDER_RE.match(e.name)
-                if m and e.is_dir(follow_symlinks=False):
-                    out.append((int(m.group(1)), m.group(2), Path(e.path)))
+                parsed = fmt.parse_event_folder(e.name)
+                if parsed and e.is_dir(follow_symlinks=False):
+                    out.append((parsed[0], parsed[1], Path(e.path)))
     except OSError:
         return []
     out.sort(key=lambda t: (t[0], t[1]))

@@ -13,15 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from magi_format.layout import TIMELINE_DIR, TIMELINE_FILE
+from magi_format.runname import parse_run_name
 from magi_tui.model.events import Event
 from magi_tui.model.layout import event_files, event_folder_rel
 from magi_tui.model.pairing import Pairer, Span
 from magi_tui.model.reader import Malformed, TimelineReader
-from magi_tui.model.runinfo import parse_run_name
 from magi_tui.model.tree import Group, RunTree
 from magi_tui.model.triage import Failure, Triage, TriageBuilder
 
-TIMELINE = ("timeline_events", "timeline.jsonl")
+TIMELINE = (TIMELINE_DIR, TIMELINE_FILE)
 
 
 @dataclass
@@ -58,9 +59,9 @@ class RunModel:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         p = Path(path)
-        if p.name == "timeline_events":
+        if p.name == TIMELINE_DIR:
             p = p.parent
-        elif p.name == "timeline.jsonl" and p.parent.name == "timeline_events":
+        elif p.name == TIMELINE_FILE and p.parent.name == TIMELINE_DIR:
             p = p.parent.parent
         self.path = p
         self.name_info = parse_run_name(p)

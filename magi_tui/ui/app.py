@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 
 from magi_tui.model.discovery import find_runs, normalise
-from magi_tui.ui.labels import literal
+from magi_format.text import literal
 
 
 @dataclass

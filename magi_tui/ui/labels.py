@@ -12,21 +12,9 @@ import time
 
 from rich.text import Text
 
+from magi_format.text import fmt_ms, literal
 from magi_tui.model.events import Event
 from magi_tui.model.pairing import Span
-
-_CTRL = {c: f"\\x{c:02x}" for c in range(32)}
-_CTRL[0x7F] = "\\x7f"
-_CTRL[0x9B] = "\\x9b"
-
-
-def literal(text: object, limit: int | None = None) -> str:
-    """``text`` with control characters (ESC, CR, BEL, ...) shown as ``\\xNN``."""
-    s = str(text)
-    if limit is not None and len(s) > limit:
-        s = s[: limit - 1] + "…"
-    return s.translate(_CTRL)
-
 
 def plain(text: object, style: str = "", limit: int | None = None) -> Text:
     return Text(literal(text, limit), style=style, end="")
@@ -47,19 +35,6 @@ MARKS: dict[str, tuple[str, str]] = {
     "open": ("… open", "cyan"),
     "ok": ("✓", "green"),
 }
-
-
-def fmt_ms(ms: float | None) -> str:
-    if ms is None:
-        return ""
-    if ms < 1:
-        return f"{ms * 1000:.0f}µs"
-    if ms < 1000:
-        return f"{ms:.1f}ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.2f}s"
-    m, s = divmod(int(ms / 1000), 60)
-    return f"{m}m{s:02d}s"
 
 
 def _mark(text: Text, kind: str) -> None:

@@ -27,7 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-RUN_DIR_PREFIX = "MAGI_RUN_DIR="
+from magi_format.layout import RUN_DIR_ANNOUNCE
+from magi_format.text import literal
+
+RUN_DIR_PREFIX = RUN_DIR_ANNOUNCE
 MAX_LINES = 20_000
 MAX_LINE_CHARS = 4_000
 SIGINT_GRACE_S = 3.0
@@ -39,16 +42,12 @@ _PY_FLAGS = re.compile(r"^-[bBdEiIOqsSuvx]+$")
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), and two-byte escapes
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
-_CTRL = {c: f"\\x{c:02x}" for c in [*range(0, 9), *range(10, 32), 0x7F, *range(0x80, 0xA0)]}
 
 
 def clean_line(text: str) -> str:
     """Program output made safe to show literally: ANSI sequences stripped, other control characters
     shown as ``\\xNN``, tabs expanded, very long lines cut."""
-    text = _ANSI.sub("", text).expandtabs(4).translate(_CTRL)
-    if len(text) > MAX_LINE_CHARS:
-        text = text[: MAX_LINE_CHARS - 1] + "…"
-    return text
+    return literal(_ANSI.sub("", text).expandtabs(4), MAX_LINE_CHARS)
 
 
 def _is_python(arg: str) -> bool:

@@ -9,10 +9,11 @@ import os
 import pytest
 
 from magi_model_helpers import ev_line, write_run
-from magi_tui.cli import literal, main
+from magi_format.text import literal
+from magi_tui.cli import main
 from magi_tui.model import RunModel, index_compiled_functions
 from magi_tui.model.layout import event_files, event_folder
-from magi_tui.model.safepath import UnsafePath, is_inside, safe_join
+from magi_format.safepath import UnsafePath, is_inside, safe_join
 
 
 @pytest.fixture
@@ -109,8 +110,12 @@ def test_literal_makes_control_characters_visible():
     assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
     assert "\\x1b[31m" in out and "\\x07" in out and "\\x9b" in out
     assert "[bold red]boom[/]" in out  # markup is plain text on a plain terminal
-    assert "\t" in out and literal("a\nb") == "a\nb"
-    assert literal("\x7f\x00\r") == "\\x7f\\x00\\x0d"
+    assert "\t" not in out and "tab\\x09here" in out  # one line: a tab is shown, not obeyed
+    assert literal("a\nb") == "a\\x0ab" and literal("a\nb\tc", multiline=True) == "a\nb\tc"
+    assert literal("\x7f\x00\r") == "\\x7f\\x00\\x0d" == literal("\x7f\x00\r", multiline=True)
+    # bidi overrides and lone surrogates are shown, not obeyed (and never crash an encoder)
+    assert literal("a\u202eb\u2066c\ud800") == "a\\u202eb\\u2066c\\ud800"
+    assert literal("x" * 100, 10) == "x" * 9 + "…"
 
 
 @pytest.mark.parametrize("json_flag", [False, True])

@@ -17,7 +17,7 @@ from textual.widgets.tree import TreeNode
 
 from magi_tui.model.compiled_functions import CompiledFn, Entry, Function, index_compiled_functions
 from magi_tui.ui.keys import TREE_VIM_KEYS
-from magi_tui.ui.labels import literal
+from magi_format.text import literal
 from magi_tui.ui.widgets.file_view import FileView
 
 MAX_MARKDOWN_BYTES = 200_000

@@ -18,7 +18,7 @@ from textual.widgets import Footer, Static
 
 from magi_tui.model.diff import compute_diff
 from magi_tui.model.textfile import TextFile
-from magi_tui.ui.labels import literal
+from magi_format.text import literal
 from magi_tui.ui.widgets.diff_view import DiffView
 
 MAX_DIFF_LINES = 200_000

@@ -21,7 +21,7 @@ from textual.widgets import ContentSwitcher, Footer, Static
 
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel, RunUpdate
-from magi_tui.ui.labels import literal
+from magi_format.text import literal
 from magi_tui.ui.widgets.detail import EventDetail, FileRef, graph_file
 from magi_tui.ui.widgets.event_tree import EventTree
 from magi_tui.ui.widgets.timeline_view import TimelineView

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from magi_tui.model.discovery import find_runs
 from magi_tui.model.report import fmt_duration, fmt_time, run_label
 from magi_tui.model.run import RunModel
-from magi_tui.ui.labels import literal
+from magi_format.text import literal
 
 STATUS_STYLE = {"failed": "bold red", "recovered": "yellow", "ok": "green", "incomplete": "cyan",
                 "empty": "dim", "live": "bold green"}

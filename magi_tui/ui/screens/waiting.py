@@ -21,8 +21,8 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
 from magi_tui.model.discovery import find_runs, is_run_dir, normalise
-from magi_tui.model.runinfo import parse_run_name
-from magi_tui.ui.labels import literal
+from magi_format.runname import parse_run_name
+from magi_format.text import literal
 from magi_tui.ui.process import ProgramRunner, exit_text
 from magi_tui.ui.screens.command import _typing, stop_program
 from magi_tui.ui.screens.runs import RunsScreen

@@ -24,7 +24,8 @@ from magi_tui.model.events import Event
 from magi_tui.model.pairing import Span
 from magi_tui.model.run import RunModel
 from magi_tui.model.tree import CompileNode, Group
-from magi_tui.ui.labels import MARKS, fmt_ms, literal
+from magi_format.text import fmt_ms, literal
+from magi_tui.ui.labels import MARKS
 from magi_tui.ui.widgets.file_view import FileView
 
 MAX_ATTR_VALUE = 400
@@ -147,7 +148,7 @@ class EventDetail(Vertical):
         obj = self.run.line(ev)
         dt, rt = obj.get("datetime"), obj.get("relative_time")
         meta = [literal(dt) if isinstance(dt, str) else "", f"+{literal(rt)}" if isinstance(rt, str) and rt else "",
-                f"scope {ev.scope}", f"compile {ev.compile_id}" if ev.compile_id else "",
+                f"scope {literal(ev.scope)}", f"compile {literal(ev.compile_id)}" if ev.compile_id else "",
                 f"session {ev.session}" if ev.session else "", f"line {ev.line_no}"]
         t.append("  ".join(m for m in meta if m), style="dim")
         return t
@@ -203,7 +204,7 @@ class EventDetail(Vertical):
         for i, r in enumerate(refs):
             label = Text(end="")
             if multi_phase:
-                label.append(f"{r.phase_label}:", style="dim")
+                label.append(f"{literal(r.phase_label)}:", style="dim")
             label.append(literal(r.name, 40))
             if r.path is None:
                 label.append(" ∅", style="red")

@@ -22,7 +22,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from magi_tui.model.diff import Diff, Row
-from magi_tui.ui.labels import literal
+from magi_format.text import literal
 
 MARK = {"equal": " ", "replace": "~", "delete": "-", "insert": "+", "fold": " "}
 

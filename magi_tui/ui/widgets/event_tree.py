@@ -21,7 +21,8 @@ from magi_tui.model.pairing import Span
 from magi_tui.model.run import RunModel, RunUpdate
 from magi_tui.model.tree import CompileNode, Group
 from magi_tui.ui.keys import TREE_VIM_KEYS
-from magi_tui.ui.labels import event_label, literal, now, span_label
+from magi_format.text import literal
+from magi_tui.ui.labels import event_label, now, span_label
 
 BUCKET = 400
 

@@ -27,7 +27,7 @@ from textual.strip import Strip
 from textual.widgets import Input
 
 from magi_tui.model.textfile import TextFile
-from magi_tui.ui.labels import literal
+from magi_format.text import literal
 
 WINDOW = 200            # lines lexed together
 MAX_WINDOWS = 24        # cached windows

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Log, Static
 
-from magi_tui.ui.labels import literal
+from magi_format.text import literal
 from magi_tui.ui.process import OutputLine, ProgramRunner
 
 FLUSH_S = 1 / 30

@@ -17,7 +17,8 @@ from textual.strip import Strip
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
 from magi_tui.ui.messages import EventMessage
-from magi_tui.ui.labels import MARKS, fmt_ms, literal
+from magi_format.text import fmt_ms, literal
+from magi_tui.ui.labels import MARKS
 
 GAP_WARN_S = 1.0
 

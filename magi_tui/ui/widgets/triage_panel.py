@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
 from magi_tui.ui.messages import EventMessage
-from magi_tui.ui.labels import literal
+from magi_format.text import literal
 
 CAP = 200
 

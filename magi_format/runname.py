@@ -1,4 +1,7 @@
-"""What a run directory's name says: ``run_<ts>/model_<idx>[_<tag>]_rank_<r>`` (FORMAT.md §2, B1)."""
+"""Run directory naming: ``run_<ts>[_<n>]/model_<idx>[_<tag>]_rank_<r>`` (FORMAT.md §2, B1).
+
+The tracer builds names with :func:`model_dir_name` / :func:`run_id_name`; the viewer reads them back
+with :func:`parse_run_name`."""
 
 from __future__ import annotations
 
@@ -41,3 +44,18 @@ def parse_run_name(path: Path) -> RunName:
         except ValueError:
             run_time = None
     return RunName(run_id, model_index, tag or None, rank, run_time)
+
+
+def sanitize_label(label: str) -> str:
+    """Labels go into directory names: keep ``[A-Za-z0-9_]``."""
+    return re.sub(r"[^A-Za-z0-9_]+", "_", label).strip("_") or "run"
+
+
+def run_id_name(stamp: str, n: int = 0) -> str:
+    """``run_20261122_111900`` (``stamp`` is ``%Y%m%d_%H%M%S``), ``run_20261122_111900_2`` for a clash."""
+    return f"run_{stamp}" if n == 0 else f"run_{stamp}_{n}"
+
+
+def model_dir_name(index: int, label: str, rank: int) -> str:
+    """``model_1_TwoLayerTransformer_rank_0``."""
+    return f"model_{index}_{sanitize_label(label)}_rank_{rank}"

@@ -1,0 +1,42 @@
+"""Where things are inside a run directory (FORMAT.md §2, §4, §10), named once.
+
+``<run>/timeline_events/timeline.jsonl`` is the event log; an event with files has the folder
+``<run>/timeline_events/files/{index:04d}_{name}[/{subgraph}]/``; ``<run>/compiled_functions/`` holds
+Dynamo's cache entries. The tracer announces a new run directory on stderr as ``MAGI_RUN_DIR=<path>``.
+"""
+
+from __future__ import annotations
+
+import re
+
+TIMELINE_DIR = "timeline_events"
+TIMELINE_FILE = "timeline.jsonl"
+FILES_DIR = "files"
+COMPILED_FUNCTIONS_DIR = "compiled_functions"
+#: a run directory holds at least one of these (FORMAT.md §10.1)
+RUN_MARKERS = (TIMELINE_DIR, COMPILED_FUNCTIONS_DIR)
+#: the root folder the tracer creates run directories under
+RUNS_ROOT_DIR = "magi_depyf"
+#: a copy of torch's own structured trace, kept beside the timeline when asked for
+TORCH_TRACE_FILE = "torch_trace.log"
+#: the line (on stderr) by which the tracer names the run directory it writes
+RUN_DIR_ANNOUNCE = "MAGI_RUN_DIR="
+
+FOLDER_RE = re.compile(r"^(\d{4,})_(.+)$")
+
+
+def event_folder_name(index: int, name: str) -> str:
+    """``0013_fullgraph_after_removeitempass``: the width grows past 9999."""
+    return f"{index:04d}_{name}"
+
+
+def event_folder_rel(index: int, name: str, subgraph: str | None = None) -> str:
+    """The event's folder relative to the run dir, with ``/`` separators (for reports)."""
+    rel = f"{TIMELINE_DIR}/{FILES_DIR}/{event_folder_name(index, name)}"
+    return f"{rel}/{subgraph}" if subgraph else rel
+
+
+def parse_event_folder(folder: str) -> tuple[int, str] | None:
+    """``"0013_x"`` -> ``(13, "x")``; anything else -> None."""
+    m = FOLDER_RE.match(folder)
+    return (int(m.group(1)), m.group(2)) if m else None

@@ -1,0 +1,93 @@
+"""Showing run-supplied text: literally, never obeyed; and the one duration format.
+
+Every string that comes from a run (event names, compile ids, exception messages, file contents, a
+traced program's output) goes through :func:`literal` before it reaches a terminal, a widget or
+headless output. One function, one character set, wherever the string is shown:
+
+* C0 controls (ESC, BEL, CR, BS, ...), DEL and C1 controls (``0x9b`` is a one-byte CSI) -> ``\\xNN``,
+  so an ANSI/OSC sequence (colours, clearing, titles, OSC 52 clipboard writes) is text;
+* bidirectional controls (U+202A-202E, U+2066-2069, U+200E/F, U+061C) and line/paragraph separators
+  -> ``\\uXXXX``, so "Trojan Source" reordering is visible instead of obeyed;
+* lone surrogates (legal in JSON as ``"\\ud800"``, unencodable on a terminal) -> ``\\uXXXX``.
+
+``multiline=True`` keeps newlines and tabs (file contents, tracebacks); everything else is the same.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_C0 = [c for c in range(0x20)]
+_BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029]
+_REST = "\\x7f-\\x9f" + "".join(f"\\u{c:04x}" for c in _BIDI) + "\\ud800-\\udfff"
+_UNSAFE_LINE = re.compile(f"[\\x00-\\x1f{_REST}]")
+_UNSAFE_MULTI = re.compile(f"[\\x00-\\x08\\x0b-\\x1f{_REST}]")  # keeps \\t and \\n
+#: the characters :func:`literal` rewrites (single-line form), for tests and scanners
+UNSAFE_CHARS = frozenset([*_C0, 0x7F, *range(0x80, 0xA0), *_BIDI, *range(0xD800, 0xE000)])
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def literal(text: object, limit: int | None = None, *, multiline: bool = False) -> str:
+    """``text`` made safe to show: control, bidi and surrogate characters written as escapes.
+
+    ``limit`` cuts the result to that many characters (ending in ``…``) before escaping, so a
+    hostile megabyte-long name costs no more than its first ``limit`` characters.
+    """
+    s = text if type(text) is str else str(text)
+    if limit is not None and len(s) > limit:
+        s = s[: max(limit - 1, 0)] + "…"
+    pattern = _UNSAFE_MULTI if multiline else _UNSAFE_LINE
+    if pattern.search(s) is None:
+        return s
+    return pattern.sub(_escape, s)
+
+
+def json_literal(dumped: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) with every character :func:`literal` would
+    rewrite written as a ``\\uXXXX`` escape: still the same JSON value, safe on a terminal and
+    encodable (a lone surrogate cannot be printed as UTF-8). JSON escapes C0 itself."""
+    if _UNSAFE_MULTI.search(dumped) is None:  # the indent's newlines are JSON whitespace
+        return dumped
+    return _UNSAFE_MULTI.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
+
+
+def is_literal(text: str, *, multiline: bool = False) -> bool:
+    """Whether ``text`` has nothing :func:`literal` would rewrite."""
+    return (_UNSAFE_MULTI if multiline else _UNSAFE_LINE).search(text) is None
+
+
+def fmt_ms(ms: float | None) -> str:
+    """A duration for people: ``69µs``, ``8.9ms``, ``27.41s``, ``2m05s``; ``-`` when unknown."""
+    if ms is None or not isinstance(ms, (int, float)) or not math.isfinite(ms):
+        return "-"
+    if ms < 1:
+        return f"{ms * 1000:.0f}µs"
+    if ms < 1000:
+        return f"{ms:.1f}ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.2f}s"
+    m, s = divmod(int(ms / 1000), 60)
+    return f"{m}m{s:02d}s"
+
+
+def fmt_seconds(seconds: float | None) -> str:
+    """:func:`fmt_ms` for a value in seconds."""
+    if seconds is None or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
+        return "-"
+    return fmt_ms(seconds * 1000)
+
+
+def relative_time(seconds: float) -> str:
+    """The timeline's ``relative_time`` field as the writer records it (FORMAT.md §7):
+    ``"328.4ms"`` under a second, ``"17.93s"`` under a minute, else ``"2m5s"``."""
+    if seconds < 1:
+        return f"{seconds * 1000:.1f}ms"
+    if seconds < 60:
+        return f"{seconds:.2f}s"
+    m, s = divmod(int(seconds), 60)
+    return f"{m}m{s}s"
