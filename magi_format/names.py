@@ -57,3 +57,15 @@ def parse_name(name: str) -> tuple[str | None, str, int | None]:
     except ValueError:  # thousands of digits: not a subgraph number anyone wrote
         sgi_int = None
     return phase, fragment, sgi_int
+
+
+# -- point events the tracer writes (FORMAT.md part B); the viewer classifies by these ------------
+GRAPH_BREAK = "graph_break"        # attrs: reason, gb_id, gb_type, explanation, hints, user_file, user_line,
+                                   #        user_function, source_line, user_frame ("file:line")
+RECOMPILE = "recompile"            # attrs: frame, reason (first line), reasons (all), recompile_limit
+RECOMPILE_LIMIT_HIT = "recompile_limit_hit"  # attrs: frame, recompile_limit, reason
+RESTART = "restart_analysis"       # attrs: restart_reason, reason
+CACHE_HIT = "cache_hit"            # attrs: cache, key, reason
+CACHE_MISS = "cache_miss"
+CACHE_BYPASS = "cache_bypass"
+TRACER_STOPPED = "tracer_stopped"  # attrs: reason, error: the tracer stopped recording before the program ended
