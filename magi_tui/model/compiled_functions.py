@@ -3,16 +3,25 @@
 functions -> entries (newest first: ``entry_0`` is the most recent compile) -> guards, decompiled code,
 compiled fns (and their split-graph submods), resume fns (recursive; bounded in depth and
 deduplicated by name, because the writer copies each resume function's whole tree under every parent
-entry). Only paths are collected here; files are read by the views on demand.
+entry). Only paths are collected here; files are read by the views on demand, through
+:mod:`magi_tui.model.files` (inside the run, regular files only, bounded).
+
+Nothing outside the run is indexed or read: a ``compiled_functions/`` that is itself a link out of the
+run gives no functions (:func:`compiled_functions_problem` says why), links out of the run in a listing
+are left out, and a fixed-name file (``guards.txt``, ``overview.md``, ...) that is a link out, a FIFO
+or a device is kept in the index so the view can say it was refused — but never read here.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from magi_format.layout import COMPILED_FUNCTIONS_DIR
 from magi_format.safepath import is_inside
+from magi_tui.model import files as _files
 
 MAX_RESUME_DEPTH = 4
 _EXTRA_SUFFIXES = ("_post_grad", "_runnable", "_split_graph")
@@ -56,18 +65,40 @@ class Function:
     entries: list[Entry] = field(default_factory=list)
     duplicate_of: str | None = None   # a resume fn already shown elsewhere
     truncated: bool = False           # deeper resume fns not indexed (depth bound)
+    problem: str | None = None        # indexing stopped here (a hostile or broken tree)
+
+
+#: bytes of guards.txt read to count its leaves
+MAX_GUARDS_BYTES = 64 << 20
 
 
 def _file(p: Path) -> Path | None:
-    return p if p.is_file() else None
-
-
-def _count_leaves(guards: Path) -> int | None:
+    """``p`` if something that is not a directory is there (a file, or a link / FIFO the reader will
+    refuse with a message), else None."""
     try:
-        with guards.open("r", encoding="utf-8", errors="replace") as fh:
-            return sum(1 for line in fh if line.lstrip().startswith("LEAF:"))
-    except OSError:
+        return p if p.is_symlink() or (p.exists() and not p.is_dir()) else None
+    except (OSError, ValueError):
         return None
+
+
+def _count_leaves(guards: Path, base: Path | None = None) -> int | None:
+    try:
+        fd, _ = _files.open_regular(guards, base)
+    except _files.FileProblem:
+        return None
+    n = 0
+    try:
+        with open(fd, "rb", closefd=True) as fh:
+            read = 0
+            for line in fh:
+                read += len(line)
+                if line.lstrip().startswith(b"LEAF:"):
+                    n += 1
+                if read > MAX_GUARDS_BYTES:
+                    break
+    except (OSError, ValueError):
+        return None
+    return n
 
 
 def _listdir(d: Path, base: Path | None = None) -> list[Path]:
@@ -77,17 +108,38 @@ def _listdir(d: Path, base: Path | None = None) -> list[Path]:
     """
     try:
         children = list(d.iterdir())
-    except OSError:
+    except (OSError, ValueError):
         return []
     if base is None:
         return children
-    return [c for c in children if not c.is_symlink() or is_inside(base, c)]
+    return [c for c in children if not _is_link(c) or is_inside(base, c)]
+
+
+def _is_link(p: Path) -> bool:
+    try:
+        return p.is_symlink()
+    except (OSError, ValueError):
+        return True
+
+
+def _is_dir(p: Path) -> bool:
+    try:
+        return p.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_file(p: Path) -> bool:
+    try:
+        return p.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _compiled_fns(d: Path, base: Path | None = None) -> list[CompiledFn]:
-    if not d.is_dir():
+    if not _is_dir(d):
         return []
-    files = sorted(p for p in _listdir(d, base) if p.is_file() and p.suffix == ".py")
+    files = sorted(p for p in _listdir(d, base) if _is_file(p) and p.suffix == ".py")
     main = [p for p in files if not p.stem.endswith(_EXTRA_SUFFIXES)]
     out = []
     for p in main:
@@ -96,28 +148,20 @@ def _compiled_fns(d: Path, base: Path | None = None) -> list[CompiledFn]:
         # with this one's (``X`` and ``X_1``) is not an extra of it
         cf.extras = [q for q in files if q.stem in {p.stem + x for x in _EXTRA_SUFFIXES}]
         sub = d / p.stem
-        if sub.is_dir():
-            subs = [s for s in _listdir(sub, base) if s.is_dir() and _SUBMOD_RE.match(s.name)]
+        if _is_dir(sub) and (base is None or is_inside(base, sub)):
+            subs = [s for s in _listdir(sub, base) if _is_dir(s) and _SUBMOD_RE.match(s.name)]
             subs.sort(key=lambda s: int(_SUBMOD_RE.match(s.name).group(1)))  # numeric, not string
             for s in subs:
                 kind = ""
-                readme = s / "README.txt"
-                if readme.is_file():
-                    try:
-                        with readme.open("r", encoding="utf-8", errors="replace") as fh:
-                            first = [fh.readline(500).rstrip("\n")]
-                    except OSError:
-                        first = []
-                    if first and "(" in first[0]:
+                text, _ = _files.read_head(s / "README.txt", 500, base)
+                first = [text.split("\n", 1)[0]] if text else []
+                if first and "(" in first[0]:
                         kind = first[0][first[0].rfind("(") + 1:].rstrip(")")
                 cf.submods.append((f"{s.name} ({kind})" if kind else s.name,
-                                   sorted(f for f in _listdir(s, base) if f.is_file())))
-        try:
-            with p.open("r", encoding="utf-8", errors="replace") as fh:
-                head = fh.read(300)
+                                   sorted(f for f in _listdir(s, base) if _is_file(f))))
+        head, _ = _files.read_head(p, 300, base)
+        if head is not None:
             cf.is_stub = head.count("\n") <= 1 and head.startswith("# ")
-        except OSError:
-            pass
         out.append(cf)
     return out
 
@@ -125,18 +169,26 @@ def _compiled_fns(d: Path, base: Path | None = None) -> list[CompiledFn]:
 def _function(path: Path, depth: int, seen: set[str], base: Path | None = None) -> Function:
     fn = Function(path.name, path, _file(path / "overview.md"), _file(path / "decompiled_code.py"),
                   _file(path / "bytecode_info.txt"))
+    try:
+        _entries(fn, path, depth, seen, base)
+    except Exception as exc:  # a hostile tree: keep what was indexed, say where it stopped
+        fn.problem = f"indexing stopped: {type(exc).__name__}"
+    return fn
+
+
+def _entries(fn: Function, path: Path, depth: int, seen: set[str], base: Path | None) -> None:
     entries = []
-    for e in _listdir(path, base) if path.is_dir() else ():
+    for e in _listdir(path, base) if _is_dir(path) else ():
         m = _ENTRY_RE.match(e.name)
-        if m and e.is_dir():
+        if m and _is_dir(e):
             entries.append((int(m.group(1)), e))
     for idx, e in sorted(entries):
         g = _file(e / "guards.txt")
         entry = Entry(idx, e, _file(e / "decompiled_code.py"), _file(e / "bytecode_info.txt"), g,
-                      _count_leaves(g) if g else None, _compiled_fns(e / "compiled_fns", base))
+                      _count_leaves(g, base) if g else None, _compiled_fns(e / "compiled_fns", base))
         rdir = e / "resume_fns"
-        if rdir.is_dir():
-            for r in sorted(p for p in _listdir(rdir, base) if p.is_dir()):
+        if _is_dir(rdir) and (base is None or is_inside(base, rdir)):
+            for r in sorted(p for p in _listdir(rdir, base) if _is_dir(p)):
                 if r.name in seen:
                     entry.resume_fns.append(Function(r.name, r, _file(r / "overview.md"), None, None,
                                                      duplicate_of=r.name))
@@ -147,15 +199,34 @@ def _function(path: Path, depth: int, seen: set[str], base: Path | None = None) 
                     seen.add(r.name)
                     entry.resume_fns.append(_function(r, depth + 1, seen, base))
         fn.entries.append(entry)
-    return fn
+
+
+def compiled_functions_problem(run_dir: Path) -> str | None:
+    """Why ``compiled_functions/`` is not indexed (absent, a link out of the run, unreadable), or None."""
+    try:
+        root = Path(run_dir) / COMPILED_FUNCTIONS_DIR
+        if not root.exists() and not root.is_symlink():
+            return "this run has no compiled_functions/"
+        if not is_inside(Path(run_dir), root):
+            return "refused: compiled_functions/ leads outside the run directory (a link)"
+        if not root.is_dir():
+            return "compiled_functions/ is not a directory"
+        os.listdir(root)
+    except (OSError, ValueError) as exc:
+        return f"cannot read compiled_functions/: {getattr(exc, 'strerror', None) or type(exc).__name__}"
+    return None
 
 
 def index_compiled_functions(run_dir: Path) -> list[Function]:
-    """All top-level functions of a run (empty when ``compiled_functions/`` is absent)."""
-    run_dir = Path(run_dir)
-    root = run_dir / "compiled_functions"
-    if not root.is_dir():
+    """All top-level functions of a run (empty when ``compiled_functions/`` is absent, is a link
+    out of the run, or cannot be read: :func:`compiled_functions_problem` says which). Never raises."""
+    try:
+        run_dir = Path(run_dir)
+        if compiled_functions_problem(run_dir) is not None:
+            return []
+        root = run_dir / COMPILED_FUNCTIONS_DIR
+        seen: set[str] = set()
+        base = run_dir.resolve()
+        return [_function(d, 0, seen, base) for d in sorted(_listdir(root, base)) if _is_dir(d)]
+    except Exception:
         return []
-    seen: set[str] = set()
-    base = run_dir.resolve()
-    return [_function(d, 0, seen, base) for d in sorted(_listdir(root, base)) if d.is_dir()]

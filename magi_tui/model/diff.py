@@ -3,13 +3,20 @@
 ``difflib.SequenceMatcher`` gives the opcodes; rows pair removed and added lines of a ``replace`` so
 the view can mark the changed parts inside a line (computed lazily per row, since only visible rows
 need them). Long unchanged stretches are folded to ``context`` lines around each change.
+
+:func:`read_side` reads one side for the diff: opened once, checked (inside the run, a regular file),
+read in a few block reads, each line bounded (a 1 GB one-line file costs a few KB), at most
+:data:`MAX_DIFF_LINES` lines; a problem comes back as text, never raised. Run it in a worker.
 """
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
+
+MAX_DIFF_LINES = 200_000
 
 
 @dataclass
@@ -110,3 +117,29 @@ def _eq(d: Diff, a: list[str], i: int, j: int) -> None:
     row = Row("equal", i + 1, a[i], j + 1, a[i])
     d.rows.append(row)
     d.unified.append(row)
+
+
+def read_side(path: Path | str, root: Path | str | None = None,
+              max_lines: int = MAX_DIFF_LINES) -> tuple[list[str], str | None]:
+    """``(lines, problem)``: one side of a diff, read once and bounded (see the module doc)."""
+    from magi_tui.model.textfile import TextFile
+
+    tf = TextFile(path, root=root)
+    try:
+        if tf.error:
+            return [], tf.error
+        return tf.all_lines(max_lines), None
+    finally:
+        tf.close()
+
+
+def diff_files(left: Path | str, right: Path | str, *, left_root: Path | str | None = None,
+               right_root: Path | str | None = None) -> tuple[Diff | None, str | None]:
+    """``(diff, None)`` of two files, or ``(None, problem)`` when a side cannot be read."""
+    a, pa = read_side(left, left_root)
+    if pa:
+        return None, pa
+    b, pb = read_side(right, right_root)
+    if pb:
+        return None, pb
+    return compute_diff(a, b), None

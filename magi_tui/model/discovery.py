@@ -34,8 +34,15 @@ class FoundRun:
     has_compiled_functions: bool
 
 
+def _isdir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # ENAMETOOLONG, ELOOP, EACCES, a name that cannot be encoded
+        return False
+
+
 def is_run_dir(path: Path) -> bool:
-    return any((path / m).is_dir() for m in MARKERS)
+    return any(_isdir(path / m) for m in MARKERS)
 
 
 def normalise(path: Path) -> Path:
@@ -43,7 +50,7 @@ def normalise(path: Path) -> Path:
     ``.../timeline_events/files/0013_x``, ``.../compiled_functions/forward/entry_0`` ..."""
     if path.name == TIMELINE_FILE and path.parent.name == TIMELINE_DIR:
         return path.parent.parent
-    if path.name in MARKERS and path.is_dir():
+    if path.name in MARKERS and _isdir(path):
         return path.parent
     for parent in list(path.parents)[:8]:  # deeper inside a run (compiled_functions trees nest deep)
         if parent.name in MARKERS and is_run_dir(parent.parent):
@@ -53,8 +60,11 @@ def normalise(path: Path) -> Path:
 
 def find_runs(path: str | os.PathLike[str], max_depth: int = MAX_DEPTH) -> list[FoundRun]:
     """Every run under ``path`` (the path itself included), in path order."""
-    root = normalise(Path(path))
-    if not root.is_dir():
+    try:
+        root = normalise(Path(path))
+    except (OSError, ValueError, TypeError):
+        return []
+    if not _isdir(root):
         return []
     found: list[FoundRun] = []
     queue: deque[tuple[Path, int]] = deque([(root, 0)])
@@ -65,7 +75,7 @@ def find_runs(path: str | os.PathLike[str], max_depth: int = MAX_DEPTH) -> list[
         try:
             with os.scandir(d) as it:
                 subdirs = [e for e in it if _is_dir(e)]
-        except OSError:
+        except (OSError, ValueError):
             continue
         names = {e.name for e in subdirs}
         if names & set(MARKERS):
@@ -85,5 +95,5 @@ def find_runs(path: str | os.PathLike[str], max_depth: int = MAX_DEPTH) -> list[
 def _is_dir(entry: os.DirEntry) -> bool:
     try:
         return entry.is_dir(follow_symlinks=False)
-    except OSError:
+    except (OSError, ValueError):
         return False

@@ -8,6 +8,7 @@ appear after the line (a live run), so nothing here caches a missing folder.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from magi_format import layout as fmt
@@ -27,15 +28,16 @@ def event_folder_name(ev: Event) -> str:
 
 
 def event_folder(run_dir: Path, ev: Event) -> Path | None:
-    """The event's folder path (whether or not it exists yet); None if its name is unsafe."""
-    if ev.index < 0:
-        return None
+    """The event's folder path (whether or not it exists yet); None if its name is unsafe (or cannot
+    be a path at all: a lone surrogate, a name longer than the file system allows)."""
     try:
+        if ev.index < 0:
+            return None
         parts = [fmt.TIMELINE_DIR, fmt.FILES_DIR, _one_name(event_folder_name(ev))]
         if ev.subgraph:
             parts.append(_one_name(ev.subgraph))
         return safe_join(run_dir, *parts)
-    except UnsafePath:
+    except (UnsafePath, ValueError, TypeError, OSError):
         return None
 
 
@@ -47,29 +49,53 @@ def event_folder_rel(ev: Event) -> str:
 def event_files(run_dir: Path, ev: Event) -> list[tuple[str, Path | None, str | None]]:
     """``(file name, path or None, problem or None)`` for each listed file plus ``attributes.json``.
 
-    A path is only returned when it is safe and exists; otherwise ``problem`` says why
-    ("not written yet", "refused: ...").
+    A path is only returned when it is safe and a regular file; otherwise ``problem`` says why
+    ("not written yet", "refused: ...", "a FIFO ..."). Never raises: whatever the event holds, the
+    detail pane gets a list.
     """
+    try:
+        return _event_files(run_dir, ev)
+    except Exception as exc:  # a hostile event must not take the app down
+        return [("?", None, f"cannot list files: {type(exc).__name__}")]
+
+
+def _event_files(run_dir: Path, ev: Event) -> list[tuple[str, Path | None, str | None]]:
     out: list[tuple[str, Path | None, str | None]] = []
     folder = event_folder(run_dir, ev)
-    names = list(ev.files)
+    names = [n if isinstance(n, str) else str(n) for n in (ev.files or ())]
     if names:
         names.append("attributes.json")
+    base: Path | None = None
     for name in names:
         if folder is None:
             out.append((name, None, "refused: unsafe event name"))
             continue
         try:
+            if base is None:
+                base = Path(run_dir).resolve()
             path = safe_join(folder, _one_name(name))
-            safe_join(run_dir, *path.relative_to(run_dir.resolve()).parts)
-        except (UnsafePath, ValueError) as exc:
+            safe_join(base, *path.relative_to(base).parts)
+        except (UnsafePath, ValueError, OSError) as exc:
             out.append((name, None, f"refused: {exc}"))
             continue
-        if path.is_file():
-            out.append((name, path, None))
-        else:
-            out.append((name, None, "not written (yet)"))
+        out.append((name, *_classify(path)))
     return out
+
+
+def _classify(path: Path) -> tuple[Path | None, str | None]:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None, "not written (yet)"
+    except (OSError, ValueError) as exc:
+        return None, f"cannot read: {getattr(exc, 'strerror', None) or type(exc).__name__}"
+    if stat.S_ISREG(st.st_mode):
+        return path, None
+    if stat.S_ISDIR(st.st_mode):
+        return None, "a directory, not a file: not shown"
+    if stat.S_ISFIFO(st.st_mode):
+        return None, "a FIFO (named pipe), not a file: not shown"
+    return None, "not a regular file: not shown"
 
 
 def list_event_folders(run_dir: Path) -> list[tuple[int, str, Path]]:

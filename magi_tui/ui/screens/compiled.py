@@ -1,5 +1,9 @@
 """The compiled_functions browser: functions -> entries (newest first) -> guards / decompiled code /
-compiled fns / resume fns, with the chosen file on the right (overview.md rendered as Markdown)."""
+compiled fns / resume fns, with the chosen file on the right (overview.md rendered as Markdown).
+
+Files are indexed and read by the model (:mod:`magi_tui.model.compiled_functions`,
+:mod:`magi_tui.model.files`) in thread workers: nothing outside the run directory is listed or shown
+(a link out of it, a FIFO or a device is named and refused), and Markdown links are not followed."""
 
 from __future__ import annotations
 
@@ -15,12 +19,14 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Markdown, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from magi_tui.model.compiled_functions import CompiledFn, Entry, Function, index_compiled_functions
+from magi_tui.model import files
+from magi_tui.model.compiled_functions import (CompiledFn, Entry, Function, compiled_functions_problem,
+                                               index_compiled_functions)
 from magi_tui.ui.keys import TREE_VIM_KEYS
 from magi_format.text import literal
 from magi_tui.ui.widgets.file_view import FileView
 
-MAX_MARKDOWN_BYTES = 200_000
+MAX_MARKDOWN_BYTES = files.MAX_MARKDOWN_BYTES
 
 
 class CFTree(Tree[Any]):
@@ -51,7 +57,7 @@ class CompiledFunctionsScreen(Screen):
             with ContentSwitcher(id="cf-right", initial="cf-file"):
                 yield FileView(id="cf-file")
                 with VerticalScroll(id="cf-md-scroll"):
-                    yield Markdown(id="cf-md")
+                    yield Markdown(id="cf-md", open_links=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -62,8 +68,9 @@ class CompiledFunctionsScreen(Screen):
 
     @work(thread=True, exclusive=True)
     def _index(self) -> None:
-        fns = index_compiled_functions(self.run_path)
-        self.app.call_from_thread(self._build, fns)
+        problem = compiled_functions_problem(self.run_path)
+        fns = index_compiled_functions(self.run_path) if problem is None else []
+        self.app.call_from_thread(self._build, fns, problem)
 
     def _leaf(self, parent: TreeNode, label: str, path: Path | None, style: str = "") -> None:
         if path is None:
@@ -77,6 +84,8 @@ class CompiledFunctionsScreen(Screen):
             label.append("  (shown elsewhere)", style="dim")
         if fn.truncated:
             label.append("  (deeper levels not indexed)", style="dim")
+        if fn.problem:
+            label.append(f"  ({literal(fn.problem, 80)})", style="red")
         node = parent.add(label, fn.overview, expand=expand)
         self._leaf(node, "overview.md", fn.overview)
         self._leaf(node, "decompiled_code.py (original)", fn.decompiled)
@@ -117,10 +126,12 @@ class CompiledFunctionsScreen(Screen):
             for f in files:
                 self._leaf(sub, f.name, f)
 
-    def _build(self, fns: list[Function]) -> None:
+    def _build(self, fns: list[Function], problem: str | None = None) -> None:
         tree = self.query_one(CFTree)
         tree.clear()
-        if not fns:
+        if problem:
+            tree.root.add_leaf(Text(literal(problem), style="red"))
+        elif not fns:
             tree.root.add_leaf(Text("compiled_functions/ is empty", style="dim"))
         for fn in fns:
             self._add_function(tree.root, fn, expand=len(fns) <= 3)
@@ -133,18 +144,33 @@ class CompiledFunctionsScreen(Screen):
 
     def _open(self, path: Path) -> None:
         self.current = path
-        switcher = self.query_one("#cf-right", ContentSwitcher)
-        try:
-            size = path.stat().st_size
-        except OSError:
-            size = 0
-        if path.suffix == ".md" and size <= MAX_MARKDOWN_BYTES:
-            switcher.current = "cf-md-scroll"
-            # overview.md links are relative; the Markdown widget shows them as text we do not follow
-            self.query_one("#cf-md", Markdown).update(path.read_text(encoding="utf-8", errors="replace"))
+        if path.suffix == ".md":
+            self._load_markdown(path)
         else:
-            switcher.current = "cf-file"
-            self.query_one("#cf-file", FileView).open_path(path)
+            self._show_file(path)
+
+    def _show_file(self, path: Path) -> None:
+        self.query_one("#cf-right", ContentSwitcher).current = "cf-file"
+        self.query_one("#cf-file", FileView).open_path(path, root=self.run_path)
+
+    @work(thread=True, exclusive=True, group="cf-markdown")
+    def _load_markdown(self, path: Path) -> None:
+        text, problem = files.markdown_text(path, self.run_path, MAX_MARKDOWN_BYTES)
+        self.app.call_from_thread(self._show_markdown, path, text, problem)
+
+    def _show_markdown(self, path: Path, text: str | None, problem: str | None) -> None:
+        if path != self.current:
+            return
+        if text is None:  # too big for Markdown, or refused: the file view shows it or says why
+            if problem:
+                self.query_one("#cf-right", ContentSwitcher).current = "cf-file"
+                self.query_one("#cf-file", FileView).show_message(problem)
+            else:
+                self._show_file(path)
+            return
+        self.query_one("#cf-right", ContentSwitcher).current = "cf-md-scroll"
+        # overview.md links are relative; the Markdown widget shows them as text we do not follow
+        self.query_one("#cf-md", Markdown).update(text)
 
     def action_focus_other(self) -> None:
         if self.query_one(CFTree).has_focus:
@@ -155,15 +181,24 @@ class CompiledFunctionsScreen(Screen):
     def _ref(self):
         if self.current is None:
             return None
-        rel = self.current.relative_to(self.run_path)
-        return _PathRef(str(rel), self.current)
+        problem = files.check(self.current, self.run_path)  # a refused file is never marked / diffed
+        if problem is not None:
+            self.notify(literal(problem, 200), severity="warning")
+            return None
+        try:
+            rel = str(self.current.relative_to(self.run_path))
+        except ValueError:
+            rel = self.current.name
+        return _PathRef(rel, self.current)
 
     def action_mark(self) -> None:
         from magi_tui.ui.app import Mark
 
+        if self.current is None:
+            self.notify("Select a file to mark.", severity="warning")
+            return
         ref = self._ref()
         if ref is None:
-            self.notify("Select a file to mark.", severity="warning")
             return
         self.app.mark = Mark(self.run_path, ref)
         self.notify(f"marked {literal(ref.title, 70)}")

@@ -5,11 +5,15 @@ Line API (toolong style): only the rows on screen are read (``TextFile``: an off
 multi-line string that started a little above still gets its colour without lexing the whole file.
 The lexer is chosen by extension, never guessed from content. ``/`` searches, ``n``/``N`` step.
 Text is shown literally: tabs expanded, control characters (ANSI escapes) made visible.
+
+The widget never opens, stats or parses a file itself: :mod:`magi_tui.model.files` does (inside the
+run, regular files only, bounded lines, pretty JSON). A small file is opened at once (one bounded
+read); a bigger one is indexed in a thread worker, and searches run in a worker too, so a huge file
+never blocks the event loop.
 """
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,7 @@ from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -26,13 +31,14 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input
 
+from magi_tui.model import files
 from magi_tui.model.textfile import TextFile
 from magi_format.text import literal
 
 WINDOW = 200            # lines lexed together
 MAX_WINDOWS = 24        # cached windows
-THREAD_INDEX_BYTES = 2 << 20
-PRETTY_JSON_BYTES = 2 << 20
+#: files up to this size are opened on the spot (one bounded read); bigger ones in a worker
+THREAD_INDEX_BYTES = 1 << 20
 LEXERS = {".py": "python", ".json": "json", ".pyi": "python"}
 
 
@@ -72,7 +78,14 @@ class FileLines(ScrollView, can_focus=True):
         self._windows: OrderedDict[int, list[Text]] = OrderedDict()
         self._width = 0
 
+    def _drop_file(self) -> None:
+        old, self.file = self.file, None
+        if old is not None:
+            old.close()
+
     def set_file(self, tf: TextFile, lexer: str | None) -> None:
+        if tf is not self.file:
+            self._drop_file()
         self.file = tf
         self.lexer = lexer
         self.message = None
@@ -86,7 +99,7 @@ class FileLines(ScrollView, can_focus=True):
         self.refresh()
 
     def set_message(self, text: str | Text) -> None:
-        self.file = None
+        self._drop_file()
         self.message = text if isinstance(text, Text) else Text(literal(text))
         self.virtual_size = Size(10, 1)
         self.scroll_to(0, 0, animate=False)
@@ -170,6 +183,8 @@ class FileView(Vertical):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.path: Path | None = None
+        self.root: Path | None = None
+        self._token = 0  # which open_path a worker's result belongs to
 
     def compose(self) -> ComposeResult:
         yield FileLines()
@@ -180,50 +195,49 @@ class FileView(Vertical):
         return self.query_one(FileLines)
 
     # -- public --------------------------------------------------------------------------------
-    def open_path(self, path: Path) -> None:
-        """Show ``path`` (big files are indexed in a thread; the view says so meanwhile)."""
-        if path == self.path and self.lines.file is not None:
+    def open_path(self, path: Path, root: Path | None = None) -> None:
+        """Show ``path``; with ``root``, only if it is inside that run directory. A big file is
+        indexed in a thread (the view says so meanwhile); any problem is shown as a message."""
+        if path == self.path and root == self.root and self.lines.file is not None:
             return
         self.path = path
-        try:
-            size = path.stat().st_size
-        except OSError as exc:
-            self.lines.set_message(f"cannot read {path.name}: {exc.strerror or exc}")
+        self.root = root
+        self._token += 1
+        tf = files.open_small_for_view(path, root, THREAD_INDEX_BYTES)
+        if tf is not None:
+            self._show(tf, path)
             return
-        if path.suffix == ".json" and size <= PRETTY_JSON_BYTES:
-            self._show(self._pretty_json(path), path)
-        elif size > THREAD_INDEX_BYTES:
-            self.lines.set_message(f"indexing {path.name} ({size / 1e6:.1f} MB)…")
-            self._index_in_thread(path)
-        else:
-            self._show(TextFile(path), path)
+        self.lines.set_message(f"indexing {files.display_name(path)}…")
+        self._index_in_thread(path, root, self._token)
 
     def show_message(self, text: str | Text) -> None:
         self.path = None
+        self._token += 1
         self.lines.set_message(text)
 
-    @staticmethod
-    def _pretty_json(path: Path) -> TextFile:
-        try:
-            obj = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-            return TextFile.from_text(path.name, json.dumps(obj, indent=2, ensure_ascii=False))
-        except ValueError:
-            return TextFile(path)
-
     @work(thread=True, exclusive=True, group="file-index")
-    def _index_in_thread(self, path: Path) -> None:
-        tf = TextFile(path)
-        self.app.call_from_thread(self._show_if_current, tf, path)
+    def _index_in_thread(self, path: Path, root: Path | None, token: int) -> None:
+        worker = get_current_worker()
+        tf = files.open_for_view(path, root, cancelled=lambda: worker.is_cancelled)
+        if worker.is_cancelled:
+            tf.close()
+            return
+        self.app.call_from_thread(self._show_if_current, tf, path, token)
 
-    def _show_if_current(self, tf: TextFile, path: Path) -> None:
-        if path == self.path:
+    def _show_if_current(self, tf: TextFile, path: Path, token: int) -> None:
+        if token == self._token:
             self._show(tf, path)
+        else:
+            tf.close()
 
     def _show(self, tf: TextFile, path: Path) -> None:
         if tf.error:
             self.lines.set_message(tf.error)
+            tf.close()
             return
         self.lines.set_file(tf, LEXERS.get(path.suffix.lower()))
+        if tf.notice:
+            self.app.notify(literal(tf.notice), timeout=4)
 
     # -- search --------------------------------------------------------------------------------
     def action_search(self) -> None:
@@ -257,9 +271,22 @@ class FileView(Vertical):
         start = lines.current_line
         if from_top and start < 0:
             start = lines.scroll_offset.y - 1
-        hit = lines.file.search(lines.needle, start, forward=direction > 0)
+        self._search(lines.file, lines.needle, start, direction, self._token)
+
+    @work(thread=True, exclusive=True, group="file-search")
+    def _search(self, tf: TextFile, needle: str, start: int, direction: int, token: int) -> None:
+        worker = get_current_worker()
+        hit = tf.search(needle, start, forward=direction > 0, cancelled=lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._found, tf, needle, start, direction, hit, token)
+
+    def _found(self, tf: TextFile, needle: str, start: int, direction: int, hit: int | None,
+               token: int) -> None:
+        lines = self.lines
+        if token != self._token or lines.file is not tf:
+            return  # another file is shown now
         if hit is None:
-            self.app.notify(f"not found: {literal(lines.needle, 60)}", severity="warning", timeout=3)
+            self.app.notify(f"not found: {literal(needle, 60)}", severity="warning", timeout=3)
             lines.refresh()
             return
         if (direction > 0 and hit <= start) or (direction < 0 and hit >= start):
