@@ -15,12 +15,7 @@ os.environ.pop("TEXTUAL_THEME", None)
 os.environ["TZ"] = "UTC"
 time.tzset()
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("MAGI_SHARED", ROOT.parent / "shared"))
-FIXTURES = SHARED / "fixtures" / "magi_depyf"
-TRANSFORMER = FIXTURES / "transformer" / "magi_depyf"
-COLD = TRANSFORMER / "run_20261122_111900" / "model_1_TwoLayerTransformer_rank_0"
-WARM = TRANSFORMER / "run_20261122_112002" / "model_1_TwoLayerTransformer_rank_0"
+from tests.support.paths import FIXTURES
 
 
 def pytest_collection_modifyitems(config, items):

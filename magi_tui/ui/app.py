@@ -1,20 +1,22 @@
-"""The magi-tui app: decides the first screen, holds the cross-run mark, offers every action in the
-command palette, and applies colour settings (``--ansi`` / ``NO_COLOR``)."""
+"""The magi-tui app: decides the first screen, holds the cross-run mark, offers the actions of the
+screen on top in the command palette (from :mod:`magi_tui.ui.actions`), applies the user's keymap
+and colour settings (``--ansi`` / ``NO_COLOR``)."""
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 
-from magi_tui.model.discovery import find_runs, normalise
 from magi_format.text import literal
+from magi_tui.model.discovery import find_runs, normalise
+from magi_tui.ui.actions import bindings, display_keys, keymap_path, load_keymap, palette_acts
 
 
 @dataclass
@@ -29,8 +31,11 @@ class Mark:
         return f"{self.run_path.name}: {self.ref.title}"
 
 
+_NUMBER = re.compile(r"^\s*#?\s*(\d{1,9})\s*$")
+
+
 class EventJumpProvider(Provider):
-    """Palette: jump to any event of the open run by name or index."""
+    """Palette: jump to any event of the open run by number (``13``, ``#0013``) or by name."""
 
     async def search(self, query: str) -> Hits:
         from magi_tui.ui.screens.run import RunScreen
@@ -38,6 +43,14 @@ class EventJumpProvider(Provider):
         screen = self.screen
         if not isinstance(screen, RunScreen):
             return
+        m = _NUMBER.match(query)
+        if m is not None:  # an event number: that event first (one per session that has it)
+            n = int(m.group(1))
+            for ev in screen.run.events:
+                if ev.index == n:
+                    text = f"#{ev.index:04d} {ev.name}"
+                    yield Hit(1.0, literal(text), partial(screen.jump_to, ev),
+                              help=f"jump to event {n}" + (f" (session {ev.session})" if ev.session else ""))
         matcher = self.matcher(query)
         shown = 0
         for ev in screen.run.events:
@@ -56,14 +69,10 @@ class MagiApp(App):
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {EventJumpProvider}
     ENABLE_COMMAND_PALETTE = True
-    BINDINGS = [
-        Binding("question_mark", "help", "Help", id="help"),
-        Binding("ctrl+q", "quit", "Quit", show=False, id="quit"),
-        Binding("N", "switch_newest", "Newest run", show=False, id="newest"),
-    ]
+    BINDINGS = bindings("app")
 
     def __init__(self, path: Path, *, live: bool = False, ansi: bool = False,
-                 command: list[str] | None = None, **kwargs: Any) -> None:
+                 command: list[str] | None = None, keymap: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.path = Path(path)
         self.live = live
@@ -71,10 +80,17 @@ class MagiApp(App):
         self.mark: Mark | None = None
         if ansi or os.environ.get("MAGI_TUI_ANSI"):
             self.theme = "ansi-dark"
+        self.keymap_file = keymap_path(keymap)
+        self.user_keymap, self.keymap_problems = load_keymap(self.keymap_file)
+        if self.user_keymap:
+            self.set_keymap(self.user_keymap)
 
     def on_mount(self) -> None:
         from magi_tui.ui.screens.run import RunScreen
         from magi_tui.ui.screens.runs import RunsScreen
+
+        for problem in self.keymap_problems:
+            self.notify(literal(problem), severity="warning", timeout=10)
 
         if self.command is not None or self.live:
             from magi_tui.ui.live import start_live_app
@@ -83,9 +99,7 @@ class MagiApp(App):
             return
         path = normalise(self.path)
         runs = find_runs(path)
-        if len(runs) == 1 and runs[0].path.resolve() == path.resolve():
-            self.push_screen(RunScreen(runs[0].path))
-        elif len(runs) == 1:
+        if len(runs) == 1:
             self.push_screen(RunScreen(runs[0].path))
         else:
             self.push_screen(RunsScreen(path))
@@ -115,21 +129,11 @@ class MagiApp(App):
 
     def get_system_commands(self, screen: Any):
         yield from super().get_system_commands(screen)
-        actions = [
-            ("First failure", "Jump to the first failed event", "first_failure"),
-            ("Next failure", "Step to the next failed event", "step_failure(1)"),
-            ("Previous failure", "Step to the previous failed event", "step_failure(-1)"),
-            ("Triage panel", "Show or hide the triage panel", "toggle_triage"),
-            ("Timeline", "Toggle the flat timeline", "toggle_timeline"),
-            ("Diff", "Diff with the paired before (or with the mark)", "diff"),
-            ("Mark", "Mark the current event/file for a diff", "mark"),
-            ("Compiled functions", "Browse compiled_functions/", "compiled_functions"),
-            ("Search in file", "Search the open file", "search"),
-            ("Follow", "Toggle follow mode (live)", "toggle_follow"),
-            ("Help", "Every key", "help"),
-        ]
-        for title, help_text, action in actions:
-            name = action.split("(")[0]
-            target = screen if hasattr(screen, f"action_{name}") else (self if hasattr(self, f"action_{name}") else None)
-            if target is not None:
-                yield SystemCommand(title, help_text, partial(target.run_action, action))
+        scopes = set(getattr(screen, "ACTION_SCOPES", ())) | {"app"}
+        for a in palette_acts(scopes):
+            action = a.action
+            target: Any = self if action.startswith("app.") else screen
+            action = action.removeprefix("app.")
+            if hasattr(target, f"action_{action.split('(')[0]}"):
+                keys = display_keys(self.user_keymap.get(a.id, a.keys))
+                yield SystemCommand(f"{a.title}  ({keys})", a.help, partial(target.run_action, action))

@@ -1,13 +1,7 @@
-"""Key bindings shared by several widgets (vim-style movement for trees)."""
+"""Deprecated: vim keys now come from :mod:`magi_tui.ui.actions` (kept until every widget uses it)."""
 
 from __future__ import annotations
 
-from textual.binding import Binding
+from magi_tui.ui.actions import vim_bindings
 
-#: j/k/g/G on a Tree: every tree in the app moves the same way
-TREE_VIM_KEYS = [
-    Binding("j", "cursor_down", "Down", show=False),
-    Binding("k", "cursor_up", "Up", show=False),
-    Binding("g", "scroll_home", "Top", show=False),
-    Binding("G", "scroll_end", "Bottom", show=False),
-]
+TREE_VIM_KEYS = vim_bindings(down="cursor_down", up="cursor_up", top="scroll_home", bottom="scroll_end")

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.conftest import COLD, FIXTURES
+from tests.support.paths import COLD, FIXTURES
 from tests.e2e.tmux import MAGI, Tmux
 
 pytestmark = [

@@ -8,20 +8,6 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from textual.pilot import Pilot
-
-
-async def wait_for(pilot: Pilot, cond, timeout: float = 8.0, what: str = "condition") -> None:
-    """Poll ``cond()`` while letting the app run; fail with ``what`` after ``timeout`` s."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            if cond():
-                return
-        except Exception:  # the screen may be changing under us
-            pass
-        await pilot.pause(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def run_dir(root: Path, stamp: str = "20261122_120000", label: str = "demo", rank: int = 0) -> Path:

@@ -11,31 +11,10 @@ from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.screens.waiting import WaitingScreen
 from magi_tui.ui.widgets.detail import EventDetail
 from magi_tui.ui.widgets.event_tree import EventTree
-from tests.live.livekit import TimelineWriter, run_dir, wait_for
+from tests.live.livekit import TimelineWriter, run_dir
+from tests.support.pilot import notes, run_screen, tree_labels, wait_for
 
 SIZE = (120, 36)
-
-
-def notes(app) -> list[str]:
-    return [str(n.message) for n in app._notifications]
-
-
-def run_screen(app) -> RunScreen | None:
-    s = app.screen
-    return s if isinstance(s, RunScreen) else None
-
-
-def tree_labels(screen: RunScreen) -> str:
-    tree = screen.query_one(EventTree)
-    out = []
-
-    def walk(node):
-        for child in node.children:
-            out.append(str(child.label))
-            walk(child)
-
-    walk(tree.root)
-    return "\n".join(out)
 
 
 async def open_live(pilot, writer: TimelineWriter) -> RunScreen:

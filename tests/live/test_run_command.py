@@ -14,8 +14,8 @@ from magi_tui.ui.process import ProgramRunner, clean_line, tracer_command
 from magi_tui.ui.screens.command import CommandRunScreen
 from magi_tui.ui.screens.waiting import WaitingScreen
 from magi_tui.ui.widgets.process_log import ProcessLog
-from tests.live.livekit import pid_alive, wait_for, write_fake_tracer
-from tests.live.test_attach import notes, tree_labels
+from tests.live.livekit import pid_alive, write_fake_tracer
+from tests.support.pilot import notes, tree_labels, wait_for
 
 SIZE = (120, 36)
 

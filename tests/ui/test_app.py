@@ -13,46 +13,10 @@ from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.screens.runs import RunsScreen
 from magi_tui.ui.widgets.event_tree import EventTree
 from magi_tui.ui.widgets.triage_panel import TriagePanel
-from tests.conftest import COLD, TRANSFORMER, WARM
+from tests.support.paths import COLD, TRANSFORMER, WARM
+from tests.support.pilot import find_event, loaded_run_screen, screen_text, selected_event, wait_for
 
 pytestmark = pytest.mark.usefixtures("fixtures_dir")
-
-
-async def wait_for(pilot, cond, timeout: float = 10.0) -> None:
-    import time
-
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not met in time")
-
-
-async def loaded_run_screen(pilot) -> RunScreen:
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, RunScreen) and pilot.app.screen.loaded)
-    return pilot.app.screen
-
-
-def screen_text(app) -> str:
-    """What the terminal shows, as plain text."""
-    import io
-
-    from rich.console import Console
-
-    w, h = app.size
-    con = Console(file=io.StringIO(), width=w, height=h, color_system=None, force_terminal=False)
-    con.print(app.screen._compositor.render_update(full=True))
-    return con.file.getvalue()
-
-
-def selected_event(screen: RunScreen):
-    node = screen.query_one(EventTree).cursor_node
-    return node.data.obj if node is not None and node.data is not None else None
-
-
-def find_event(screen: RunScreen, name: str, nth: int = 0):
-    return [e for e in screen.run.events if e.name == name][nth]
 
 
 async def test_f_selects_first_failure_on_cold_transformer():

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from magi_tui.ui.actions import act
 from magi_tui.ui.app import MagiApp
 from magi_tui.ui.screens.compiled import CFTree, CompiledFunctionsScreen
 from magi_tui.ui.screens.help import HelpScreen
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.screens.runs import RunsScreen, RunsTable
 from magi_tui.ui.widgets.timeline_view import TimelineView
-from tests.conftest import COLD, FIXTURES
-from tests.ui.test_app import loaded_run_screen, screen_text, selected_event, wait_for
+from tests.support.paths import COLD, FIXTURES
+from tests.support.pilot import loaded_run_screen, screen_text, selected_event, wait_for
 
 pytestmark = pytest.mark.usefixtures("fixtures_dir")
 
@@ -43,10 +44,13 @@ async def test_help_lists_the_keys_of_the_screen():
         await loaded_run_screen(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        await wait_for(pilot, lambda: "First failure" in screen_text(app))
+        await wait_for(pilot, lambda: "Jump to the first failed event" in screen_text(app))
         text = screen_text(app)
-        for word in ("First failure", "Triage", "Timeline", "Diff", "Mark", "Compiled fns", "palette"):
-            assert word in text
+        for act_id in ("first_failure", "timeline", "mark", "compiled", "back"):
+            a = act(act_id)
+            assert f"{a.display_keys} " in text and a.help[:40] in text, a
+        await pilot.press("G")  # the help scrolls: the keys that work everywhere are at the end
+        await wait_for(pilot, lambda: "command palette" in screen_text(app))
         await pilot.press("escape")
         assert isinstance(app.screen, RunScreen)
 

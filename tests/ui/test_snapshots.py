@@ -11,7 +11,7 @@ import pytest
 from magi_tui.ui.app import MagiApp
 from magi_tui.ui.screens.diff import DiffScreen
 from magi_tui.ui.screens.run import RunScreen
-from tests.conftest import COLD
+from tests.support.paths import COLD
 
 pytestmark = pytest.mark.usefixtures("fixtures_dir")
 

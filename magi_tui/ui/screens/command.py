@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from textual.actions import SkipAction
-from textual.binding import Binding
 from textual.widgets import Footer, Input, Static
 
 from magi_tui.ui.process import ProgramRunner
+from magi_tui.ui.actions import bindings
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.widgets.process_log import ProcessLog
 
@@ -37,10 +37,8 @@ async def stop_program(screen, runner: ProgramRunner | None) -> None:
 class CommandRunScreen(RunScreen):
     """The program's run, live, with its output (``l``)."""
 
-    BINDINGS = [
-        Binding("l", "toggle_log", "Program log", id="program_log", priority=True),
-        Binding("ctrl+c", "stop_program", "Stop program", id="stop_program", priority=True),
-    ]
+    BINDINGS = bindings("program")
+    ACTION_SCOPES = ("run", "program")
 
     def __init__(self, run_path: Path, runner: ProgramRunner, **kwargs: Any) -> None:
         super().__init__(run_path, live=True, **kwargs)
@@ -70,6 +68,8 @@ class CommandRunScreen(RunScreen):
 
                 poll(self)  # the last events before the exit code
                 flush(self)
+            if kind in ("exit", "signal") and self.runner.returncode is not None:
+                self.stop_live()  # the program ended: nothing more will be written
             self._update_title()
             self.refresh_bindings()
 

@@ -12,16 +12,30 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from magi_tui.ui.actions import CATALOGUE, VIM, act, binding, display_keys, vim_bindings
+
+CATALOGUE_IDS = frozenset(a.id for a in CATALOGUE)
+
 GLOBAL_KEYS = [
-    ("?", "this help"), ("ctrl+p", "command palette (every action, jump to an event)"),
-    ("q / esc", "back (quit on the first screen)"), ("ctrl+q", "quit"),
-    ("tab / shift+tab", "move focus between panes"), ("↑↓ j k", "move"), ("g / G", "top / bottom"),
+    ("?", "this help"), ("ctrl+p", "command palette (every action of this screen; type 13 or #0013 to jump "
+                                    "to an event)"),
+    ("esc", "back (closes a pane, then the screen; never quits)"), ("q", "close the screen (quit on the first)"),
+    ("ctrl+q", "quit"), ("tab / shift+tab", "move focus between panes"),
+    (f"↑↓ {VIM['down']} {VIM['up']}", "move"), (f"{VIM['top']} / {VIM['bottom']}", "top / bottom"),
     ("enter", "open / select"),
 ]
 
 
+class HelpBody(VerticalScroll):
+    """The scrolling help text: j/k/g/G like everywhere else."""
+
+    BINDINGS = vim_bindings(down="scroll_down", up="scroll_up", top="scroll_home", bottom="scroll_end")
+
+
 def describe_keys(screen: Any) -> list[tuple[str, list[tuple[str, str]]]]:
-    """(section, [(keys, description)]) from the bindings of the screen and its widgets."""
+    """(section, [(keys, description)]) from the bindings of the screen and its widgets (all of them
+    built from the action catalogue), with the user's keymap applied."""
+    keymap = getattr(screen.app, "user_keymap", {}) if screen.is_attached else {}
     sections: list[tuple[str, list[tuple[str, str]]]] = []
     seen: set[str] = set()
 
@@ -30,13 +44,13 @@ def describe_keys(screen: Any) -> list[tuple[str, list[tuple[str, str]]]]:
         for b in bindings:
             if not isinstance(b, Binding) or not b.description:
                 continue
-            key = b.key_display or b.key.replace("slash", "/").replace("right_square_bracket", "]") \
-                .replace("left_square_bracket", "[").replace(",", " / ")
+            keys = keymap.get(b.id, b.key) if b.id else b.key
+            key = b.key_display or display_keys(keys)
             sig = f"{title}:{key}"
             if sig in seen:
                 continue
             seen.add(sig)
-            rows.append((key, b.description))
+            rows.append((key, act(b.id).help if b.id in CATALOGUE_IDS else b.description))
         if rows:
             sections.append((title, rows))
 
@@ -53,7 +67,7 @@ def describe_keys(screen: Any) -> list[tuple[str, list[tuple[str, str]]]]:
 
 
 class HelpScreen(ModalScreen):
-    BINDINGS = [Binding("escape,q,question_mark", "app.pop_screen", "Close")]
+    BINDINGS = [binding("help_close")]
 
     def __init__(self, under: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -68,6 +82,9 @@ class HelpScreen(ModalScreen):
             for key, desc in rows:
                 table.add_row(Text(key), Text(desc))
             table.add_row("", "")
-        with VerticalScroll(id="help-box"):
+        with HelpBody(id="help-box"):
             yield Static(Text("Keys  (esc closes)", style="bold"))
             yield Static(table)
+
+    def on_mount(self) -> None:
+        self.query_one(HelpBody).focus()

@@ -14,14 +14,15 @@ from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Static
+from textual.widgets import ContentSwitcher, Static
 
+from magi_format.text import literal
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel, RunUpdate
-from magi_format.text import literal
+from magi_tui.ui.actions import bindings
+from magi_tui.ui.widgets.footer import MagiFooter
 from magi_tui.ui.widgets.detail import EventDetail, FileRef, graph_file
 from magi_tui.ui.widgets.event_tree import EventTree
 from magi_tui.ui.widgets.timeline_view import TimelineView
@@ -36,20 +37,8 @@ SLICE_S = 0.005        # read for at most this long, then let the UI breathe (ke
 class RunScreen(Screen):
     """One run directory."""
 
-    BINDINGS = [
-        Binding("escape,q", "back", "Back", id="back"),
-        Binding("f", "first_failure", "First failure", id="first_failure"),
-        Binding("T", "toggle_triage", "Triage", id="triage"),
-        Binding("t", "toggle_timeline", "Timeline", id="timeline"),
-        Binding("d", "diff", "Diff", id="diff"),
-        Binding("m", "mark", "Mark", id="mark"),
-        Binding("c", "compiled_functions", "Compiled fns", id="compiled"),
-        Binding("n", "step_failure(1)", "Next failure", id="next_failure", show=False),
-        Binding("p", "step_failure(-1)", "Prev failure", id="prev_failure", show=False),
-        Binding("slash", "search", "Search file", id="search"),
-        Binding("F", "toggle_follow", "Follow", id="follow", show=False),
-        Binding("o", "focus_other", "Other pane", id="other_pane", show=False),
-    ]
+    BINDINGS = bindings("run")
+    ACTION_SCOPES = ("run",)
 
     def __init__(self, run_path: Path, *, live: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -75,7 +64,7 @@ class RunScreen(Screen):
             with ContentSwitcher(id="right", initial="detail"):
                 yield EventDetail(self.run, id="detail")
                 yield TriagePanel(self.run, id="triage")
-        yield Footer()
+        yield MagiFooter()
 
     def on_mount(self) -> None:
         self._update_title()
@@ -93,9 +82,9 @@ class RunScreen(Screen):
         t = Text(end="")
         t.append(" magi-tui ", style="bold reverse")
         t.append(" " + literal(r.path.name), style="bold")
-        status = r.status if (self.loaded or not self.live) else r.status
+        status = r.status
         if self.live:
-            t.append("  ● LIVE" if not self.loaded or self.live else "", style="bold green")
+            t.append("  ● LIVE", style="bold green")
         if getattr(self, "live_note", ""):  # set by magi_tui.ui.live (e.g. the run was deleted)
             t.append(f"  {self.live_note}", style="bold yellow")
         style = {"failed": "bold red", "recovered": "yellow", "ok": "green", "empty": "dim"}.get(status, "cyan")
@@ -275,10 +264,34 @@ class RunScreen(Screen):
 
     # -- actions -------------------------------------------------------------------------------
     def action_back(self) -> None:
+        """Esc: close what is open on this screen (timeline, triage, focus in the right pane), then
+        the screen itself. Never quits: on the first screen it says how to."""
+        left = self.query_one("#left", ContentSwitcher)
+        right = self.query_one("#right", ContentSwitcher)
+        if left.current == "timeline":
+            self.action_toggle_timeline()
+        elif right.current == "triage":
+            self.action_toggle_triage()
+        elif right.visible_content is not None and right.visible_content.has_focus_within:
+            left.visible_content.focus()
+        elif len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.notify("This is the first screen: q quits (ctrl+q from anywhere).", timeout=3)
+
+    def action_close(self) -> None:
+        """q: close this screen; quit on the first one."""
         if len(self.app.screen_stack) > 2:
             self.app.pop_screen()
         else:
             self.app.exit()
+
+    def stop_live(self) -> None:
+        """The run is no longer written (its program ended): drop LIVE and follow mode."""
+        self.live = False
+        self.follow = False
+        self.query_one(TimelineView).follow = False
+        self._update_title()
 
     def action_first_failure(self) -> None:
         ff = self.run.triage.first_failure
@@ -331,6 +344,11 @@ class RunScreen(Screen):
             self.query_one("#left", ContentSwitcher).visible_content.focus()
 
     def action_toggle_follow(self) -> None:
+        if not self.live:
+            self.follow = False
+            self.notify("F follows a run while it is written; this run is not live "
+                        "(open it with magi-tui attach to follow it).", timeout=4)
+            return
         self.follow = not self.follow
         self.query_one(TimelineView).follow = self.follow
         self.notify(f"follow {'on: the newest event is selected as it arrives' if self.follow else 'off'}")

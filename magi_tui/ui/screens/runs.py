@@ -12,14 +12,15 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
+from magi_format.text import literal
 from magi_tui.model.discovery import find_runs
 from magi_tui.model.report import fmt_duration, fmt_time, run_label
 from magi_tui.model.run import RunModel
-from magi_format.text import literal
+from magi_tui.ui.actions import bindings, vim_bindings
+from magi_tui.ui.widgets.footer import MagiFooter
 
 STATUS_STYLE = {"failed": "bold red", "recovered": "yellow", "ok": "green", "incomplete": "cyan",
                 "empty": "dim", "live": "bold green"}
@@ -27,12 +28,7 @@ COLUMNS = ("started", "label", "rank", "events", "failures", "status", "duration
 
 
 class RunsTable(DataTable):
-    BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("g", "scroll_top", "Top", show=False),
-        Binding("G", "scroll_bottom", "Bottom", show=False),
-    ]
+    BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="scroll_top", bottom="scroll_bottom")
 
     def on_key(self, event) -> None:
         """Typing a printable character starts filtering (no need to reach for /)."""
@@ -46,12 +42,8 @@ class RunsTable(DataTable):
 
 
 class RunsScreen(Screen):
-    BINDINGS = [
-        Binding("escape,q", "back", "Quit", id="back"),
-        Binding("slash", "filter", "Filter", id="filter"),
-        Binding("s", "sort", "Sort", id="sort"),
-        Binding("r", "reload", "Reload", id="reload"),
-    ]
+    BINDINGS = bindings("runs")
+    ACTION_SCOPES = ("runs",)
 
     def __init__(self, root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -67,7 +59,7 @@ class RunsScreen(Screen):
         yield Input(placeholder="type to filter by label, path or status", id="runs-filter")
         yield RunsTable(id="runs-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="runs-status")
-        yield Footer()
+        yield MagiFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(RunsTable)
@@ -142,7 +134,7 @@ class RunsScreen(Screen):
                 Text(str(r["failures"]), justify="right", style="red" if r["failures"] else ""),
                 Text(literal(status, 30), style=STATUS_STYLE.get(status, "")),
                 Text(fmt_duration(r["duration"]), justify="right"),
-                Text(literal(r["path"]), style="dim"),
+                Text(literal(self._shown_path(r["path"])), style="dim"),
                 key=r["path"],
             )
         if current is not None:
@@ -150,6 +142,17 @@ class RunsScreen(Screen):
                 table.move_cursor(row=table.get_row_index(current))
             except Exception:
                 pass
+
+    def _shown_path(self, path: str) -> str:
+        """A run's path relative to the root given (so runs with one label stay distinguishable)."""
+        try:
+            rel = Path(path).relative_to(self.root)
+        except ValueError:
+            try:
+                rel = Path(path).resolve().relative_to(self.root.resolve())
+            except (ValueError, OSError):
+                return path
+        return str(rel) if str(rel) != "." else self.root.name or str(self.root)
 
     def on_input_changed(self, message: Input.Changed) -> None:
         self._render_rows()

@@ -17,12 +17,13 @@ from typing import Any
 
 from rich.text import Text
 from textual.actions import SkipAction
-from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
-from magi_tui.model.discovery import find_runs, is_run_dir, normalise
+from magi_format.layout import TIMELINE_DIR
 from magi_format.runname import parse_run_name
 from magi_format.text import literal
+from magi_tui.model.discovery import find_runs, is_run_dir, normalise
+from magi_tui.ui.actions import bindings
 from magi_tui.ui.process import ProgramRunner, exit_text
 from magi_tui.ui.screens.command import _typing, stop_program
 from magi_tui.ui.screens.runs import RunsScreen
@@ -35,7 +36,7 @@ SCAN_FOLLOW_S = 1.0  # once following one: look for newer runs
 def _started(path: Path) -> float:
     """When a run started: its dir name's time, else its timeline folder's mtime."""
     t = parse_run_name(path).run_time or 0.0
-    tl = path / "timeline_events"
+    tl = path / TIMELINE_DIR
     try:
         m = (tl if tl.exists() else path).stat().st_mtime
     except OSError:
@@ -43,19 +44,9 @@ def _started(path: Path) -> float:
     return max(t, m)
 
 
-def newest_run(root: Path) -> Path | None:
-    runs = find_runs(root)
-    if not runs:
-        return None
-    return max(runs, key=lambda r: (_started(r.path), str(r.path))).path
-
-
 class WaitingScreen(RunsScreen):
-    BINDINGS = [
-        Binding("N", "newest", "Newest run", id="newest", priority=True),
-        Binding("l", "toggle_log", "Program log", id="program_log", priority=True),
-        Binding("ctrl+c", "stop_program", "Stop program", id="stop_program", priority=True),
-    ]
+    BINDINGS = bindings("attach", "program")
+    ACTION_SCOPES = ("runs", "attach", "program")
 
     def __init__(self, root: Path, *, command: list[str] | None = None,
                  runner: ProgramRunner | None = None, **kwargs: Any) -> None:
@@ -194,6 +185,9 @@ class WaitingScreen(RunsScreen):
             self.app.notify(f"The program {exit_text(r.returncode or 0)}.",
                             severity="information" if r.returncode == 0 else "error", timeout=10)
             self.sub_title = exit_text(r.returncode or 0)
+            # the program's runs are finished: no longer "live" in the list
+            self.live_paths.difference_update({str(p) for p in self.known if self.is_program_run(p)})
+            self._render_rows()
             self._show_waiting()
             self.refresh_bindings()
 

@@ -16,7 +16,6 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, Tab, Tabs
 
@@ -25,6 +24,7 @@ from magi_tui.model.pairing import Span
 from magi_tui.model.run import RunModel
 from magi_tui.model.tree import CompileNode, Group
 from magi_format.text import fmt_ms, literal
+from magi_tui.ui.actions import bindings
 from magi_tui.ui.labels import MARKS
 from magi_tui.ui.widgets.file_view import FileView
 
@@ -65,9 +65,7 @@ class EventDetail(Vertical):
     """Shows one tree selection (event, span, group or compile)."""
 
     BINDINGS = [
-        Binding("tab", "next_file", "Next file", show=False),
-        Binding("shift+tab", "prev_file", "Prev file", show=False),
-        Binding("right_square_bracket", "next_file", "Next file", show=False),
+        *bindings("detail"),
     ]
 
     def __init__(self, run: RunModel, **kwargs: Any) -> None:

@@ -20,7 +20,7 @@ from magi_tui.model.events import Event
 from magi_tui.model.pairing import Span
 from magi_tui.model.run import RunModel, RunUpdate
 from magi_tui.model.tree import CompileNode, Group
-from magi_tui.ui.keys import TREE_VIM_KEYS
+from magi_tui.ui.actions import bindings, vim_bindings
 from magi_format.text import literal
 from magi_tui.ui.labels import event_label, now, span_label
 
@@ -41,9 +41,8 @@ class EventTree(Tree[NodeData]):
     """Lazy tree over a :class:`RunModel`."""
 
     BINDINGS = [
-        *TREE_VIM_KEYS,
-        Binding("l,right", "expand_node", "Expand", show=False),
-        Binding("h,left", "collapse_node", "Collapse", show=False),
+        *vim_bindings(down="cursor_down", up="cursor_up", top="scroll_home", bottom="scroll_end"),
+        *bindings("tree"),
     ]
 
     def __init__(self, run: RunModel, **kwargs: Any) -> None:

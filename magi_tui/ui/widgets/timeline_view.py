@@ -8,7 +8,6 @@ per row, no up-front measuring), so 100k events cost nothing until they are on s
 from __future__ import annotations
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -18,6 +17,7 @@ from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
 from magi_tui.ui.messages import EventMessage
 from magi_format.text import fmt_ms, literal
+from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.labels import MARKS
 
 GAP_WARN_S = 1.0
@@ -27,13 +27,9 @@ class TimelineView(ScrollView, can_focus=True):
     """Virtual list of events; Enter posts :class:`TimelineView.Selected`."""
 
     BINDINGS = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home,g", "jump(0)", "Top", show=False),
-        Binding("end,G", "jump(-1)", "Bottom", show=False),
-        Binding("enter", "select", "Show in tree"),
+        *vim_bindings(down="cursor(1)", up="cursor(-1)", top="jump(0)", bottom="jump(-1)",
+                      page_up="page(-1)", page_down="page(1)", arrows=True),
+        *bindings("timeline"),
     ]
 
     COMPONENT_CLASSES = {"timeline--cursor", "timeline--gap", "timeline--failed", "timeline--dim"}

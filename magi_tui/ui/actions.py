@@ -1,0 +1,223 @@
+"""The action catalogue: every key of the app, once.
+
+Each :class:`Act` is one user action with a stable id (the binding id, and the name a user remaps in
+the keymap file), its default keys, the Textual action it runs, a footer title and a sentence for the
+palette and help. Screens and widgets take their ``BINDINGS`` from here (:func:`bindings`), the
+command palette lists the acts of the screen on top (:func:`palette_acts`), ``?`` shows them
+(:mod:`magi_tui.ui.screens.help`) and the README's key table is generated from them
+(:func:`markdown_table`; a test keeps the README in step).
+
+Remapping: ``$MAGI_TUI_KEYMAP`` or ``$XDG_CONFIG_HOME/magi-tui/keymap.toml`` (default
+``~/.config/magi-tui/keymap.toml``), or ``--keymap FILE``::
+
+    [keys]
+    first_failure = "F1"
+    diff = "D,ctrl+d"
+
+applied with ``App.set_keymap`` (ids not in the catalogue are reported, never fatal).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.binding import Binding
+
+try:  # Python 3.11+
+    import tomllib
+except ImportError:  # pragma: no cover - 3.10
+    tomllib = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class Act:
+    id: str
+    keys: str          # Textual key names, comma-separated: "escape", "question_mark", "f"
+    action: str        # the Textual action it runs: "first_failure", "step_failure(1)"
+    title: str         # footer text
+    help: str          # palette / help / README sentence
+    scope: str         # where it applies: app, run, runs, attach, program, tree, timeline, detail,
+                       # file, diff, compiled, triage, help, move
+    show: bool = True  # in the footer
+    priority: bool = False
+    palette: bool = True
+
+    @property
+    def display_keys(self) -> str:
+        return display_keys(self.keys)
+
+
+_KEY_NAMES = {"question_mark": "?", "slash": "/", "right_square_bracket": "]", "left_square_bracket": "[",
+              "escape": "esc", "space": "space", "pageup": "pgup", "pagedown": "pgdn"}
+
+
+def display_keys(keys: str) -> str:
+    return " / ".join(_KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(","))
+
+
+#: vim movement, defined once: every list, tree, file and diff moves the same way
+VIM = {"down": "j", "up": "k", "top": "g", "bottom": "G", "left": "h", "right": "l"}
+
+CATALOGUE: tuple[Act, ...] = (
+    # -- everywhere --------------------------------------------------------------------------
+    Act("help", "question_mark", "app.help", "Help", "Every key of this screen", "app"),
+    Act("quit", "ctrl+q", "app.quit", "Quit", "Quit magi-tui from anywhere", "app", show=False),
+    Act("newest", "N", "app.switch_newest", "Newest run",
+        "Follow the newer run that appeared under the attached root", "app", show=False),
+    # -- the run screen ----------------------------------------------------------------------
+    Act("back", "escape", "back", "Back",
+        "Back: close the timeline or triage pane, then the screen (never quits)", "run"),
+    Act("close", "q", "close", "Close",
+        "Close this screen (quit on the first screen)", "run", show=False),
+    Act("first_failure", "f", "first_failure", "First failure", "Jump to the first failed event", "run"),
+    Act("next_failure", "n", "step_failure(1)", "Next failure", "Step to the next failed event", "run",
+        show=False),
+    Act("prev_failure", "p", "step_failure(-1)", "Prev failure", "Step to the previous failed event", "run",
+        show=False),
+    Act("triage", "T", "toggle_triage", "Triage",
+        "Triage panel: what happened, did it match expectations, where to look first", "run"),
+    Act("timeline", "t", "toggle_timeline", "Timeline", "Flat timeline with relative times and gaps", "run"),
+    Act("diff", "d", "diff", "Diff",
+        "Diff an after/failed event's graph with its before; with a mark, diff against the mark", "run"),
+    Act("mark", "m", "mark", "Mark",
+        "Mark the current event's graph (or file), then d anywhere, also in another run or rank", "run"),
+    Act("compiled", "c", "compiled_functions", "Compiled fns",
+        "compiled_functions browser: cache entries, guards, decompiled code, resume functions", "run"),
+    Act("search", "slash", "search", "Search file", "Search in the open file (n / N: next / previous match)",
+        "run"),
+    Act("follow", "F", "toggle_follow", "Follow",
+        "Follow a live run: the newest event is selected as it arrives", "run", show=False),
+    Act("other_pane", "o", "focus_other", "Other pane", "Move focus to the other pane", "run", show=False),
+    # -- the runs list -----------------------------------------------------------------------
+    Act("runs_back", "escape,q", "back", "Quit", "Clear the filter; quit on the first screen", "runs"),
+    Act("filter", "slash", "filter", "Filter", "Filter runs by label, path or status (or just type)", "runs"),
+    Act("sort", "s", "sort", "Sort", "Sort by the next column", "runs"),
+    Act("reload", "r", "reload", "Reload", "Scan the root again", "runs"),
+    # -- attach / run ------------------------------------------------------------------------
+    Act("program_log", "l", "toggle_log", "Program log", "Show or hide the traced program's output",
+        "program", priority=True),
+    Act("stop_program", "ctrl+c", "stop_program", "Stop program",
+        "Stop the traced program (SIGINT; again: SIGTERM, then SIGKILL)", "program", priority=True),
+    Act("newest_run", "N", "newest", "Newest run", "Follow the newer run that appeared", "attach",
+        priority=True),
+    # -- panes and widgets -------------------------------------------------------------------
+    Act("expand", "l,right", "expand_node", "Expand", "Open a tree node", "tree", show=False, palette=False),
+    Act("collapse", "h,left", "collapse_node", "Collapse", "Close a tree node", "tree", show=False,
+        palette=False),
+    Act("timeline_select", "enter", "select", "Show in tree", "Show the timeline's event in the tree",
+        "timeline", palette=False),
+    Act("next_file", "tab,right_square_bracket", "next_file", "Next file", "Next file tab", "detail",
+        show=False, palette=False),
+    Act("prev_file", "shift+tab", "prev_file", "Prev file", "Previous file tab", "detail", show=False,
+        palette=False),
+    Act("screen_back", "escape,q", "app.pop_screen", "Back", "Back to the previous screen", "screen"),
+    Act("help_close", "escape,q,question_mark", "app.pop_screen", "Close", "Close help", "help"),
+)
+
+_BY_ID = {a.id: a for a in CATALOGUE}
+assert len(_BY_ID) == len(CATALOGUE), "action ids must be unique"
+
+
+def act(act_id: str) -> Act:
+    return _BY_ID[act_id]
+
+
+def bindings(*scopes: str) -> list[Binding]:
+    """The bindings of the acts in ``scopes``, each with its catalogue id."""
+    return [Binding(a.keys, a.action, a.title, show=a.show, priority=a.priority, id=a.id)
+            for a in CATALOGUE if a.scope in scopes]
+
+
+def binding(act_id: str, **overrides) -> Binding:
+    """One act's binding (``overrides`` e.g. ``action="app.pop_screen"`` for a screen of its own)."""
+    a = _BY_ID[act_id]
+    kw = dict(show=a.show, priority=a.priority, id=a.id) | {k: v for k, v in overrides.items()
+                                                            if k in ("show", "priority")}
+    return Binding(a.keys, overrides.get("action", a.action), overrides.get("title", a.title), **kw)
+
+
+def vim_bindings(*, down: str, up: str, top: str, bottom: str, left: str | None = None,
+                 right: str | None = None, page_up: str | None = None, page_down: str | None = None,
+                 arrows: bool = False) -> list[Binding]:
+    """j/k/g/G (and h/l) for a widget, mapped onto its own movement actions.
+
+    ``arrows=True`` also binds the arrow keys / home / end (for widgets that do not already)."""
+    pairs = [("down", down, "down"), ("up", up, "up"), ("top", top, "home"), ("bottom", bottom, "end")]
+    if left:
+        pairs.append(("left", left, "left"))
+    if right:
+        pairs.append(("right", right, "right"))
+    out = []
+    for name, action, arrow in pairs:
+        keys = f"{arrow},{VIM[name]}" if arrows else VIM[name]
+        out.append(Binding(keys, action, name.capitalize(), show=False, id=f"move_{name}"))
+    if page_up:
+        out.append(Binding("pageup", page_up, "Page up", show=False, id="move_page_up"))
+    if page_down:
+        out.append(Binding("pagedown,space", page_down, "Page down", show=False, id="move_page_down"))
+    return out
+
+
+def palette_acts(scopes: set[str]) -> list[Act]:
+    return [a for a in CATALOGUE if a.palette and a.scope in scopes and a.scope != "help"]
+
+
+def markdown_table() -> str:
+    """The README's key table (between ``<!-- keys:start -->`` and ``<!-- keys:end -->``)."""
+    where = {"app": "everywhere", "run": "run screen", "runs": "runs list", "program": "`magi-tui run`",
+             "attach": "`magi-tui attach`", "tree": "event tree", "timeline": "timeline", "detail": "detail pane",
+             "screen": "pushed screens", "help": "help"}
+    rows = ["| key | action | where |", "|---|---|---|"]
+    for a in CATALOGUE:
+        keys = " ".join(f"`{k.strip()}`" for k in a.display_keys.split(" / "))
+        rows.append(f"| {keys} | {a.help} | {where.get(a.scope, a.scope)} |")
+    moves = " ".join(f"`{v}`" for v in VIM.values())
+    rows.append(f"| {moves} | move down / up / top / bottom / left / right (as the arrows, home, end) "
+                "| lists, trees, files, diffs, help |")
+    return "\n".join(rows)
+
+
+# -- the keymap file ---------------------------------------------------------------------------
+def keymap_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    if explicit:
+        return Path(explicit)
+    if os.environ.get("MAGI_TUI_KEYMAP"):
+        return Path(os.environ["MAGI_TUI_KEYMAP"])
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "magi-tui" / "keymap.toml"
+
+
+def load_keymap(path: Path) -> tuple[dict[str, str], list[str]]:
+    """``({binding id: keys}, [problems])`` from a keymap file; a missing file is an empty keymap."""
+    problems: list[str] = []
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}, []
+    except OSError as exc:
+        return {}, [f"keymap {path}: {exc.strerror or exc}"]
+    if tomllib is None:  # pragma: no cover
+        return {}, [f"keymap {path}: needs Python 3.11 (tomllib)"]
+    try:
+        data = tomllib.loads(raw.decode("utf-8", "replace"))
+    except tomllib.TOMLDecodeError as exc:
+        return {}, [f"keymap {path}: {exc}"]
+    keys = data.get("keys", {})
+    if not isinstance(keys, dict):
+        return {}, [f"keymap {path}: [keys] must be a table of id = \"keys\""]
+    known = set(_BY_ID) | {f"move_{n}" for n in VIM} | {"move_page_up", "move_page_down"}
+    out: dict[str, str] = {}
+    for k, v in keys.items():
+        if k not in known:
+            problems.append(f"keymap {path}: unknown action id {k!r}")
+        elif not isinstance(v, str) or not v.strip():
+            problems.append(f"keymap {path}: {k} must be a non-empty string of keys")
+        else:
+            out[k] = ",".join(p.strip() for p in v.split(",") if p.strip())
+    return out, problems
+
+
+if __name__ == "__main__":  # python -m magi_tui.ui.actions: the README's key table
+    print(markdown_table())
