@@ -1,27 +1,51 @@
-"""The in-process hook on torch's structured trace (TORCH_TRACE.md part 2).
+"""The in-process hooks on torch (TORCH_TRACE.md part 2).
 
-A ``logging.Handler`` on ``torch.__trace``: a non-empty handler list is what turns torch's structured
-tracing on. ``emit`` runs on the compiling thread, so it only snapshots the record (a shallow copy of
-the metadata plus the payload string) and hands it to the writer thread, where the mapping, the
-formatting and the disk writes happen. It never raises.
+``TraceHandler``: a ``logging.Handler`` on ``torch.__trace``; a non-empty handler list is what turns
+torch's structured tracing on. ``emit`` runs on the compiling thread, so it only snapshots the record
+into a :class:`~tracer.records.TraceRecord` (a shallow copy of the metadata, the payload string, and the
+few facts only true right now: the recompile limit in force, whether the compile ids were ours) and
+hands it to the writer thread, where the mapping, the formatting and the disk writes happen.
+
+``LimitHandler``: on ``torch._dynamo.convert_frame``, picks up torch's one warning when a frame hits the
+recompile limit (the only record naming the function then) as a
+:class:`~tracer.records.RecompileLimitNote`. Neither ever raises, and neither changes what torch logs.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
-from tracer.mapping import IGNORED, TraceMapper
+from tracer.context import compile_ids, hinted_ids
+from tracer.mapping import IGNORED
+from tracer.records import RecompileLimitNote, TraceRecord
 from tracer.writer import BackgroundWriter
 
 TRACE_LOGGER = "torch.__trace"
+LIMIT_LOGGER = "torch._dynamo.convert_frame"
+_LIMIT_MSG = "torch._dynamo hit config."
+_FUNC_INFO = re.compile(r"^'(.*)' \((.*):(\d+)\)$")
+
+
+def recompile_limit() -> Any:
+    """The recompile limit in force on this thread now (``torch.compile(recompile_limit=…)`` patches the
+    config for the duration of the call): ``recompile_limit``, or ``cache_size_limit`` on older torch."""
+    try:
+        from torch._dynamo import config
+
+        for name in ("recompile_limit", "cache_size_limit"):
+            if hasattr(config, name):
+                return getattr(config, name)
+    except Exception:
+        pass
+    return None
 
 
 class TraceHandler(logging.Handler):
-    def __init__(self, writer: BackgroundWriter, mapper: TraceMapper) -> None:
+    def __init__(self, writer: BackgroundWriter) -> None:
         super().__init__(level=logging.DEBUG)
         self.writer = writer
-        self.mapper = mapper
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -32,15 +56,18 @@ class TraceHandler(logging.Handler):
             if key in IGNORED:
                 return
             md = dict(md)
+            context: dict[str, Any] = {}
             if "frame_id" not in md and key != "str":
-                ids = _hint_ids()
+                ids = hinted_ids()
                 if ids is not None:
                     md.update(ids)
+                    context["ids_from_hint"] = True
+            if key == "artifact" and isinstance(md.get(key), dict) and md[key].get("name") == "recompile_reasons":
+                context["recompile_limit"] = recompile_limit()
             payload = getattr(record, "payload", None)
             if payload is not None and not isinstance(payload, str):
                 payload = str(payload)
-            mapper = self.mapper
-            self.writer.submit(lambda: mapper.handle(md, payload))
+            self.writer.submit(TraceRecord(md, payload, record.created, context))
         except Exception as exc:  # never break the compile
             self.writer.fail(exc)
 
@@ -48,10 +75,33 @@ class TraceHandler(logging.Handler):
         pass
 
 
-def _hint_ids():
-    from tracer.session import _hint
+class LimitHandler(logging.Handler):
+    """``log.warning("torch._dynamo hit config.%s (%s)\\n   function: %s\\n   last reason: %s …", limit_type,
+    limit, "'f' (file:line)", reason, url)`` -> a :class:`RecompileLimitNote`."""
 
-    return getattr(_hint, "ids", None)
+    def __init__(self, writer: BackgroundWriter) -> None:
+        super().__init__(level=logging.WARNING)
+        self.writer = writer
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if not isinstance(record.msg, str) or not record.msg.startswith(_LIMIT_MSG):
+                return
+            args = record.args if isinstance(record.args, tuple) else ()
+            if len(args) < 4:
+                return
+            limit_type, limit, func_info, reason = args[:4]
+            m = _FUNC_INFO.match(str(func_info))
+            self.writer.submit(RecompileLimitNote(
+                ids=compile_ids(), limit_type=str(limit_type), limit=limit,
+                function=m.group(1) if m else None, filename=m.group(2) if m else None,
+                lineno=int(m.group(3)) if m else None, reason=None if reason is None else str(reason),
+                timestamp=record.created))
+        except Exception as exc:
+            self.writer.fail(exc)
+
+    def handleError(self, record: logging.LogRecord) -> None:  # pragma: no cover
+        pass
 
 
 def seed_strings() -> dict[int, str]:
@@ -64,11 +114,24 @@ def seed_strings() -> dict[int, str]:
         return {}
 
 
-def attach(handler: logging.Handler, keep_trace_path: Any = None) -> list[logging.Handler]:
-    """Add our handler (and optionally a TORCH_TRACE-format file handler); returns what was added."""
+def framework_paths() -> tuple[str, ...]:
+    """Where torch lives: frames there are never "the user's frame"."""
+    try:
+        import os
+
+        import torch
+
+        return (os.path.dirname(os.path.realpath(torch.__file__)) + os.sep,
+                os.path.dirname(os.path.abspath(torch.__file__)) + os.sep)
+    except Exception:
+        return ()
+
+
+def attach(writer: BackgroundWriter, keep_trace_path: Any = None) -> list[tuple[str, logging.Handler]]:
+    """Add our handlers (and optionally a TORCH_TRACE-format file handler); returns what was added."""
     log = logging.getLogger(TRACE_LOGGER)
-    added = [handler]
-    log.addHandler(handler)
+    added: list[tuple[str, logging.Handler]] = [(TRACE_LOGGER, TraceHandler(writer))]
+    log.addHandler(added[0][1])
     if keep_trace_path is not None:
         try:
             from torch._logging._internal import TorchLogsFormatter
@@ -76,17 +139,19 @@ def attach(handler: logging.Handler, keep_trace_path: Any = None) -> list[loggin
             fh = logging.FileHandler(keep_trace_path, mode="a", encoding="utf-8")
             fh.setFormatter(TorchLogsFormatter(trace=True))
             log.addHandler(fh)
-            added.append(fh)
+            added.append((TRACE_LOGGER, fh))
         except Exception:
             pass
     if log.level > logging.DEBUG or log.level == logging.NOTSET:
         log.setLevel(logging.DEBUG)
+    limit = LimitHandler(writer)
+    logging.getLogger(LIMIT_LOGGER).addHandler(limit)  # no level change: we see what torch logs anyway
+    added.append((LIMIT_LOGGER, limit))
     return added
 
 
-def detach(added: list[logging.Handler]) -> None:
-    log = logging.getLogger(TRACE_LOGGER)
-    for h in added:
-        log.removeHandler(h)
+def detach(added: list[tuple[str, logging.Handler]]) -> None:
+    for name, h in added:
+        logging.getLogger(name).removeHandler(h)
         if isinstance(h, logging.FileHandler):
             h.close()

@@ -2,8 +2,12 @@
 
 For each function Dynamo transformed (seen through the bytecode hook): ``overview.md``, the original
 code decompiled (depyf where it works, else a ``# Failed to decompile`` line), and one ``entry_<i>/``
-per cache entry, newest first (Dynamo's own order) with the transformed code, its guards and the
-compiled fns / resume fns it calls. Resume functions are written under the entries that call them.
+per cache entry with the transformed code, its guards and the compiled fns / resume fns it calls.
+Resume functions are written under the entries that call them.
+
+Entry order is Dynamo's cache-entry list as it stands when the block ends: Dynamo moves the entry whose
+guards passed to the front, so ``entry_0`` is the most recently *used* entry — not necessarily the one
+compiled last. The order is recorded as is; nothing here calls an entry "newest".
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import io
 import re
 from pathlib import Path
 from typing import Any
+
+from tracer.guards import count_leaf_guards, guard_kinds
 
 _SAFE = re.compile(r"[<> .]")
 
@@ -57,7 +63,8 @@ def _write_function(fdir: Path, code: Any, resume_codes: dict[str, Any], depth: 
     (fdir / "decompiled_code.py").write_text(_decompile(code))
     (fdir / "bytecode_info.txt").write_text(_bytecode_info(code))
     entries = _entries(code)
-    lines = [f"# {code.co_name}", "", f"**Root:** `{fdir}`  ", f"**Cache entries:** {len(entries)}", "",
+    lines = [f"# {code.co_name}", "", f"**Root:** `{fdir}`  ", f"**Cache entries:** {len(entries)} "
+             "(Dynamo's order: most recently used first)", "",
              "[decompiled code (before dynamo)](./decompiled_code.py)", "[bytecode info](./bytecode_info.txt)", ""]
     for i, entry in enumerate(entries):
         edir = fdir / f"entry_{i}"
@@ -73,8 +80,9 @@ def _write_function(fdir: Path, code: Any, resume_codes: dict[str, Any], depth: 
         try:
             guards = str(entry.guard_manager)
             (edir / "guards.txt").write_text(guards)
-            leaves = sum(1 for ln in guards.splitlines() if ln.strip().startswith(("+-", "| +-")))
-            lines.append(f"- [guards ({leaves} leaf)](./entry_{i}/guards.txt)")
+            leaves = count_leaf_guards(guards)
+            kinds = ", ".join(f"{k} {n}" for k, n in sorted(guard_kinds(guards).items(), key=lambda kv: -kv[1]))
+            lines.append(f"- [guards ({leaves} leaf)](./entry_{i}/guards.txt)" + (f": {kinds}" if kinds else ""))
         except Exception:
             pass
         names = list(getattr(new_code, "co_names", ()) or ())

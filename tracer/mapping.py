@@ -1,9 +1,11 @@
 """torch's structured-trace records -> timeline events (FORMAT.md part B §B3).
 
-Runs on the writer thread, one record at a time, in the order torch emitted them. Keeps a little
-state per compile (frame name, whether its failure was already written, what is still open) so that
-every ``before`` it writes gets its ``after``/``failed``/``skip`` with the same lifecycle name and
-compile id — the viewer pairs on exactly that. Importable without torch.
+Runs on the writer thread, one record at a time, in the order torch emitted them. A table maps each
+record kind (and each ``artifact`` name) to one small handler; event names come from
+:mod:`magi_format.names`. A little state per compile (frame name, what is still open, a failure or a
+recompile waiting for what torch says next) makes every ``before`` get its ``after``/``failed``/``skip``
+with the same lifecycle name and compile id — the viewer pairs on exactly that. Importable without
+torch: the golden test feeds it recorded TORCH_TRACE logs.
 
 Compile ids: ``compile_id`` is ``"<frame_id>/<frame_compile_id>"`` and the restart attempt is the
 separate ``attempt`` attribute, so the lifecycle opened by attempt 0 (``dynamo_start``) pairs with the
@@ -13,72 +15,363 @@ separate ``attempt`` attribute, so the lifecycle opened by attempt 0 (``dynamo_s
 from __future__ import annotations
 
 import json
+import linecache
+import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
-from magi_format.names import lifecycle_event, point_event, scope_attrs
-from tracer.writer import EventSpec
+from magi_format.names import (CACHE_BYPASS, CACHE_HIT, CACHE_MISS, GRAPH_BREAK, RECOMPILE, RECOMPILE_LIMIT_HIT,
+                               RESTART, lifecycle_event, point_event, scope_attrs)
+from tracer.records import EventSpec, RecompileLimitNote, TraceRecord, UserEvent
 
 IGNORED = frozenset({"chromium_event", "describe_storage", "describe_tensor", "describe_source",
                      "create_symbol", "guard_added_fast", "link", "dump_file", "symbolic_shape_specialization",
                      "compilation_metrics_runtime", "bwd_compilation_metrics_runtime"})
 AOT_GRAPHS = ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph", "aot_inference_graph")
 CACHE_ARTIFACT = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$")
-_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Failed|Exit|Interrupt|Analysis|Boom|Warning)\w*): ?(.*)$")
+CACHE_EVENTS = {"hit": CACHE_HIT, "miss": CACHE_MISS, "bypass": CACHE_BYPASS}
+
+#: compilation_metrics / bwd_compilation_metrics fields kept in ``metrics.json``
+METRICS_KEEP = ("compile_id", "co_name", "co_filename", "co_firstlineno", "frame_key", "cache_size",
+                "accumulated_cache_size", "guard_count", "shape_env_guard_count", "graph_op_count",
+                "graph_node_count", "graph_input_count", "start_time", "entire_frame_compile_time_s",
+                "backend_compile_time_s", "inductor_compile_time_s", "code_gen_time_s",
+                "dynamo_time_before_restart_s", "remote_cache_time_saved_s", "structured_logging_overhead_s",
+                "fail_type", "fail_reason", "fail_user_frame_filename", "fail_user_frame_lineno",
+                "restart_reasons", "has_guarded_code", "recompile_reason", "num_graph_breaks",
+                "config_suppress_errors", "is_forward")
+
+# -- parsing torch's texts (pure functions, torch-free) -----------------------------------------------
+
+_TB_FRAME = re.compile(r'^\s*File "(.+)", line (\d+), in (.+)$')
+_GB_HEADER = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$", re.M)
+_GB_URL = re.compile(r"/gb/gb(\d+)\.html")
+_LIMIT_TYPE = re.compile(r"Limit type: (\w+)")
+_LIMIT_VALUE = re.compile(r"currently set to (\d+)")
+_LIMIT_HIT = re.compile(r"(recompile|cache) limit exceeded|FailOnRecompileLimitHit|hit config\.\w*limit",
+                        re.IGNORECASE)
+_TORCH_FOOTER = ("Set TORCHDYNAMO_VERBOSE=1", "Set TORCH_LOGS=", "You can suppress this exception")
+_DEFAULT_FRAMEWORK = re.compile(r"[/\\](site|dist)-packages[/\\]torch[/\\]|^<frozen |(^|[/\\])runpy\.py$")
+_TRACER_DIR = str(Path(__file__).resolve().parent) + os.sep
 
 
-@dataclass
-class CompileState:
-    compile_id: str
-    frame: str | None = None
-    attempt: int = 0
-    open: list[str] = field(default_factory=list)   # lifecycle names still open, in order
-    failed_written: bool = False
-    closed: bool = False
-
-
-def _first_line(text: str, limit: int = 300) -> str:
-    for line in text.splitlines():
+def first_line(text: str, limit: int = 300) -> str:
+    for line in str(text).splitlines():
         line = line.strip()
         if line:
             return line[:limit]
     return ""
 
 
-def _exception_from_traceback(text: str) -> tuple[str, str]:
-    """The last ``Type: message`` line of a traceback (the exception that ended the compile)."""
-    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
-    for line in reversed(lines):
-        s = line.strip()
-        m = _EXC_LINE.match(s)
-        if m and not s.startswith(("File ", "During handling", "The above exception")):
-            return m.group(1).rsplit(".", 1)[-1], m.group(2)[:2000]
-    return ("Error", _first_line(text))
+def exception_from_traceback(text: str) -> tuple[str, str]:
+    """``(type name, whole message)`` of the exception that ends a formatted traceback: everything
+    after its last ``File`` frame (several lines for e.g. ``BackendCompilerFailed``), without torch's
+    ``Set TORCHDYNAMO_VERBOSE=1 …`` footer."""
+    lines = text.rstrip().splitlines()
+    last_frame = max((i for i, ln in enumerate(lines) if _TB_FRAME.match(ln)), default=-1)
+    start = next((i for i in range(last_frame + 1, len(lines))
+                  if lines[i].strip() and not lines[i].startswith((" ", "\t"))), None)
+    if start is None:
+        return "Error", first_line(text)
+    body: list[str] = []
+    for ln in lines[start:]:
+        if ln.startswith(_TORCH_FOOTER):
+            break
+        body.append(ln)
+    head, sep, rest = body[0].partition(": ")
+    qual = head.strip() if sep and " " not in head.strip() else ""
+    if not qual and not sep and re.fullmatch(r"[A-Za-z_][\w.]*", body[0].strip()):
+        qual = body[0].strip()  # an exception raised without a message
+    message = "\n".join([rest if qual else body[0], *body[1:]]).strip("\n").rstrip()
+    return (qual.rsplit(".", 1)[-1] if qual else "Error"), message
+
+
+@dataclass
+class Frame:
+    filename: str
+    line: int
+    function: str | None = None
+    code: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.filename}:{self.line}"
+
+
+def parse_traceback_frames(text: str) -> list[Frame]:
+    """The ``File "…", line N, in fn`` frames of a formatted stack, with their source line if shown."""
+    frames: list[Frame] = []
+    for ln in text.splitlines():
+        m = _TB_FRAME.match(ln)
+        if m:
+            frames.append(Frame(m.group(1), int(m.group(2)), m.group(3).strip()))
+        elif frames and frames[-1].code is None and ln.strip() and not set(ln.strip()) <= set("^~ "):
+            frames[-1].code = ln.strip()
+    return frames
+
+
+def _gb_message_fields(reason: str) -> dict[str, Any]:
+    """``gb_type``, ``explanation``, ``hints`` of the first graph-break message in ``reason`` (the
+    format of ``torch._dynamo.exc.format_graph_break_message``)."""
+    lines = reason.splitlines()
+    out: dict[str, Any] = {}
+    for i, ln in enumerate(lines):
+        if ln.startswith("  Explanation: ") and i > 0:
+            j = i - 1
+            while j >= 0 and not lines[j].strip():
+                j -= 1
+            if j >= 0:
+                out["gb_type"] = lines[j].strip()
+            expl, hints = [ln[len("  Explanation: "):]], []
+            k = i + 1
+            current = expl
+            while k < len(lines):
+                nxt = lines[k]
+                if nxt.startswith("  Hint: "):
+                    hints.append([nxt[len("  Hint: "):]])
+                    current = hints[-1]
+                elif nxt.startswith("    ") and nxt.strip():
+                    current.append(nxt.strip())
+                else:
+                    break
+                k += 1
+            out["explanation"] = "\n".join(expl).strip()
+            out["hints"] = ["\n".join(h).strip() for h in hints]
+            break
+    return out
+
+
+def parse_graph_break(payload: str) -> dict[str, Any]:
+    """What ``artifact dynamo_graph_break_reason`` says: the full ``reason``, torch's graph-break id
+    and type, explanation, hints, the header location and the user stack frames."""
+    head = payload.split("\nTraceback (most recent call last):", 1)[0]
+    out: dict[str, Any] = {"frames": []}
+    m = _GB_HEADER.search(head)
+    if m:
+        out["header_frame"] = Frame(m.group(1), int(m.group(2)))
+    r = re.search(r"Graph Break Reason: ", head)
+    user_tb = ""
+    if r:
+        reason_part = head[r.end():]
+        for marker in ("\nUser code traceback:", "\nStack variable source attribution:"):
+            reason_part = reason_part.split(marker, 1)[0]
+        out["reason"] = reason_part.strip()
+    else:
+        out["reason"] = first_line(payload, 2000)
+    if "User code traceback:" in head:
+        user_tb = head.split("User code traceback:", 1)[1]
+        out["frames"] = parse_traceback_frames(user_tb)
+    out.update(_gb_message_fields(out["reason"]))
+    u = _GB_URL.search(out["reason"])
+    if u:
+        out["gb_id"] = f"GB{u.group(1)}"
+    return out
+
+
+def parse_recompile_reasons(payload: str) -> list[str]:
+    """``recompile_reasons`` claims JSON but is a bare string when one cache entry failed (§7.3)."""
+    try:
+        reasons: Any = json.loads(payload)
+    except ValueError:
+        reasons = payload.strip()
+    if isinstance(reasons, str):
+        reasons = [reasons] if reasons else []
+    elif not isinstance(reasons, list):
+        reasons = [reasons]
+    return [str(r) for r in reasons]
+
+
+def load_gb_registry(path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """torch's ``graph_break_registry.json``: ``{"GB0059": [{"Gb_type", "Explanation", "Hints", …}, …]}``."""
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def find_gb_registry() -> str | None:
+    """The registry of the installed torch, found without importing torch."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+        if spec is None or not spec.origin:
+            return None
+        path = os.path.join(os.path.dirname(spec.origin), "_dynamo", "graph_break_registry.json")
+        return path if os.path.isfile(path) else None
+    except Exception:
+        return None
+
+
+# -- the mapper -------------------------------------------------------------------------------------
+
+@dataclass
+class CompileState:
+    compile_id: str
+    frame_key: tuple | None = None
+    frame: str | None = None
+    attempt: int = 0
+    open: list[str] = field(default_factory=list)   # lifecycle names still open, in order
+    started: bool = False                             # dynamo_start seen (a "compile" lifecycle opened)
+    closed: bool = False                              # compilation_metrics seen
+    failed_written: bool = False
+    pending_error: str | None = None                  # dynamo_error traceback, written with the metrics
+    pending_recompile: dict[str, Any] | None = None   # written once the frame name is known
+    limit_note: RecompileLimitNote | None = None
+    recompile_limit: Any = None
+    backward_open: bool = False
+
+
+@dataclass
+class Rec:
+    """One record as a handler sees it."""
+
+    kind: str
+    md: dict[str, Any]
+    body: Any
+    payload: str
+    st: CompileState | None
+    context: dict[str, Any]
+    events: list[EventSpec] = field(default_factory=list)
+
+
+Handler = Callable[["TraceMapper", Rec], None]
+KIND_HANDLERS: dict[str, Handler] = {}
+ARTIFACT_HANDLERS: dict[str, Handler] = {}
+#: kinds / artifacts that, arriving after a compile closed (with torch's own ids), are the lazy backward
+BACKWARD_KINDS = frozenset({"inductor_post_grad_graph", "inductor_output_code", "aot_backward_graph",
+                            "artifact:before_pre_grad_graph", "artifact:after_pre_grad_graph",
+                            "artifact:before_post_grad_graph", "artifact:inductor_post_grad_graph",
+                            "artifact:fx_graph_cache_hit", "artifact:fx_graph_cache_miss",
+                            "artifact:fx_graph_cache_bypass", "artifact:aotautograd_cache_hit",
+                            "artifact:aotautograd_cache_miss", "artifact:aotautograd_cache_bypass"})
+_TANGENTS = re.compile(r"\btangents_\d+\b")
+
+
+def on_kind(*kinds: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        for k in kinds:
+            KIND_HANDLERS[k] = fn
+        return fn
+    return register
+
+
+def on_artifact(*names: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        for n in names:
+            ARTIFACT_HANDLERS[n] = fn
+        return fn
+    return register
 
 
 class TraceMapper:
-    """Turns ``(metadata, payload)`` records into :data:`EventSpec` lists."""
+    """Turns typed records (:mod:`tracer.records`) into :data:`EventSpec` lists.
 
-    def __init__(self, strings: dict[int, str] | None = None) -> None:
+    ``framework_paths``: path prefixes that are never the user's frame (torch's package, this tracer);
+    ``gb_registry``: path of torch's ``graph_break_registry.json`` (found without importing torch when
+    not given)."""
+
+    def __init__(self, strings: dict[int, str] | None = None, *, framework_paths: tuple[str, ...] = (),
+                 gb_registry: str | None = None) -> None:
         self.strings: dict[int, str] = dict(strings or {})
         self.compiles: dict[str, CompileState] = {}
+        self.frame_names: dict[tuple, str] = {}
+        self.framework_paths = tuple(p for p in framework_paths if p) + (_TRACER_DIR,)
+        self._registry_path = gb_registry
+        self._registry: dict[str, Any] | None = None
 
-    # -- helpers ---------------------------------------------------------------------------------
+    # -- entry points --------------------------------------------------------------------------
+    def events(self, record: Any) -> list[EventSpec]:
+        """The writer's ``translate``: any record -> events."""
+        if isinstance(record, TraceRecord):
+            return self.handle(record.metadata, record.payload, record.context)
+        if isinstance(record, RecompileLimitNote):
+            return self._limit_note(record)
+        if isinstance(record, UserEvent):
+            return [self._user_event(record)]
+        return []
+
+    def handle(self, md: dict[str, Any], payload: str | None, context: dict[str, Any] | None = None
+               ) -> list[EventSpec]:
+        if not md:
+            return []
+        kind = next(iter(md))
+        if kind in IGNORED:
+            return []
+        body = md.get(kind)
+        if kind == "str":
+            if isinstance(body, list) and len(body) == 2:
+                self.strings[body[1]] = body[0]
+            return []
+        if kind == "artifact":
+            name = str(body.get("name", "")) if isinstance(body, dict) else ""
+            handler = ARTIFACT_HANDLERS.get(name)
+            if handler is None:
+                if CACHE_ARTIFACT.match(name):
+                    handler = ARTIFACT_HANDLERS["<cache>"]
+                else:
+                    return []
+            tag = f"artifact:{name}"
+        else:
+            handler = KIND_HANDLERS.get(kind)
+            if handler is None:
+                return []
+            tag = kind
+        st = self._state(md)
+        rec = Rec(kind, md, body if isinstance(body, dict) else {}, payload or "", st, dict(context or {}))
+        if st is not None:
+            if st.pending_recompile is not None and tag not in ("dynamo_start", "artifact:recompile_reasons"):
+                self._flush_recompile(rec)
+            if self._is_backward(rec, tag):
+                rec.context["backward"] = True
+                if st.closed and not st.backward_open and tag != "bwd_compilation_metrics":
+                    st.backward_open = True
+                    rec.events.append(self._before(st, "backward_compile", backward=True))
+        handler(self, rec)
+        return rec.events
+
+    def finish(self) -> list[EventSpec]:
+        """At the end of the session: what is still waiting for a record that will not come."""
+        out: list[EventSpec] = []
+        for st in self.compiles.values():
+            rec = Rec("finish", {}, {}, "", st, {}, out)
+            if st.pending_recompile is not None:
+                self._flush_recompile(rec)
+            if st.limit_note is not None:
+                self._emit_limit_hit(rec, {})
+            if st.pending_error is not None:
+                self._close_failed(rec, {})
+        return out
+
+    # -- state and event helpers ---------------------------------------------------------------
     def _state(self, md: dict[str, Any]) -> CompileState | None:
         fid, fcid = md.get("frame_id"), md.get("frame_compile_id")
         if fid is None or fcid is None:
             return None
         cid = f"{fid}/{fcid}"
-        if md.get("compiled_autograd_id") is not None:
-            cid = f"!{md['compiled_autograd_id']}/{cid}"
+        ca = md.get("compiled_autograd_id")
+        if ca is not None:
+            cid = f"!{ca}/{cid}"
         st = self.compiles.get(cid)
         if st is None:
-            st = self.compiles[cid] = CompileState(cid)
+            st = self.compiles[cid] = CompileState(cid, frame_key=(ca, fid))
+            st.frame = self.frame_names.get(st.frame_key)
         att = md.get("attempt")
         if isinstance(att, int):
             st.attempt = att
         return st
+
+    def _set_frame(self, st: CompileState | None, name: Any) -> None:
+        if st is not None and name:
+            st.frame = str(name)
+            if st.frame_key is not None:
+                self.frame_names[st.frame_key] = st.frame
 
     def _attrs(self, st: CompileState | None, **extra: Any) -> dict[str, Any]:
         a: dict[str, Any] = dict(scope_attrs(None))
@@ -99,14 +392,28 @@ class TraceMapper:
     def _end(self, st: CompileState | None, phase: str, lc: str, files: dict[str, str] | None = None,
              **extra: Any) -> EventSpec:
         if st is not None and lc in st.open:
-            st.open.reverse()
-            st.open.remove(lc)
-            st.open.reverse()
+            idx = len(st.open) - 1 - st.open[::-1].index(lc)
+            del st.open[idx]
         return (lifecycle_event(phase, lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
 
     def _point(self, st: CompileState | None, base: str, files: dict[str, str] | None = None,
                **extra: Any) -> EventSpec:
         return (point_event(base), self._attrs(st, **extra), files or {})
+
+    def _bw(self, rec: Rec) -> dict[str, Any]:
+        return {"backward": True} if rec.context.get("backward") else {}
+
+    def _is_backward(self, rec: Rec, tag: str) -> bool:
+        if tag == "bwd_compilation_metrics":
+            return True
+        if tag not in BACKWARD_KINDS or rec.st is None:
+            return False
+        if rec.st.closed and not rec.context.get("ids_from_hint"):
+            return True  # the lazy backward compile, after the forward's compile closed
+        if rec.kind in ("inductor_post_grad_graph", "inductor_output_code") or tag in (
+                "artifact:before_post_grad_graph", "artifact:inductor_post_grad_graph"):
+            return bool(_TANGENTS.search(rec.payload[:4000]))  # a backward graph's inputs are tangents
+        return False
 
     def _stack_text(self, stack: Any) -> tuple[str, str | None]:
         """Format an interned stack; returns (text, innermost function name)."""
@@ -124,154 +431,333 @@ class TraceMapper:
                 lines.append(f"    {fr.get('loc')}")
         return "\n".join(lines) + ("\n" if lines else ""), last
 
-    # -- the mapping -----------------------------------------------------------------------------
-    def handle(self, md: dict[str, Any], payload: str | None) -> list[EventSpec]:
-        if not md:
-            return []
-        key = next(iter(md))
-        if key in IGNORED:
-            return []
-        body = md.get(key)
-        if key == "str":
-            if isinstance(body, list) and len(body) == 2:
-                self.strings[body[1]] = body[0]
-            return []
-        st = self._state(md)
-        payload = payload or ""
-        if key == "dynamo_start":
-            stack_text, fn = self._stack_text((body or {}).get("stack"))
-            if st is not None:
-                st.frame = fn or st.frame
-                st.closed = False
-                st.failed_written = False
-            out = [self._before(st, "compile", {"user_stack.txt": stack_text} if stack_text else None)]
-            out.append(self._before(st, "dynamo_capture"))
-            return out
-        if key == "dynamo_output_graph":
-            sizes = (body or {}).get("sizes") if isinstance(body, dict) else None
-            extra = {"graph_node_count": len(sizes)} if isinstance(sizes, dict) else {}
-            if st is not None and "dynamo_capture" in st.open:
-                return [self._end(st, "after", "dynamo_capture", {"captured_graph.py": payload}, **extra)]
-            return [self._point(st, "after_dynamo_capture", {"captured_graph.py": payload}, **extra)]
-        if key in AOT_GRAPHS:
-            kind = key[len("aot_"):-len("_graph")]
-            return [self._point(st, f"after_aot_{kind}_graph", {f"aot_{kind}_graph.py": payload})]
-        if key == "inductor_post_grad_graph":  # top-level form: FX-graph cache hit
-            return [self._end(st, "after", "post_grad_passes", {"post_grad_graph.py": payload}, cache="hit")]
-        if key == "inductor_output_code":
-            fn = (body or {}).get("filename") if isinstance(body, dict) else None
-            return [self._point(st, "after_inductor_codegen", {"inductor_output.py": payload},
-                                filename=str(fn) if fn else None)]
-        if key == "dynamo_cpp_guards_str":
-            m = re.search(r"Guard latency = ([\d.]+) us", payload)
-            extra = {"guard_latency_us": float(m.group(1))} if m else {}
-            extra["guard_lines"] = payload.count("\n")
-            return [self._point(st, "after_build_guards", {"guards.txt": payload}, **extra)]
-        if key == "artifact":
-            return self._artifact(st, body if isinstance(body, dict) else {}, payload)
-        if key == "compilation_metrics":
-            return self._metrics(st, body if isinstance(body, dict) else {})
-        return []
+    def is_framework(self, filename: str) -> bool:
+        return filename.startswith(self.framework_paths) or bool(_DEFAULT_FRAMEWORK.search(filename))
 
-    def _artifact(self, st: CompileState | None, body: dict[str, Any], payload: str) -> list[EventSpec]:
-        name = str(body.get("name", ""))
-        if name == "dynamo_graph_break_reason":
-            reason = ""
-            m = re.search(r"Graph Break Reason: (.+)", payload)
-            if m:
-                reason = m.group(1).strip()
-                if reason.endswith(":"):  # the specific cause is on the next non-empty line
-                    rest = payload[m.end():]
-                    nxt = _first_line(rest.split("User code traceback")[0])
-                    if nxt:
-                        reason = nxt
-            if not reason:
-                reason = _first_line(payload)
-            user = re.search(r'File "([^"]+)", line (\d+)', payload)
-            return [self._point(st, "graph_break", {"graph_break.txt": payload}, reason=reason[:500],
-                                user_frame=f"{user.group(1)}:{user.group(2)}" if user else None)]
-        if name == "recompile_reasons":
-            try:
-                reasons = json.loads(payload)
-            except ValueError:
-                reasons = payload
-            if isinstance(reasons, str):
-                reasons = [reasons]
-            reasons = [str(r) for r in reasons] if isinstance(reasons, list) else [str(reasons)]
-            return [self._point(st, "recompile", {"recompile_reasons.txt": "\n".join(reasons) + "\n"},
-                                reason=_first_line(reasons[0] if reasons else ""), reasons=reasons)]
-        m = CACHE_ARTIFACT.match(name)
-        if m:
-            cache, result = m.groups()
-            info: Any
-            try:
-                info = json.loads(payload) if payload else {}
-            except ValueError:
-                info = {"raw": payload}
-            reason = ""
-            key = None
-            if isinstance(info, dict):
-                key = info.get("key") or info.get("cache_key")
-                reason = str(info.get("reason") or info.get("cache_bypass_reason") or info.get("bypass_reason") or "")
-            if not reason:
-                reason = {"hit": "cache hit", "miss": "no entry", "bypass": "bypassed"}[result]
-            return [self._point(st, f"cache_{result}", {"cache_info.json": json.dumps(info, indent=2, default=str)},
-                                cache=cache, key=str(key) if key else None, reason=reason[:500])]
-        if name == "dynamo_error":
-            etype, msg = _exception_from_traceback(payload)
-            if st is not None:
-                st.failed_written = True
-            out = []
-            if st is not None and "dynamo_capture" in st.open:
-                out.append(self._end(st, "skip", "dynamo_capture", reason="compile failed"))
-            out.append(self._end(st, "failed", "compile", {"traceback.txt": payload},
-                                 exception_type=etype, exception_message=msg))
-            return out
-        if name == "before_pre_grad_graph":
-            return [self._before(st, "pre_grad_passes", {"pre_grad_graph.py": payload})]
-        if name == "after_pre_grad_graph":
-            return [self._end(st, "after", "pre_grad_passes", {"pre_grad_graph.py": payload})]
-        if name == "before_post_grad_graph":
-            return [self._before(st, "post_grad_passes", {"post_grad_graph.py": payload})]
-        if name == "inductor_post_grad_graph":
-            return [self._end(st, "after", "post_grad_passes", {"post_grad_graph.py": payload})]
-        return []
+    def registry(self) -> dict[str, Any]:
+        if self._registry is None:
+            self._registry = load_gb_registry(self._registry_path or find_gb_registry())
+        return self._registry
 
-    def _metrics(self, st: CompileState | None, m: dict[str, Any]) -> list[EventSpec]:
-        out: list[EventSpec] = []
-        if st is not None and not st.frame:
-            st.frame = m.get("co_name")
-        for reason in m.get("restart_reasons") or []:
-            out.append(self._point(st, "restart_analysis", restart_reason=str(reason)[:2000],
-                                   reason=_first_line(str(reason))))
+    # -- records that are not torch's trace ----------------------------------------------------
+    def _user_event(self, ev: UserEvent) -> EventSpec:
+        attrs = ev.attributes
+        if attrs.get("compile_id") and "frame" not in attrs:
+            st = self.compiles.get(attrs["compile_id"])
+            if st is not None and st.frame:
+                attrs = {**attrs, "frame": st.frame}
+        return (ev.name, attrs, ev.files)
+
+    def _limit_note(self, note: RecompileLimitNote) -> list[EventSpec]:
+        st = self._state(note.ids or {})
+        if st is None:
+            rec = Rec("note", {}, {}, "", None, {})
+            self._emit_limit_hit(rec, {}, note)
+            return rec.events
+        if not st.frame and note.function:
+            self._set_frame(st, note.function)
+        st.limit_note = note
+        rec = Rec("note", {}, {}, "", st, {})
+        if st.pending_recompile is not None:
+            self._flush_recompile(rec)
+        return rec.events
+
+    # -- recompiles ----------------------------------------------------------------------------
+    def _flush_recompile(self, rec: Rec) -> None:
+        st = rec.st
+        if st is None or st.pending_recompile is None:
+            return
+        pending, st.pending_recompile = st.pending_recompile, None
+        attrs = {**pending["attrs"], "frame": st.frame}
+        rec.events.append((point_event(RECOMPILE), {**self._attrs(st), **attrs}, pending["files"]))
+
+    def _emit_limit_hit(self, rec: Rec, metrics: dict[str, Any], note: RecompileLimitNote | None = None) -> None:
+        st = rec.st
+        note = note or (st.limit_note if st is not None else None)
         if st is not None:
-            for lc in reversed(list(st.open)):
-                if lc != "compile":  # whatever the compile never closed (e.g. an empty graph)
-                    out.append(self._end(st, "skip", lc, reason="not completed in this compile"))
-        keep = ("compile_id", "co_name", "co_filename", "co_firstlineno", "guard_count", "graph_op_count",
-                "graph_node_count", "graph_input_count", "entire_frame_compile_time_s", "backend_compile_time_s",
-                "inductor_compile_time_s", "code_gen_time_s", "fail_type", "fail_reason", "fail_user_frame_filename",
-                "fail_user_frame_lineno", "restart_reasons", "dynamo_time_before_restart_s", "has_guarded_code",
-                "recompile_reason", "cache_size", "accumulated_cache_size", "num_graph_breaks",
-                "structured_logging_overhead_s")
-        metrics = {k: m.get(k) for k in keep if k in m}
-        files = {"metrics.json": json.dumps(metrics, indent=2, default=str)}
+            st.limit_note = None
+        text = str(metrics.get("fail_reason") or "")
+        lt = _LIMIT_TYPE.search(text)
+        lv = _LIMIT_VALUE.search(text)
+        limit = note.limit if note is not None else (int(lv.group(1)) if lv else None)
+        if limit is None and st is not None:
+            limit = st.recompile_limit
+        frame = (st.frame if st is not None else None) or (note.function if note else None)
+        reason = (note.reason if note and note.reason else None) or metrics.get("recompile_reason") or ""
+        files = {"metrics.json": json.dumps({k: metrics.get(k) for k in METRICS_KEEP if k in metrics},
+                                            indent=2, default=str)} if metrics else {}
+        attrs: dict[str, Any] = {
+            "frame": frame, "recompile_limit": limit,
+            "limit_type": note.limit_type if note else (lt.group(1) if lt else None),
+            "reason": first_line(reason, 2000), "fallback": "eager",
+        }
+        if note is not None and note.filename:
+            attrs["co_filename"], attrs["co_firstlineno"] = note.filename, note.lineno
+        fail = metrics.get("fail_type")
+        if fail:
+            attrs["fail_type"] = fail
+            if "FailOnRecompileLimitHit" in str(fail) or "Hard failure" in text:
+                attrs["fallback"] = "error"
+        rec.events.append(self._point(st, RECOMPILE_LIMIT_HIT, files, **attrs))
+
+    # -- closing a compile ---------------------------------------------------------------------
+    def _close_failed(self, rec: Rec, metrics: dict[str, Any]) -> None:
+        st = rec.st
+        tb = st.pending_error if st is not None else None
+        if st is not None:
+            st.pending_error = None
+            st.failed_written = True
+        files: dict[str, str] = {}
+        if tb:
+            files["traceback.txt"] = tb
+        if metrics:
+            files["metrics.json"] = json.dumps({k: metrics.get(k) for k in METRICS_KEEP if k in metrics},
+                                               indent=2, default=str)
+        etype, msg = exception_from_traceback(tb) if tb else ("", "")
+        fail = metrics.get("fail_type")
+        fail_reason = metrics.get("fail_reason")
+        if not etype or etype == "Error":
+            etype = str(fail or "Error").rsplit(".", 1)[-1]
+        if fail_reason:
+            msg = str(fail_reason)  # torch's str(exception): the whole message, every line
+        extra = self._metric_attrs(metrics)
+        if st is not None and "dynamo_capture" in st.open:
+            rec.events.append(self._end(st, "skip", "dynamo_capture", reason="compile failed"))
+        if st is not None:
+            for lc in reversed([x for x in st.open if x not in ("compile", "dynamo_capture")]):
+                rec.events.append(self._end(st, "skip", lc, reason="compile failed"))
+        rec.events.append(self._end(st, "failed", "compile", files, exception_type=etype,
+                                    exception_message=msg, **extra))
+
+    @staticmethod
+    def _metric_attrs(m: dict[str, Any]) -> dict[str, Any]:
+        if not m:
+            return {}
         secs = m.get("entire_frame_compile_time_s")
         extra: dict[str, Any] = {
             "duration_ms": float(secs) * 1000 if isinstance(secs, (int, float)) else None,
             "guard_count": m.get("guard_count"), "graph_op_count": m.get("graph_op_count"),
             "recompile_reason": m.get("recompile_reason"),
         }
-        fail = m.get("fail_type")
-        if fail:
-            extra.update(fail_type=fail, fail_reason=m.get("fail_reason"))
-        if st is not None and st.failed_written:
-            return out  # the dynamo_error already closed it; nothing more to say
-        if fail:
-            out.append(self._end(st, "failed", "compile", files, exception_type=str(fail).rsplit(".", 1)[-1],
-                                 exception_message=str(m.get("fail_reason") or ""), **extra))
-        else:
-            out.append(self._end(st, "after", "compile", files, **extra))
+        if m.get("fail_type"):
+            extra["fail_type"] = m.get("fail_type")
+            extra["fail_reason"] = m.get("fail_reason")
+            fn, ln = m.get("fail_user_frame_filename"), m.get("fail_user_frame_lineno")
+            extra["fail_user_frame"] = f"{fn}:{ln}" if fn else None
+        return extra
+
+
+# -- handlers, one per record kind -------------------------------------------------------------------
+
+@on_kind("dynamo_start")
+def _dynamo_start(self: TraceMapper, r: Rec) -> None:
+    st = r.st
+    stack_text, fn = self._stack_text(r.body.get("stack"))
+    if st is not None:
+        self._set_frame(st, fn)
+        st.closed = st.failed_written = st.backward_open = False
+        st.started = True
+        if st.pending_recompile is not None:
+            self._flush_recompile(r)
+    r.events.append(self._before(st, "compile", {"user_stack.txt": stack_text} if stack_text else None))
+    r.events.append(self._before(st, "dynamo_capture"))
+
+
+@on_kind("dynamo_output_graph")
+def _dynamo_output_graph(self: TraceMapper, r: Rec) -> None:
+    sizes = r.body.get("sizes")
+    extra = {"graph_node_count": len(sizes)} if isinstance(sizes, dict) else {}
+    files = {"captured_graph.py": r.payload}
+    if r.st is not None and "dynamo_capture" in r.st.open:
+        r.events.append(self._end(r.st, "after", "dynamo_capture", files, **extra))
+    else:
+        r.events.append(self._point(r.st, "after_dynamo_capture", files, **extra))
+
+
+@on_kind(*AOT_GRAPHS)
+def _aot_graph(self: TraceMapper, r: Rec) -> None:
+    kind = r.kind[len("aot_"):-len("_graph")]
+    r.events.append(self._point(r.st, f"after_aot_{kind}_graph", {f"aot_{kind}_graph.py": r.payload},
+                                **self._bw(r)))
+
+
+@on_kind("inductor_post_grad_graph")  # the top-level form: an FX-graph cache hit
+def _post_grad_cache_hit(self: TraceMapper, r: Rec) -> None:
+    r.events.append(self._end(r.st, "after", "post_grad_passes", {"post_grad_graph.py": r.payload},
+                              cache="hit", **self._bw(r)))
+
+
+@on_kind("inductor_output_code")
+def _inductor_output_code(self: TraceMapper, r: Rec) -> None:
+    fn = r.body.get("filename")
+    r.events.append(self._point(r.st, "after_inductor_codegen", {"inductor_output.py": r.payload},
+                                filename=str(fn) if fn else None, **self._bw(r)))
+
+
+@on_kind("dynamo_cpp_guards_str")
+def _guards(self: TraceMapper, r: Rec) -> None:
+    from tracer.guards import count_leaf_guards
+
+    m = re.search(r"Guard latency = ([\d.]+) us", r.payload)
+    extra: dict[str, Any] = {"guard_latency_us": float(m.group(1))} if m else {}
+    extra["guard_lines"] = r.payload.count("\n")
+    extra["leaf_guard_count"] = count_leaf_guards(r.payload)
+    r.events.append(self._point(r.st, "after_build_guards", {"guards.txt": r.payload}, **extra))
+
+
+@on_kind("compilation_metrics")
+def _metrics(self: TraceMapper, r: Rec) -> None:
+    st, m = r.st, r.body
+    if st is not None and not st.frame:
+        self._set_frame(st, m.get("co_name"))
+    if st is not None and st.pending_recompile is not None:
+        self._flush_recompile(r)
+    for reason in m.get("restart_reasons") or []:
+        r.events.append(self._point(st, RESTART, restart_reason=str(reason)[:2000],
+                                    reason=first_line(str(reason))))
+    fail = m.get("fail_type")
+    limit_hit = bool(fail) and (bool(_LIMIT_HIT.search(f"{fail}\n{m.get('fail_reason') or ''}"))
+                                or (st is not None and st.limit_note is not None))
+    if limit_hit:
+        self._emit_limit_hit(r, m)
+        if st is None or not st.started:
+            if st is not None:
+                st.closed = True
+            return  # torch gave up before dynamo_start: no compile lifecycle was opened
+    if fail or (st is not None and st.pending_error is not None):
+        if st is None or not st.failed_written:
+            self._close_failed(r, m)
+    else:
         if st is not None:
-            st.closed = True
-        return out
+            for lc in reversed(list(st.open)):
+                if lc not in ("compile", "backward_compile"):  # e.g. an empty graph never closes capture
+                    r.events.append(self._end(st, "skip", lc, reason="not completed in this compile"))
+        if st is None or not st.failed_written:
+            files = {"metrics.json": json.dumps({k: m.get(k) for k in METRICS_KEEP if k in m}, indent=2,
+                                                default=str)}
+            r.events.append(self._end(st, "after", "compile", files, **self._metric_attrs(m)))
+    if st is not None:
+        st.closed = True
+
+
+@on_kind("bwd_compilation_metrics")
+def _bwd_metrics(self: TraceMapper, r: Rec) -> None:
+    st, m = r.st, r.body
+    if st is not None and not st.backward_open:
+        r.events.append(self._before(st, "backward_compile", backward=True))
+    if st is not None:
+        for lc in reversed(list(st.open)):
+            if lc not in ("compile", "backward_compile"):
+                r.events.append(self._end(st, "skip", lc, reason="not completed in this compile", backward=True))
+        st.backward_open = False
+    files = {"metrics.json": json.dumps({k: m.get(k) for k in METRICS_KEEP if k in m}, indent=2, default=str)}
+    secs = m.get("inductor_compile_time_s")
+    extra: dict[str, Any] = {"backward": True,
+                             "duration_ms": float(secs) * 1000 if isinstance(secs, (int, float)) else None}
+    if m.get("fail_type"):
+        r.events.append(self._end(st, "failed", "backward_compile", files,
+                                  exception_type=str(m["fail_type"]).rsplit(".", 1)[-1],
+                                  exception_message=str(m.get("fail_reason") or ""),
+                                  fail_type=m["fail_type"], fail_reason=m.get("fail_reason"), **extra))
+    else:
+        r.events.append(self._end(st, "after", "backward_compile", files, **extra))
+
+
+@on_artifact("dynamo_graph_break_reason")
+def _graph_break(self: TraceMapper, r: Rec) -> None:
+    gb = parse_graph_break(r.payload)
+    frame = next((f for f in reversed(gb["frames"]) if not self.is_framework(f.filename)), None)
+    if frame is None and gb.get("header_frame") is not None:
+        hf = gb["header_frame"]
+        frame = next((f for f in gb["frames"] if (f.filename, f.line) == (hf.filename, hf.line)), hf)
+    gb_id, gb_type = gb.get("gb_id"), gb.get("gb_type")
+    explanation, hints = gb.get("explanation"), gb.get("hints")
+    if gb_id is None and gb_type:
+        gb_id = next((k for k, versions in self.registry().items()
+                      if any(v.get("Gb_type") == gb_type for v in versions)), None)
+    if gb_id is not None and (gb_type is None or explanation is None):
+        versions = self.registry().get(gb_id) or [{}]
+        gb_type = gb_type or versions[0].get("Gb_type")
+        explanation = explanation or versions[0].get("Explanation")
+        hints = hints if hints else versions[0].get("Hints")
+    source_line = None
+    if frame is not None:
+        source_line = linecache.getline(frame.filename, frame.line).strip() or frame.code
+    reason = gb.get("reason") or ""
+    r.events.append(self._point(
+        r.st, GRAPH_BREAK, {"graph_break.txt": r.payload},
+        reason=reason, gb_id=gb_id, gb_type=gb_type, explanation=explanation, hints=list(hints or []),
+        user_frame=frame.where if frame else None, user_file=frame.filename if frame else None,
+        user_line=frame.line if frame else None, user_function=frame.function if frame else None,
+        source_line=source_line))
+
+
+@on_artifact("recompile_reasons")
+def _recompile(self: TraceMapper, r: Rec) -> None:
+    reasons = parse_recompile_reasons(r.payload)
+    limit = r.context.get("recompile_limit")
+    if r.st is not None:
+        r.st.recompile_limit = limit
+    attrs = {"reason": first_line(reasons[0] if reasons else "", 2000), "reasons": reasons,
+             "recompile_limit": limit}
+    pending = {"attrs": attrs, "files": {"recompile_reasons.txt": "\n".join(reasons) + "\n"}}
+    if r.st is None:
+        r.events.append(self._point(None, RECOMPILE, pending["files"], **attrs))
+    else:
+        r.st.pending_recompile = pending  # written when the frame is known (dynamo_start / metrics)
+
+
+@on_artifact("<cache>")
+def _cache(self: TraceMapper, r: Rec) -> None:
+    m = CACHE_ARTIFACT.match(str(r.body.get("name", "")))
+    assert m is not None
+    cache, result = m.groups()
+    info: Any
+    try:
+        info = json.loads(r.payload) if r.payload else {}
+    except ValueError:
+        info = {"raw": r.payload}
+    reason, key = "", None
+    if isinstance(info, dict):
+        key = info.get("key") or info.get("cache_key")
+        reason = str(info.get("cache_bypass_reason") or info.get("reason") or info.get("bypass_reason")
+                     or (info.get("cache_status_detailed") if result != "hit" else "") or "")
+    if not reason:
+        reason = {"hit": "cache hit", "miss": "no entry", "bypass": "bypassed"}[result]
+    extra: dict[str, Any] = {"cache": cache, "key": str(key) if key else None, "reason": reason[:2000]}
+    if isinstance(info, dict) and info.get("cache_bypass_exception_type"):
+        extra["exception_type"] = info["cache_bypass_exception_type"]
+    r.events.append(self._point(r.st, CACHE_EVENTS[result],
+                                {"cache_info.json": json.dumps(info, indent=2, default=str)},
+                                **extra, **self._bw(r)))
+
+
+@on_artifact("dynamo_error")
+def _dynamo_error(self: TraceMapper, r: Rec) -> None:
+    if r.st is None:
+        r.events.append(self._end(None, "failed", "compile", {"traceback.txt": r.payload},
+                                  **dict(zip(("exception_type", "exception_message"),
+                                             exception_from_traceback(r.payload)))))
+        return
+    r.st.pending_error = r.payload  # written with compilation_metrics (fail_type, times, metrics.json)
+
+
+@on_artifact("before_pre_grad_graph")
+def _before_pre_grad(self: TraceMapper, r: Rec) -> None:
+    r.events.append(self._before(r.st, "pre_grad_passes", {"pre_grad_graph.py": r.payload}, **self._bw(r)))
+
+
+@on_artifact("after_pre_grad_graph")
+def _after_pre_grad(self: TraceMapper, r: Rec) -> None:
+    r.events.append(self._end(r.st, "after", "pre_grad_passes", {"pre_grad_graph.py": r.payload}, **self._bw(r)))
+
+
+@on_artifact("before_post_grad_graph")
+def _before_post_grad(self: TraceMapper, r: Rec) -> None:
+    r.events.append(self._before(r.st, "post_grad_passes", {"post_grad_graph.py": r.payload}, **self._bw(r)))
+
+
+@on_artifact("inductor_post_grad_graph")
+def _after_post_grad(self: TraceMapper, r: Rec) -> None:
+    r.events.append(self._end(r.st, "after", "post_grad_passes", {"post_grad_graph.py": r.payload},
+                              **self._bw(r)))

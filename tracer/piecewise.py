@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Sequence
 
+from tracer.context import compile_ids, compile_scope
 from tracer.lifecycle import observe_lifecycle
 
 Pass = Callable[[Any], Any]  # takes an fx.Graph (in place) or a GraphModule (may return a new one)
@@ -59,8 +60,6 @@ def piecewise_backend(split_ops: Iterable[Any] = (), passes: Iterable[Pass] = ()
     passes = tuple(passes)
 
     def backend(gm: Any, example_inputs: Any) -> Any:
-        from tracer.session import compile_ids
-
         ids = compile_ids()  # pieces compile later, on their first call: keep them in this compile
         with observe_lifecycle("piecewise_backend", graph=gm, compiler=compiler):
             with observe_lifecycle("graph_split", graph=gm) as lc:
@@ -110,8 +109,6 @@ def _piece_module() -> type:
 
             def forward(self, *args: Any) -> Any:
                 if self.fn is None:
-                    from tracer.session import compile_scope
-
                     with compile_scope(self.ids), observe_lifecycle(
                             "compiler_compile", graph=self.gm, graph_index=self.index, compiler=self.compiler):
                         if self.compiler == "inductor":

@@ -21,41 +21,15 @@ from typing import Any, Iterator
 
 from magi_format.layout import RUNS_ROOT_DIR, TIMELINE_DIR, TORCH_TRACE_FILE
 from magi_format.runname import model_dir_name, run_id_name
+from tracer import capture
+from tracer.context import compile_ids, compile_scope  # noqa: F401  (re-exported: tracer.session.compile_scope)
+from tracer.mapping import TraceMapper
+from tracer.records import UserEvent
 from tracer.writer import BackgroundWriter, RunWriter, TracerWarning
 
 _lock = threading.RLock()
 _active: list["Session"] = []
 _model_counter = itertools.count(1)
-
-
-_hint = threading.local()
-
-
-def compile_ids() -> dict[str, int] | None:
-    """The compile torch is in on this thread (``frame_id``, ``frame_compile_id``, ``attempt``), or the
-    one a piece compiled later on behalf of a compile declared with :func:`compile_scope`."""
-    try:
-        from torch._guards import CompileContext
-
-        tid = CompileContext.current_trace_id()
-        if tid is not None and tid.compile_id.frame_id is not None:
-            return {"frame_id": tid.compile_id.frame_id, "frame_compile_id": tid.compile_id.frame_compile_id,
-                    "attempt": tid.attempt}
-    except Exception:
-        pass
-    return getattr(_hint, "ids", None)
-
-
-@contextmanager
-def compile_scope(ids: dict[str, int] | None) -> Iterator[None]:
-    """Attribute what happens in the block (trace records without a compile id, lifecycle events) to
-    the compile ``ids`` — e.g. a piece compiled on its first call, after Dynamo's compile returned."""
-    old = getattr(_hint, "ids", None)
-    _hint.ids = ids
-    try:
-        yield
-    finally:
-        _hint.ids = old
 
 
 def current() -> "Session | None":
@@ -113,7 +87,7 @@ class Session:
         self._hook = None
         self.codes: list[tuple[Any, Any]] = []
         self.depth = 0
-        self.mapper = None
+        self.mapper: TraceMapper | None = None
 
     @property
     def active(self) -> bool:
@@ -122,20 +96,17 @@ class Session:
     def start(self) -> None:
         try:
             self.path = new_run_dir(self.root, self.label, detect_rank())
-            self.writer = BackgroundWriter(RunWriter(self.path))
+            self.mapper = TraceMapper(framework_paths=capture.framework_paths())
+            self.writer = BackgroundWriter(RunWriter(self.path), self.mapper.events)
         except Exception as exc:
             warnings.warn(f"magi-tui tracer: cannot create a run under {self.root}: {exc}; "
                           "the program runs unrecorded", TracerWarning, stacklevel=3)
             self.writer = None
             return
         try:
-            from tracer.capture import TraceHandler, attach, seed_strings
-            from tracer.mapping import TraceMapper
-
-            self.mapper = TraceMapper(seed_strings())
-            handler = TraceHandler(self.writer, self.mapper)
+            self.mapper.strings.update(capture.seed_strings())
             trace_path = self.path / TIMELINE_DIR / TORCH_TRACE_FILE if self.keep_trace else None
-            self._handlers = attach(handler, trace_path)
+            self._handlers = capture.attach(self.writer, trace_path)
             self._attach_bytecode_hook()
         except Exception as exc:
             self.writer.fail(exc)
@@ -161,17 +132,7 @@ class Session:
         if ids is not None and "compile_id" not in attrs:
             cid = f"{ids['frame_id']}/{ids['frame_compile_id']}"
             attrs = {**attrs, "compile_id": cid, "attempt": ids.get("attempt", 0)}
-        mapper = self.mapper
-        ts = time.time()
-
-        def produce():
-            if mapper is not None and attrs.get("compile_id") and "frame" not in attrs:
-                st = mapper.compiles.get(attrs["compile_id"])
-                if st is not None and st.frame:
-                    attrs["frame"] = st.frame
-            return [(name, attrs, files or {}, ts)]
-
-        self.writer.submit(produce)
+        self.writer.submit(UserEvent(name, attrs, files or {}, time.time()))
 
     def flush(self) -> None:
         if self.writer is not None:
@@ -181,9 +142,7 @@ class Session:
         if self.writer is None:
             return
         try:
-            from tracer.capture import detach
-
-            detach(self._handlers)
+            capture.detach(self._handlers)
         except Exception:
             pass
         if self._hook is not None:
@@ -192,6 +151,12 @@ class Session:
             except Exception:
                 pass
         self.writer.flush()
+        if self.mapper is not None and not self.writer.failed:
+            try:  # what still waits for a record that will not come (e.g. a failure without metrics)
+                for spec in self.mapper.finish():
+                    self.writer.writer.write(*spec)
+            except Exception as exc:
+                self.writer.fail(exc)
         if self.want_compiled_functions and self.codes and not self.writer.failed:
             try:
                 from tracer.compiled_functions import write_compiled_functions

@@ -6,11 +6,13 @@ leaves a valid prefix), written *before* the event's folder. Writing happens on 
 thread fed by a queue, so the compiling thread only enqueues; ordering is the queue's order.
 
 Any error (disk full, unwritable root, a bug in a mapper) becomes one warning and stops recording;
-it never reaches the user's program. Importable without torch.
+it never reaches the user's program. The last line it still tries to write is a ``tracer_stopped``
+point event (``reason``, ``error``), so a reader knows the run is incomplete. Importable without torch.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import queue
@@ -22,10 +24,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from magi_format.layout import FILES_DIR, TIMELINE_DIR, TIMELINE_FILE, event_folder_name
+from magi_format.names import TRACER_STOPPED, point_event, scope_attrs
 from magi_format.text import relative_time
-
-#: (name, attributes, files) — files maps a file name to its text
-EventSpec = tuple[str, dict[str, Any], dict[str, str]]
+from tracer.records import EventSpec, Record, UserEvent
 
 
 class TracerWarning(UserWarning):
@@ -81,16 +82,19 @@ class RunWriter:
                                    os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             os.write(self._fd, line)
             if files:
-                folder = self.events_dir / FILES_DIR / event_folder_name(index, name)
-                sub = attrs.get("subgraph") if isinstance(attrs, dict) else None
-                if isinstance(sub, str) and sub and "/" not in sub and sub not in (".", ".."):
-                    folder = folder / sub
-                folder.mkdir(parents=True, exist_ok=True)
-                for fname, text in files.items():
-                    (folder / os.path.basename(fname)).write_text(text, encoding="utf-8", errors="replace")
-                (folder / "attributes.json").write_text(json.dumps(attrs, indent=2, ensure_ascii=False),
-                                                        encoding="utf-8")
+                self._write_folder(index, name, attrs, files)
             return index
+
+    def _write_folder(self, index: int, name: str, attrs: Any, files: dict[str, str]) -> None:
+        folder = self.events_dir / FILES_DIR / event_folder_name(index, name)
+        sub = attrs.get("subgraph") if isinstance(attrs, dict) else None
+        if isinstance(sub, str) and sub and "/" not in sub and sub not in (".", ".."):
+            folder = folder / sub
+        folder.mkdir(parents=True, exist_ok=True)
+        for fname, text in files.items():
+            (folder / os.path.basename(fname)).write_text(text, encoding="utf-8", errors="replace")
+        (folder / "attributes.json").write_text(json.dumps(attrs, indent=2, ensure_ascii=False),
+                                                encoding="utf-8")
 
     def close(self) -> None:
         with self._lock:
@@ -99,26 +103,42 @@ class RunWriter:
                 self._fd = None
 
 
+def _as_is(record: Record) -> Iterable[EventSpec]:
+    if isinstance(record, UserEvent):
+        return [(record.name, record.attributes, record.files)]
+    return ()
+
+
+def stop_reason(exc: BaseException) -> str:
+    """``disk_full`` / ``write_error`` (the disk said no) or ``tracer_error`` (a bug of ours)."""
+    if isinstance(exc, OSError):
+        return "disk_full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "write_error"
+    return "tracer_error"
+
+
 class BackgroundWriter:
-    """A queue and one thread: producers ``submit`` callables that return events to write."""
+    """A queue and one thread: producers ``submit`` typed records (:mod:`tracer.records`); the thread
+    turns each into events with ``translate`` (the session's ``TraceMapper.events``) and writes them."""
 
     _STOP = object()
 
-    def __init__(self, writer: RunWriter) -> None:
+    def __init__(self, writer: RunWriter,
+                 translate: Callable[[Record], Iterable[EventSpec]] | None = None) -> None:
         self.writer = writer
+        self.translate = translate or _as_is
         self.queue: queue.Queue = queue.Queue()
         self.failed = False
+        self.stop_error: str | None = None
         self._warned = False
         self._thread = threading.Thread(target=self._loop, name="magi-tracer-writer", daemon=True)
         self._thread.start()
 
-    def submit(self, produce: Callable[[], Iterable[EventSpec]]) -> None:
+    def submit(self, record: Record) -> None:
         if not self.failed:
-            self.queue.put(produce)
+            self.queue.put(record)
 
     def submit_event(self, name: str, attrs: dict[str, Any], files: dict[str, str] | None = None) -> None:
-        ts = time.time()
-        self.submit(lambda: [(name, attrs, files or {}, ts)])
+        self.submit(UserEvent(name, attrs, files or {}, time.time()))
 
     def _loop(self) -> None:
         while True:
@@ -128,7 +148,10 @@ class BackgroundWriter:
                     return
                 if self.failed:
                     continue
-                for spec in item() or ():
+                ts = getattr(item, "timestamp", None)
+                for spec in self.translate(item) or ():
+                    if len(spec) == 3:
+                        spec = (*spec, ts)
                     self.writer.write(*spec)
             except Exception as exc:  # never let the tracer break the program
                 self.fail(exc)
@@ -136,11 +159,20 @@ class BackgroundWriter:
                 self.queue.task_done()
 
     def fail(self, exc: BaseException) -> None:
+        """Stop recording: one warning, and a last ``tracer_stopped`` event if the disk still takes it."""
+        if self.failed:
+            return
         self.failed = True
+        self.stop_error = f"{type(exc).__name__}: {exc}"
+        try:
+            attrs = {**scope_attrs(None), "source": "tracer", "reason": stop_reason(exc), "error": self.stop_error}
+            self.writer.write(point_event(TRACER_STOPPED), attrs, {})
+        except Exception:
+            pass  # the disk is gone: the warning below is all we can do
         if not self._warned:
             self._warned = True
             warnings.warn(f"magi-tui tracer stopped recording {self.writer.run_dir}: "
-                          f"{type(exc).__name__}: {exc}", TracerWarning, stacklevel=2)
+                          f"{self.stop_error}", TracerWarning, stacklevel=2)
 
     def flush(self, timeout: float = 30.0) -> None:
         """Wait until everything submitted so far is written."""

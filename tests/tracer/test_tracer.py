@@ -72,7 +72,7 @@ def test_recompile_reasons_name_size_and_dtype(tmp_path):
     entries = sorted(p.name for p in fdir.glob("entry_*"))
     assert entries == ["entry_0", "entry_1", "entry_2"]
     assert "TENSOR_MATCH" in (fdir / "entry_0" / "guards.txt").read_text()
-    assert "float64" in (fdir / "entry_0" / "guards.txt").read_text()  # entry_0 is the newest
+    assert "float64" in (fdir / "entry_0" / "guards.txt").read_text()  # entry_0: the most recently used
 
 
 def test_failing_backend_is_a_failed_event_and_program_still_works(tmp_path):
@@ -90,7 +90,8 @@ def test_failing_backend_is_a_failed_event_and_program_still_works(tmp_path):
         out = torch.compile(f, backend=boom)(torch.ones(3))
     assert torch.equal(out, torch.full((3,), 2.0))
     failed = named(events(run.path), "_failed_compile")
-    assert failed and failed[0]["attributes"]["exception_type"] == "BackendBoom"
+    assert failed and failed[0]["attributes"]["exception_type"] == "BackendCompilerFailed"
+    assert failed[0]["attributes"]["exception_message"] == "backend='boom' raised:\nBackendBoom: no"
     model = RunModel(run.path).load()
     assert model.status == "failed"
     assert model.triage.first_failure.event.name == "fullgraph_failed_compile"
