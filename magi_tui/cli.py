@@ -68,9 +68,43 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+FAIL_ON = ("recovered", "recompile", "graph-break")
+
+
+def _fail_on(value: str | None) -> set[str]:
+    wanted = {w.strip() for w in (value or "").split(",") if w.strip()}
+    bad = wanted - set(FAIL_ON)
+    if bad:
+        raise SystemExit(f"--fail-on: unknown {', '.join(sorted(bad))} (choose from {', '.join(FAIL_ON)})")
+    return wanted
+
+
+def triage_exit_code(runs, fail_on: set[str] = frozenset()) -> int:
+    """0: no unrecovered failure; 1: an unrecovered failure or an incomplete run (or what ``--fail-on``
+    adds); 2: no usable run (docs/HEADLESS.md)."""
+    from magi_tui.model.checks import analyse
+
+    if not runs or all(r.error for r in runs):
+        return 2
+    for r in runs:
+        if r.error:
+            continue
+        a = analyse(r)
+        if a.exit_failed:
+            return 1
+        if "recovered" in fail_on and a.status == "recovered":
+            return 1
+        if "recompile" in fail_on and a.recompiles:
+            return 1
+        if "graph-break" in fail_on and a.worklist:
+            return 1
+    return 0
+
+
 def cmd_triage(args: argparse.Namespace) -> int:
     from magi_tui.model.report import triage_json, triage_text
 
+    fail_on = _fail_on(args.fail_on)
     path = Path(args.path) if args.path else _default_path()
     runs = _load_runs(path)
     if not runs:
@@ -79,10 +113,8 @@ def cmd_triage(args: argparse.Namespace) -> int:
         objs = [triage_json(r) for r in runs]
         print(_dump_json(objs[0] if len(objs) == 1 else objs))
     else:
-        print("\n\n".join(literal(triage_text(r), multiline=True) for r in runs))
-    if all(r.error for r in runs):
-        return 2  # no readable run (the reason is already on stderr)
-    return 1 if any(r.triage.failures for r in runs) else 0
+        print("\n\n".join(literal(triage_text(r, show_all=args.all), multiline=True) for r in runs))
+    return triage_exit_code(runs, fail_on)
 
 
 def cmd_app(args: argparse.Namespace) -> int:
@@ -150,9 +182,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_runs)
 
-    sp = sub.add_parser("triage", help="first failure, restarts, recompiles, cache misses (headless)")
+    sp = sub.add_parser("triage", help="status, checks, failures, restarts, graph breaks, recompiles, frames, "
+                                       "cache and compile time (headless; see docs/HEADLESS.md)",
+                        description="Exit 0: no unrecovered failure; 1: an unrecovered failure or an incomplete "
+                                    "run; 2: no usable input.")
     sp.add_argument("path", nargs="?")
-    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--json", action="store_true", help="the whole analysis as JSON (never capped)")
+    sp.add_argument("--all", action="store_true", help="text output: show every row (lists are capped otherwise)")
+    sp.add_argument("--fail-on", metavar="KINDS", default="",
+                    help="also exit 1 on: " + ",".join(FAIL_ON) + " (comma-separated)")
     sp.set_defaults(func=cmd_triage)
 
     sp = sub.add_parser("attach", help="follow a compile in progress under PATH")

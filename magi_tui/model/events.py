@@ -17,7 +17,7 @@ from typing import Any
 
 from magi_format.names import PHASES, SCOPE_RE, parse_name
 
-__all__ = ["Event", "PHASES"]
+__all__ = ["Event", "PHASES", "KINDS", "kind_of", "name_kind"]
 
 #: attribute keys copied onto the Event (cheap to keep, needed for labels and triage)
 _KEEP_FULL_ATTRS_IF = ("exception_type", "reason", "restart_reason", "reasons", "fail_type", "error_type")
@@ -148,34 +148,8 @@ class Event:
 
     @property
     def kind(self) -> str:
-        """A coarse category for marks: failed, skip, restart, recompile, graph_break, cache_hit,
-        cache_miss, cache_store, cache_skip, or '' for a plain event."""
-        if self.phase == "failed":
-            return "failed"
-        if self.phase == "skip":
-            return "skip"
-        frag = self.frag
-        if "restart" in frag:
-            return "restart"
-        if frag.endswith("recompile"):
-            return "recompile"
-        if frag.endswith("graph_break"):
-            return "graph_break"
-        s = self.summary
-        if s:
-            if frag.startswith("cache_hit") or s.get("load_result") == "hit":
-                return "cache_hit"
-            if frag.startswith(("cache_miss", "cache_bypass")) or s.get("load_result") == "miss":
-                return "cache_miss"
-            if s.get("store_result") == "stored":
-                return "cache_store"
-            if s.get("store_result") == "skipped":
-                return "cache_skip"
-        elif frag.startswith("cache_hit"):
-            return "cache_hit"
-        elif frag.startswith(("cache_miss", "cache_bypass")):
-            return "cache_miss"
-        return ""
+        """A coarse category for marks (see :func:`kind_of`, the one place the rules live)."""
+        return kind_of(self.phase, self.frag, self.summary)
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Event({self.seq}, {self.index}, {self.name!r})"
@@ -200,6 +174,59 @@ def _summary(attrs: dict[str, Any]) -> dict[str, str] | None:
     return out
 
 
+#: every kind :func:`kind_of` can return, '' (a plain event) aside
+KINDS = ("failed", "skip", "restart", "recompile", "graph_break", "cache_hit", "cache_miss", "cache_bypass",
+         "cache_store", "cache_skip")
+
+
+def name_kind(frag: str) -> str:
+    """The kind a point event has from its name alone (its fragment, scope prefix removed)."""
+    if "restart" in frag:
+        return "restart"
+    if frag.endswith("recompile"):
+        return "recompile"
+    if frag.endswith("graph_break"):
+        return "graph_break"
+    if frag.startswith("cache_hit"):
+        return "cache_hit"
+    if frag.startswith("cache_bypass"):
+        return "cache_bypass"
+    if frag.startswith("cache_miss"):
+        return "cache_miss"
+    return ""
+
+
+def kind_of(phase: str | None, frag: str, summary: dict[str, str] | None) -> str:
+    """The kind rules, in one place: failed, skip, restart, recompile, graph_break, cache_hit,
+    cache_miss, cache_bypass (a cache that was not consulted at all: neither hit nor miss),
+    cache_store, cache_skip, or '' for a plain event. The name decides first, then the result
+    attributes of a lifecycle ``after`` (``load_result``, ``store_result``)."""
+    if phase == "failed":
+        return "failed"
+    if phase == "skip":
+        return "skip"
+    k = name_kind(frag)
+    if k or not summary:
+        return k
+    load = summary.get("load_result")
+    if load == "hit":
+        return "cache_hit"
+    if load == "miss":
+        return "cache_miss"
+    if load == "bypass":
+        return "cache_bypass"
+    store = summary.get("store_result")
+    if store == "stored":
+        return "cache_store"
+    if store == "skipped":
+        return "cache_skip"
+    return ""
+
+
+#: point events triage reads the attributes of, beyond those with a kind
+_KEEP_FRAGS = frozenset({"recompile_limit_hit", "tracer_stopped"})
+
+
 def _is_special(frag: str) -> bool:
-    return ("restart" in frag or frag.endswith(("recompile", "graph_break"))
-            or frag.startswith(("cache_hit", "cache_miss", "cache_bypass")))
+    """Whether an event of this name keeps its whole attribute map (triage reports on it)."""
+    return name_kind(frag) != "" or frag in _KEEP_FRAGS

@@ -9,8 +9,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from magi_tui.model.checks import analyse, run_status
 from magi_tui.model.run import RunModel
-from magi_tui.model.triage import Failure
+from magi_tui.model.triage import Cascade, Failure, Restart
 
 
 def fmt_time(ts: float | None) -> str:
@@ -51,9 +52,10 @@ def run_row(run: RunModel) -> dict[str, Any]:
         "model_index": n.model_index,
         "rank": n.rank,
         "events": len(run.events),
-        "failures": len(run.triage.failures),
-        "unrecovered_failures": len(run.triage.unrecovered),
-        "status": run.status,
+        "failures": len(run.triage.problems),
+        "unrecovered_failures": sum(1 for c in run.triage.problems if not c.recovered),
+        "restarts": len(run.triage.restarts),
+        "status": run_status(run)[0],
         "started": started,
         "started_text": fmt_time(started),
         "duration_s": run.duration_s,
@@ -71,6 +73,7 @@ def failure_json(f: Failure) -> dict[str, Any]:
         "scope": "subgraph" if ev.subgraph_index is not None else "fullgraph",
         "subgraph_index": ev.subgraph_index,
         "lifecycle": ev.lifecycle,
+        "compile_id": ev.compile_id,
         "exception_type": f.exception_type,
         "message": f.message,
         "recovered": f.recovered,
@@ -81,27 +84,58 @@ def failure_json(f: Failure) -> dict[str, Any]:
     }
 
 
+def cascade_json(c: Cascade) -> dict[str, Any]:
+    """A failure with the enclosing lifecycles that failed because of it folded under it."""
+    out = failure_json(c.head)
+    rb = c.recovered_by
+    out.update(recovered=c.recovered, restart=c.restart, reason=c.reason,
+               recovered_by=None if rb is None else {"index": rb.index, "name": rb.name},
+               cascade=[{"index": m.event.index, "name": m.event.name, "lifecycle": m.event.lifecycle,
+                         "recovered": m.recovered} for m in c.members[1:]])
+    return out
+
+
+def restart_json(r: Restart) -> dict[str, Any]:
+    ev = r.event
+    return {"index": ev.index, "name": ev.name, "reason": r.reason, "recovered": r.recovered,
+            "compile_id": ev.compile_id, "frame": (ev.summary or {}).get("frame"),
+            "folder": r.cascade.head.folder if r.cascade is not None else None,
+            "cascade": [{"index": m.event.index, "name": m.event.name, "lifecycle": m.event.lifecycle}
+                        for m in r.cascade.members[1:]] if r.cascade is not None else []}
+
+
 def triage_json(run: RunModel) -> dict[str, Any]:
+    """The headless contract (docs/HEADLESS.md). Lists are never capped here."""
     t = run.triage
+    a = analyse(run)
+    first = t.cascades[0] if t.cascades else None
     return {
         "run": str(run.path),
-        "status": run.status,
+        "status": a.status,
         "events": len(run.events),
         "malformed_lines": len(run.malformed),
         "malformed": [{"line": m.line_no, "reason": m.reason} for m in run.malformed[:50]],
         "partial_last_line": run.partial_line,
-        "first_failure": failure_json(t.first_failure) if t.first_failure else None,
-        "failures": [failure_json(f) for f in t.failures],
-        "restarts": [i.as_json() for i in t.restarts],
-        "recompiles": [i.as_json() for i in t.recompiles],
-        "graph_breaks": [i.as_json() for i in t.graph_breaks],
-        "cache": {
-            "hits": [i.as_json() for i in t.cache_hits],
-            "misses": [i.as_json() for i in t.cache_misses],
-            "stores": [i.as_json() for i in t.cache_stores],
-            "skipped_stores": [i.as_json() for i in t.cache_skipped_stores],
-        },
+        "summary": {"failures": len(a.problems), "unrecovered": sum(1 for c in a.problems if not c.recovered),
+                    "failed_events": len(t.failures), "restarts": len(a.restarts),
+                    "recompiles": len(a.recompiles), "graph_breaks": a.graph_break_total,
+                    "graph_break_sites": len(a.worklist), "frames": len(a.frames),
+                    "cache_state": a.cache["state"]},
+        "checks": [c.as_json() for c in a.checks],
+        "first_failure": cascade_json(first) if first is not None else None,
+        "failures": [cascade_json(c) for c in a.problems],
+        "restarts": [restart_json(r) for r in a.restarts],
+        "graph_breaks": [b.as_json() for b in a.worklist],
+        "recompiles": [r.as_json() for r in a.recompiles],
+        "frames": [f.as_json() for f in a.frames],
+        "cache": a.cache,
+        "compile_time": a.compile_time,
+        "recompile_limit_hits": [i.as_json() for i in t.recompile_limit_hits],
+        "tracer_stopped": [i.as_json() for i in t.tracer_stopped],
+        "incomplete_reasons": a.incomplete_reasons,
         "open": [{"index": s.first.index, "name": s.first.name} for s in run.open_spans],
+        "empty": None if a.status != "empty" else
+        {"note": a.empty_note, "log": a.log_path, "log_tail": a.log_tail},
         "has_compiled_functions": run.has_compiled_functions,
         "error": run.error,
     }
@@ -113,51 +147,173 @@ def _stage(f: Failure) -> str:
     return f"{ev.lifecycle or ev.frag} ({where})"
 
 
-def triage_text(run: RunModel) -> str:
-    """A short report: what happened, where it failed first, where to look."""
+_ICON = {"ok": "✓", "warn": "⚠", "fail": "✗"}
+
+
+def _cap(items: list, show_all: bool, n: int) -> tuple[list, int]:
+    if show_all or len(items) <= n:
+        return items, 0
+    return items[:n], len(items) - n
+
+
+def _one(text: str | None, limit: int = 160) -> str:
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= limit else s[:limit - 1] + "…"
+
+
+def triage_text(run: RunModel, show_all: bool = False) -> str:
+    """The report for people: status, the checks, then where to look and why (lists capped at a few
+    rows unless ``show_all``)."""
     t = run.triage
-    lines = [f"{run.path}", f"  status: {run.status}   events: {len(run.events)}"
+    a = analyse(run)
+    lines = [f"{run.path}", f"  status: {a.status}   events: {len(run.events)}"
              + (f"   malformed lines: {len(run.malformed)}" if run.malformed else "")
              + ("   (last line incomplete)" if run.partial_line else "")]
     if run.error:
         lines.append(f"  timeline_events/timeline.jsonl cannot be read: {run.error}")
-    elif not run.has_timeline:
-        lines.append("  no timeline.jsonl (nothing was recorded: warm cache, or a failure before the backend)")
-    ff = t.first_failure
-    if ff is not None:
-        ev = ff.event
+    if a.status == "empty":
+        lines.append(f"  {a.empty_note}")
+        if a.log_tail:
+            lines.append(f"  last lines of {a.log_path}:")
+            lines += [f"    | {ln}" for ln in a.log_tail]
+        elif not run.error:
+            lines.append("  (no run.log or captured stderr beside the run: rerun the program to see its error)")
+    lines.append("  checks:")
+    for c in a.checks:
+        lines.append(f"    {_ICON.get(c.level, '?')} {c.message}")
+    # failures, one per cascade
+    probs = a.problems
+    if probs:
+        ff = next((c for c in probs if not c.recovered), probs[0])
+        ev = ff.head.event
         state = "recovered" if ff.recovered else "NOT recovered"
         lines.append(f"  first failure: #{ev.index} {ev.name}  [{state}]")
-        lines.append(f"    stage:     {_stage(ff)}")
-        exc = ff.exception_type + (f": {ff.message}" if ff.message else "")
-        lines.append(f"    exception: {exc or '-'}")
+        lines.append(f"    stage:     {_stage(ff.head)}")
+        exc = ff.head.exception_type + (f": {ff.head.message}" if ff.head.message else "")
+        lines.append(f"    exception: {_one(exc) or '-'}")
+        if len(ff.members) > 1:
+            lines.append(f"    cascade:   {len(ff.members) - 1} enclosing lifecycle(s) failed with it: "
+                         + ", ".join(m.event.lifecycle or m.event.frag for m in ff.members[1:6]))
         if ff.recovered and ff.recovered_by is not None:
             lines.append(f"    recovered by #{ff.recovered_by.index} {ff.recovered_by.name}")
-        lines.append(f"    open:      {run.path / ff.folder if ff.folder else '(this event has no files)'}")
-        more = [f for f in t.failures if f is not ff]
+        lines.append(f"    open:      {run.path / ff.head.folder if ff.head.folder else '(this event has no files)'}")
+        more = [c for c in probs if c is not ff]
         if more:
-            rec = sum(1 for f in more if f.recovered)
+            rec = sum(1 for c in more if c.recovered)
             lines.append(f"  other failures: {len(more)} ({rec} recovered)")
-            for f in t.unrecovered[:5]:
-                if f is not ff:
-                    lines.append(f"    #{f.event.index} {f.event.name}: {f.exception_type} {f.message}".rstrip())
-    else:
-        lines.append("  no failed events")
-    for title, items in (("restarts", t.restarts), ("recompiles", t.recompiles),
-                         ("graph breaks", t.graph_breaks), ("cache misses", t.cache_misses),
-                         ("skipped cache stores", t.cache_skipped_stores)):
-        if items:
-            lines.append(f"  {title}: {len(items)}")
-            for i in items[:5]:
-                lines.append(f"    #{i.event.index} {i.event.name}" + (f": {i.reason}" if i.reason else ""))
-            if len(items) > 5:
-                lines.append(f"    ... {len(items) - 5} more")
-    if t.cache_hits:
-        lines.append(f"  cache hits: {len(t.cache_hits)}")
+            shown, left = _cap(more, show_all, 5)
+            for c in shown:
+                h = c.head.event
+                lines.append(f"    #{h.index} {h.name}: {_one(c.reason)}" + ("" if not c.recovered else "  [recovered]"))
+            if left:
+                lines.append(f"    ... {left} more (--all)")
+    if a.restarts:
+        lines.append(f"  restarts: {len(a.restarts)} (Dynamo's control flow: it restarts analysis, then retries)")
+        shown, left = _cap(a.restarts, show_all, 5)
+        for r in shown:
+            ev = r.event
+            fold = f"  ({len(r.cascade.members) - 1} enclosing failed event(s) folded)" if r.cascade and \
+                len(r.cascade.members) > 1 else ""
+            cid = f" [{ev.compile_id}]" if ev.compile_id else ""
+            lines.append(f"    #{ev.index} {ev.name}{cid}: {_one(r.reason, 120) or '-'}  "
+                         f"[{'recovered' if r.recovered else 'NOT recovered'}]{fold}")
+            if r.cascade is not None and r.cascade.head.folder:
+                lines.append(f"      open: {run.path / r.cascade.head.folder}")
+        if left:
+            lines.append(f"    ... {left} more (--all)")
+    if a.worklist:
+        lines.append(f"  graph breaks: {len(a.worklist)} site(s), {a.graph_break_total} break(s), most frequent first")
+        shown, left = _cap(a.worklist, show_all, 5)
+        for b in shown:
+            head = " ".join(x for x in (f"×{b.count}", b.gb_id or "", _one(b.reason, 100)) if x)
+            lines.append(f"    {head}")
+            where = b.where + (f" in {b.function}" if b.function else "")
+            lines.append(f"      at {where}" + (f":  {_one(b.source_line, 100)}" if b.source_line else ""))
+            if b.explanation:
+                lines.append(f"      why:  {_one(b.explanation)}")
+            for h in b.hints[:3 if not show_all else None]:
+                lines.append(f"      hint: {_one(h)}")
+            if b.compile_ids:
+                ids, more_ids = _cap(b.compile_ids, show_all, 8)
+                lines.append(f"      compile ids: {', '.join(ids)}" + (f" … +{more_ids}" if more_ids else ""))
+            if b.resume_fns and not b.events:
+                lines.append(f"      evidence: {len(b.resume_fns)} resume function(s), e.g. {b.resume_fns[0]}")
+        if left:
+            lines.append(f"    ... {left} more site(s) (--all)")
+    if a.recompiles:
+        lines.append(f"  recompiles: {len(a.recompiles)}")
+        shown, left = _cap(a.recompiles, show_all, 6)
+        for r in shown:
+            cid = f" {r.compile_id}" if r.compile_id else ""
+            p = r.primary
+            if p is not None:
+                ea = ""
+                if p.expected is not None or p.actual is not None:
+                    ea = f" — expected {p.expected or '?'}, actual {p.actual or '?'}"
+                lines.append(f"    {r.frame}{cid}: {_one(p.guard, 110)}{ea}")
+                if p.suggestion:
+                    lines.append(f"      → {p.suggestion}")
+                others = r.reasons[1:]
+                if others:
+                    lines.append(f"      torch gave {len(r.reasons)} reasons (one per cache entry):")
+                    o_shown, o_left = _cap(others, show_all, 3)
+                    for o in o_shown:
+                        lines.append(f"        {o.entry_compile_id + ': ' if o.entry_compile_id else ''}{_one(o.text, 110)}")
+                    if o_left:
+                        lines.append(f"        ... {o_left} more (--all)")
+            else:
+                lines.append(f"    {r.frame}{cid}: reason not recorded")
+            d = r.guard_diff
+            if d is not None and not d.empty:
+                lines.append(f"      guards {d.older} → {d.newer}:")
+                rm, rm_left = _cap(d.removed, show_all, 2)
+                ad, ad_left = _cap(d.added, show_all, 2)
+                lines += [f"        - {_one(x, 120)}" for x in rm] + [f"        + {_one(x, 120)}" for x in ad]
+                if rm_left or ad_left:
+                    lines.append(f"        ... {rm_left + ad_left} more line(s) (--all)")
+            elif d is not None:
+                lines.append(f"      guards {d.older} → {d.newer}: no difference once addresses and generated "
+                             "names are masked (guards.txt cuts each guard at 120 characters: the change may be past the cut)")
+        if left:
+            lines.append(f"    ... {left} more (--all)")
+    if a.frames:
+        lines.append(f"  frames: {len(a.frames)}")
+        lines.append(f"    {'COMPILES':>8} {'BREAKS':>6} {'CACHE h/m/b':>11} {'TIME':>8} {'LIMIT':>5}  FRAME")
+        shown, left = _cap(a.frames, show_all, 8)
+        for f in shown:
+            cache = f"{f.cache_hits}/{f.cache_misses}/{f.cache_bypasses}"
+            lim = f"{f.recompile_limit}" + ("!" if f.limit_hit else "")
+            lines.append(f"    {f.compiles:>8} {f.graph_breaks:>6} {cache:>11} {fmt_duration(f.compile_s):>8} "
+                         f"{lim:>5}  {_one(f.frame, 100)}")
+        if left:
+            lines.append(f"    ... {left} more (--all)")
+    c = a.cache
+    cc = c["counts"]
+    if cc["hits"] or cc["misses"] or cc["bypasses"] or cc["skipped_stores"]:
+        lines.append(f"  cache: {c['state']} — {cc['hits']} hit(s), {cc['misses']} miss(es), "
+                     f"{cc['bypasses']} bypass(es), {cc['stores']} store(s), {cc['skipped_stores']} skipped store(s)")
+        for state in ("miss", "bypass", "skipped_store"):
+            rs = c["reasons"].get(state) or {}
+            if rs:
+                lines.append(f"    {state} reasons: " + ", ".join(f"{_one(k, 60)} ×{v}" for k, v in list(rs.items())[:4]))
+    ct = a.compile_time
+    if ct["phases"]:
+        total = ct["total_s"]
+        lines.append("  compile time" + (f": {fmt_duration(total)} in top-level lifecycles" if total else "")
+                     + " (phases are inclusive)")
+        shown, left = _cap(ct["phases"], show_all, 6)
+        for ph in shown:
+            n = f" ×{ph['count']}" if ph.get("count") else ""
+            lines.append(f"    {fmt_duration(ph['seconds']):>8}  {ph['phase']}{n}")
+        if left:
+            lines.append(f"    ... {left} more (--all)")
     if run.open_spans:
         lines.append(f"  never closed: {len(run.open_spans)}")
-        for s in run.open_spans[:5]:
+        shown, left = _cap(run.open_spans, show_all, 5)
+        for s in shown:
             lines.append(f"    #{s.first.index} {s.first.name}")
+        if left:
+            lines.append(f"    ... {left} more (--all)")
     for m in [m for m in run.malformed if m.line_no > 0][:3]:
         lines.append(f"  malformed line {m.line_no}: {m.reason}")
     return "\n".join(lines)

@@ -9,6 +9,13 @@ A failure is *recovered* when, later in the same session,
 * the outermost lifecycle that was open when it failed (the top of its failure cascade) completes
   with ``after``: a RestartAnalysis makes ``compiler_compile`` and every enclosing lifecycle fail,
   then the retry may succeed through a cache load that never runs ``compiler_compile`` again.
+
+Consecutive failed events of one session are one *cascade* (the innermost failure first, then every
+enclosing lifecycle that failed because of it). ``Triage.failures`` keeps every failed event (the views
+mark each one); ``Triage.cascades`` holds one entry per cascade, which is what a report counts. A cascade
+whose head is a Dynamo restart (``*RestartAnalysis``, or a ``restart_reason``) is not a failure but
+Dynamo's control flow: it is listed once under ``restarts``, its cascade folded under it. Our tracer's
+``restart_analysis`` point events are restarts too (recovered when their compile ends with ``after``).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from magi_format.names import RECOMPILE_LIMIT_HIT, TRACER_STOPPED
 from magi_tui.model.events import Event
 from magi_tui.model.layout import event_folder_rel
 from magi_tui.model.pairing import Pairer, Span
@@ -28,6 +36,7 @@ class Failure:
     waits_on: tuple[tuple, ...]  # session-qualified lifecycle keys whose later ``after`` recovers it
     folder: str | None
     recovered_by: Event | None = None
+    cascade: "Cascade | None" = None
 
     @property
     def recovered(self) -> bool:
@@ -45,6 +54,43 @@ class Failure:
 
 
 @dataclass
+class Cascade:
+    """One failure and the enclosing lifecycles that failed because of it (consecutive failed events)."""
+
+    members: list[Failure]
+    restart: bool = False
+    reason: str = ""
+
+    @property
+    def head(self) -> Failure:
+        return self.members[0]
+
+    @property
+    def recovered(self) -> bool:
+        return all(m.recovered for m in self.members)
+
+    @property
+    def recovered_by(self) -> Event | None:
+        last = [m.recovered_by for m in self.members if m.recovered_by is not None]
+        return max(last, key=lambda e: e.seq) if last and self.recovered else None
+
+
+@dataclass
+class Restart:
+    """One Dynamo restart: a failed cascade headed by a RestartAnalysis, or a ``restart_analysis`` event."""
+
+    event: Event
+    reason: str
+    cascade: Cascade | None = None
+    #: a point restart's own verdict (its compile ended with ``after``); a cascade decides for itself
+    closed_ok: bool = False
+
+    @property
+    def recovered(self) -> bool:
+        return self.cascade.recovered if self.cascade is not None else self.closed_ok
+
+
+@dataclass
 class Item:
     """One row of a triage list (restarts, recompiles, graph breaks, cache events)."""
 
@@ -57,14 +103,21 @@ class Item:
 
 @dataclass
 class Triage:
+    #: every failed event (a view marks each one)
     failures: list[Failure] = field(default_factory=list)
-    restarts: list[Item] = field(default_factory=list)
+    #: one per run of consecutive failed events; restarts included (see ``restarts``)
+    cascades: list[Cascade] = field(default_factory=list)
+    restarts: list[Restart] = field(default_factory=list)
     recompiles: list[Item] = field(default_factory=list)
     graph_breaks: list[Item] = field(default_factory=list)
     cache_hits: list[Item] = field(default_factory=list)
     cache_misses: list[Item] = field(default_factory=list)
     cache_stores: list[Item] = field(default_factory=list)
     cache_skipped_stores: list[Item] = field(default_factory=list)
+    #: the cache was not consulted (neither hit nor miss): ``No shape env``, unpicklable graph, ...
+    cache_bypasses: list[Item] = field(default_factory=list)
+    recompile_limit_hits: list[Item] = field(default_factory=list)
+    tracer_stopped: list[Item] = field(default_factory=list)
 
     @property
     def first_failure(self) -> Failure | None:
@@ -73,6 +126,16 @@ class Triage:
     @property
     def unrecovered(self) -> list[Failure]:
         return [f for f in self.failures if not f.recovered]
+
+    @property
+    def problems(self) -> list[Cascade]:
+        """Cascades that are failures (not restarts), one per failure whatever it cascaded into."""
+        return [c for c in self.cascades if not c.restart]
+
+    @property
+    def unrecovered_cascades(self) -> list[Cascade]:
+        """Cascades (restarts included: a restart whose retry never finished) not recovered."""
+        return [c for c in self.cascades if not c.recovered]
 
 
 def _attr(ev: Event, *keys: str) -> str:
@@ -85,6 +148,13 @@ def _attr(ev: Event, *keys: str) -> str:
     for k in keys:
         if s.get(k):
             return s[k]
+    return ""
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
     return ""
 
 
@@ -107,7 +177,9 @@ class TriageBuilder:
         #: loose key -> [(graph_index, failure)] waiting for an ``after`` of that lifecycle
         self._waiting: dict[tuple, list[tuple[int | None, Failure]]] = {}
         self._prev: Event | None = None
-        self._head: Event | None = None
+        self._cascade: Cascade | None = None
+        #: (session, compile id) -> point restarts waiting for their compile's end
+        self._open_restarts: dict[tuple, list[Restart]] = {}
 
     def before_pairing(self, ev: Event) -> tuple | None:
         """Call before the pairer sees ``ev``: captures the outermost open lifecycle for a failure."""
@@ -123,9 +195,9 @@ class TriageBuilder:
         kind = ev.kind
         if ev.phase == "failed":
             prev = self._prev
-            if prev is None or prev.phase != "failed" or prev.session != ev.session:
-                self._head = ev
-            head = self._head or ev
+            new_cascade = prev is None or prev.phase != "failed" or prev.session != ev.session \
+                or self._cascade is None
+            head = ev if new_cascade else self._cascade.head.event
             # the failed lifecycle's own key: from its ``before`` when it has one (the failed event may
             # lack an attribute such as graph_index that the before carried)
             own = span.before.pair_key if span is not None and span.before is not None else ev.pair_key
@@ -137,9 +209,17 @@ class TriageBuilder:
             t.failures.append(f)
             for session, key in keys:
                 self._waiting.setdefault(_loose(session, key), []).append((key[2], f))
-            et = f.exception_type
-            if head is ev and (et.endswith("RestartAnalysis") or _attr(ev, "restart_reason")):
-                t.restarts.append(Item(ev, _attr(ev, "restart_reason") or f"{et}: {f.message}".rstrip(": ")))
+            if new_cascade:
+                et = f.exception_type
+                restart = et.endswith("RestartAnalysis") or bool(_attr(ev, "restart_reason"))
+                reason = _attr(ev, "restart_reason") or f"{et}: {f.message}".rstrip(": ")
+                self._cascade = Cascade([f], restart, reason if restart else f"{et}: {f.message}".rstrip(": "))
+                t.cascades.append(self._cascade)
+                if restart:
+                    t.restarts.append(Restart(ev, reason, self._cascade))
+            else:
+                self._cascade.members.append(f)
+            f.cascade = self._cascade
         elif ev.phase == "after":
             key = span.before.pair_key if span is not None and span.before is not None else ev.pair_key
             loose = _loose(ev.session, key)
@@ -158,8 +238,19 @@ class TriageBuilder:
                     self._waiting[loose] = keep
                 else:
                     del self._waiting[loose]
-        if kind == "restart":
-            t.restarts.append(Item(ev, _attr(ev, "reason", "restart_reason")))
+            if ev.lifecycle == "compile" and ev.compile_id is not None:
+                for r in self._open_restarts.pop((ev.session, ev.compile_id), ()):
+                    r.closed_ok = True
+        if kind == "restart" and ev.phase is None:
+            reason = _first_line(_attr(ev, "restart_reason", "reason"))
+            cid = ev.compile_id
+            dup = cid is not None and any(r.cascade is not None and r.event.compile_id == cid
+                                          and r.event.session == ev.session for r in t.restarts[-8:])
+            if not dup:
+                r = Restart(ev, reason, closed_ok=cid is None)  # no compile id: nothing says it failed
+                t.restarts.append(r)
+                if cid is not None:
+                    self._open_restarts.setdefault((ev.session, cid), []).append(r)
         elif kind == "recompile":
             t.recompiles.append(Item(ev, _attr(ev, "reason")))
         elif kind == "graph_break":
@@ -167,13 +258,16 @@ class TriageBuilder:
         elif kind == "cache_hit":
             t.cache_hits.append(Item(ev, _attr(ev, "reason", "cache_key", "key")))
         elif kind == "cache_miss":
-            reason = _attr(ev, "reason")
-            if ev.frag.startswith("cache_bypass"):
-                reason = f"bypass: {reason}" if reason else "bypass"
-            t.cache_misses.append(Item(ev, reason))
+            t.cache_misses.append(Item(ev, _attr(ev, "reason")))
+        elif kind == "cache_bypass":
+            t.cache_bypasses.append(Item(ev, _attr(ev, "reason")))
         elif kind == "cache_store":
             t.cache_stores.append(Item(ev, _attr(ev, "reason", "key")))
         elif kind == "cache_skip":
             t.cache_skipped_stores.append(Item(ev, _attr(ev, "reason")))
+        elif ev.phase is None and ev.frag == RECOMPILE_LIMIT_HIT:
+            t.recompile_limit_hits.append(Item(ev, _attr(ev, "reason")))
+        elif ev.phase is None and ev.frag == TRACER_STOPPED:
+            t.tracer_stopped.append(Item(ev, _attr(ev, "reason", "error")))
         self._prev = ev
         return recovered

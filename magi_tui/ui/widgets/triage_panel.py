@@ -1,13 +1,15 @@
-"""The triage panel: what happened, did it match expectations, where to look first.
+"""The triage panel: what happened, did it match expectations, where to look first, and why.
 
-Lists the first failure, then every failure (recovered ones marked), restarts, recompiles, graph breaks,
-cache misses and lifecycles never closed; choosing a row (Enter) asks the screen to jump to that event.
-Sections are capped so a recompile storm cannot make the panel slow.
+The checks, the graph-break worklist, the recompiles explained and the frames all come from the model
+(:mod:`magi_tui.model.checks`, the same analysis ``magi-tui triage`` prints). Failures are listed one per
+cascade with the enclosing failed lifecycles folded under them; a Dynamo restart is listed under
+Restarts, not as a failure. Choosing a row (Enter) asks the screen to jump to that event. Sections are
+capped so a recompile storm cannot make the panel slow.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import time
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,56 +18,26 @@ from textual.containers import Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from magi_tui.model.checks import Analysis, Check, analyse
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
 from magi_tui.ui.messages import EventMessage
-from magi_format.text import literal
+from magi_format.text import fmt_seconds, literal
 
 CAP = 200
+#: in a live run the analysis (frames, compile time) is refreshed at most this often unless findings change
+REANALYSE_S = 1.0
+_ICON = {"ok": ("  ✓ ", "green"), "warn": ("  ⚠ ", "yellow"), "fail": ("  ✗ ", "bold red")}
 
 
 def expectations(run: RunModel) -> list[tuple[bool, str]]:
-    """(ok, sentence) checks a compiler engineer makes first."""
-    t = run.triage
-    out: list[tuple[bool, str]] = []
-    unrec = t.unrecovered
-    if unrec:
-        out.append((False, f"{len(unrec)} failure(s) not recovered"))
-    elif t.failures:
-        out.append((True, f"all {len(t.failures)} failure(s) recovered (restart/retry)"))
-    else:
-        out.append((True, "no failed events"))
-    if t.recompiles:
-        out.append((False, f"{len(t.recompiles)} recompile(s) — expected none once warmed up"))
-    frames = Counter()
-    for s in run.tree.sessions:
-        for c in s.compiles:
-            if c.compile_id and c.frame:
-                frames[c.frame] += 1
-    many = [(f, n) for f, n in frames.items() if n > 1]
-    if many:
-        f, n = max(many, key=lambda x: x[1])
-        out.append((False, f"frame {literal(f, 40)} compiled {n}× — expected once per frame"))
-    elif frames:
-        out.append((True, f"{len(frames)} frame(s), one compile each"))
-    if t.graph_breaks:
-        out.append((False, f"{len(t.graph_breaks)} graph break(s)"))
-    if t.cache_hits and t.cache_misses:
-        out.append((False, f"cache: {len(t.cache_hits)} hit(s) but {len(t.cache_misses)} miss(es) — "
-                           "a warm run expects no misses"))
-    elif t.cache_hits:
-        out.append((True, f"cache: {len(t.cache_hits)} hit(s), no misses"))
-    elif t.cache_misses:
-        out.append((True, f"cache: cold ({len(t.cache_misses)} miss(es))"))
-    if run.open_spans:
-        out.append((False, f"{len(run.open_spans)} lifecycle(s) never closed"))
-    if run.malformed:
-        out.append((False, f"{len(run.malformed)} malformed line(s) in timeline.jsonl"))
-    return out
+    """(ok, sentence) checks a compiler engineer makes first: the model's checks (kept for callers
+    of the old API; ``warn`` and ``fail`` are both not ok)."""
+    return [(c.level == "ok", c.message) for c in analyse(run).checks]
 
 
 class TriagePanel(Vertical):
-    """Summary on top, a keyboard list of findings below."""
+    """Summary and checks on top, a keyboard list of findings below."""
 
     BINDINGS = [
         Binding("n", "step(1)", "Next failure"),
@@ -80,6 +52,9 @@ class TriagePanel(Vertical):
         self.run = run
         self._failure_pos = -1
         self._shown_sig: tuple | None = None
+        self._analysis: Analysis | None = None
+        self._analysis_sig: tuple | None = None
+        self._analysis_at = 0.0
 
     def compose(self) -> ComposeResult:
         yield Static(id="triage-summary")
@@ -88,66 +63,186 @@ class TriagePanel(Vertical):
     def on_mount(self) -> None:
         self.refresh_contents()
 
+    # -- the model's analysis, throttled ---------------------------------------------------------
+    def _findings_sig(self) -> tuple:
+        t, run = self.run.triage, self.run
+        return (len(t.failures), sum(1 for f in t.failures if f.recovered), len(t.restarts),
+                sum(1 for r in t.restarts if r.recovered), len(t.recompiles), len(t.graph_breaks),
+                len(t.cache_hits), len(t.cache_misses), len(t.cache_bypasses), len(t.cache_skipped_stores),
+                len(t.recompile_limit_hits), len(t.tracer_stopped), len(run.malformed), run.partial_line,
+                bool(run.events), tuple(s.first.seq for s in run.open_spans[:CAP]))
+
+    def analysis(self) -> Analysis:
+        sig = self._findings_sig()
+        now = time.monotonic()
+        if self._analysis is None or sig != self._analysis_sig or now - self._analysis_at >= REANALYSE_S:
+            self._analysis = analyse(self.run)
+            self._analysis_sig = sig
+            self._analysis_at = now
+        return self._analysis
+
+    def checks(self) -> list[Check]:
+        return self.analysis().checks
+
+    # -- summary ---------------------------------------------------------------------------------
     def summary_text(self) -> Text:
         run, t = self.run, self.run.triage
+        a = self.analysis()
         text = Text(end="")
         text.append("Status ", style="bold")
-        style = {"failed": "bold red", "recovered": "yellow", "ok": "green"}.get(run.status, "cyan")
-        text.append(run.status.upper(), style=style)
-        text.append(f"   {len(run.events)} events · {len(t.failures)} failed · {len(t.restarts)} restarts · "
-                    f"{len(t.recompiles)} recompiles · {len(t.graph_breaks)} breaks · "
-                    f"cache {len(t.cache_hits)} hit / {len(t.cache_misses)} miss\n")
-        for ok, sentence in expectations(run):
-            text.append("  ✓ " if ok else "  ⚠ ", style="green" if ok else "yellow")
-            text.append(sentence + "\n")
-        ff = next(iter(t.unrecovered), None) or t.first_failure
-        if ff is not None:
+        style = {"failed": "bold red", "incomplete": "bold red", "recovered": "yellow", "ok": "green",
+                 "empty": "yellow"}.get(a.status, "cyan")
+        text.append(a.status.upper(), style=style)
+        cc = a.cache["counts"]
+        text.append(f"   {len(run.events)} events · {len(a.problems)} failures · {len(a.restarts)} restarts · "
+                    f"{len(a.recompiles)} recompiles · {a.graph_break_total} breaks · "
+                    f"cache {cc['hits']} hit / {cc['misses']} miss / {cc['bypasses']} bypass\n")
+        if a.empty_note:
+            text.append("  " + a.empty_note + "\n", style="yellow")
+            if a.log_tail:
+                text.append(f"  last lines of {literal(a.log_path or '', 80)}:\n", style="dim")
+                for ln in a.log_tail[-6:]:
+                    text.append("    | " + literal(ln, 160) + "\n", style="dim")
+        for c in a.checks:
+            icon, st = _ICON.get(c.level, ("  ? ", ""))
+            text.append(icon, style=st)
+            text.append(literal(c.message, 300) + "\n")
+        look = next((c.head for c in a.problems if not c.recovered), None) or (
+            a.problems[0].head if a.problems else None)
+        if look is not None:
             text.append("Look first: ", style="bold")
-            text.append(f"#{ff.event.index} {literal(ff.event.name, 60)}", style="bold red")
-            if ff.exception_type:
-                text.append(f"  {literal(ff.exception_type, 50)}")
-            if ff.folder:
-                text.append(f"\n  {literal(ff.folder)}", style="dim")
+            text.append(f"#{look.event.index} {literal(look.event.name, 60)}", style="bold red")
+            if look.exception_type:
+                text.append(f"  {literal(look.exception_type, 50)}")
+            if look.folder:
+                text.append(f"\n  {literal(look.folder)}", style="dim")
             text.append("   (f jumps there)", style="dim")
+        elif a.worklist:
+            b = a.worklist[0]
+            text.append("Look first: ", style="bold")
+            text.append(f"graph break ×{b.count} at {literal(b.where, 80)}", style="yellow")
         return text
 
-    def _signature(self) -> tuple:
-        t = self.run.triage
-        return (len(t.failures), sum(1 for f in t.failures if f.recovered), len(t.restarts),
-                len(t.recompiles), len(t.graph_breaks), len(t.cache_misses), len(t.cache_skipped_stores),
-                tuple(s.first.seq for s in self.run.open_spans[:CAP]))
+    # -- the list --------------------------------------------------------------------------------
+    def _signature(self, a: Analysis) -> tuple:
+        return (self._findings_sig(), len(a.worklist), a.graph_break_total, len(a.recompiles),
+                tuple((f.key, f.compiles, f.graph_breaks, f.limit_hit) for f in a.frames[:CAP]))
 
     def refresh_contents(self) -> None:
         """Update the summary; rebuild the list only when what it lists changed (a live run calls
         this on every update, and rebuilding an OptionList of hundreds of rows is not free)."""
         self.query_one("#triage-summary", Static).update(self.summary_text())
-        sig = self._signature()
+        a = self.analysis()
+        sig = self._signature(a)
         if sig == self._shown_sig:
             return
         self._shown_sig = sig
         ol = self.query_one("#triage-list", OptionList)
         highlighted = ol.highlighted
         ol.clear_options()
-        t = self.run.triage
-        options: list[Option | None] = []
+        run, t = self.run, self.run.triage
+        options: list[Option] = []
+        used: set[str] = set()
 
         def section(title: str, count: int) -> None:
             options.append(Option(Text(f"{title} ({count})", style="bold underline"), disabled=True))
 
-        def row(ev: Event, body: Text, key: str) -> None:
-            options.append(Option(body, id=f"{key}:{ev.seq}"))
+        def row(ev: Event | None, body: Text, key: str) -> None:
+            oid = f"{key}:{ev.seq}" if ev is not None else None
+            if oid is None or oid in used:
+                options.append(Option(body, disabled=ev is None))
+                return
+            used.add(oid)
+            options.append(Option(body, id=oid))
 
-        if t.first_failure is not None:
-            f = t.first_failure
-            section("First failure", 1)
-            row(f.event, self._failure_text(f), "first")
-        for title, items, key in (("Failures", t.failures, "fail"),):
-            if items:
-                section(title, len(items))
-                for f in items[:CAP]:
-                    row(f.event, self._failure_text(f), key)
-        lists = (("Restarts", t.restarts), ("Recompiles", t.recompiles), ("Graph breaks", t.graph_breaks),
-                 ("Cache misses", t.cache_misses), ("Skipped cache stores", t.cache_skipped_stores))
+        def more(n: int) -> None:
+            if n > 0:
+                options.append(Option(Text(f"… {n} more", style="dim"), disabled=True))
+
+        if a.problems:
+            section("Failures", len(a.problems))
+            for c in a.problems[:CAP]:
+                row(c.head.event, self._failure_text(c.head), "fail")
+                for m in c.members[1:]:
+                    row(m.event, self._folded_text(m), "fail")
+            more(len(a.problems) - CAP)
+        if a.restarts:
+            section("Restarts", len(a.restarts))
+            for r in a.restarts[:CAP]:
+                body = Text(f"#{r.event.index:04d} ", style="dim", end="")
+                body.append(literal(r.event.name, 60), style="magenta")
+                body.append("  recovered" if r.recovered else "  NOT recovered",
+                            style="yellow" if r.recovered else "red")
+                if r.reason:
+                    body.append("  " + literal(r.reason, 160), style="dim")
+                row(r.event, body, "fail" if r.cascade is not None else "restart")
+                if r.cascade is not None:
+                    for m in r.cascade.members[1:]:
+                        row(m.event, self._folded_text(m), "fail")
+            more(len(a.restarts) - CAP)
+        if a.worklist:
+            section("Graph breaks", len(a.worklist))
+            for b in a.worklist[:CAP]:
+                body = Text(f"×{b.count} ", style="bold yellow", end="")
+                if b.gb_id:
+                    body.append(literal(b.gb_id, 20) + " ", style="dim")
+                body.append(literal(b.reason, 120))
+                body.append(f"\n    at {literal(b.where, 120)}" + (f" in {literal(b.function, 60)}" if b.function else ""),
+                            style="cyan")
+                if b.source_line:
+                    body.append(f"\n    {literal(b.source_line, 120)}", style="dim")
+                if b.explanation:
+                    body.append(f"\n    why: {literal(b.explanation, 200)}", style="dim")
+                for h in b.hints[:2]:
+                    body.append(f"\n    hint: {literal(h, 200)}", style="green")
+                if b.compile_ids:
+                    body.append(f"\n    compile ids: {literal(', '.join(b.compile_ids[:10]), 120)}", style="dim")
+                elif b.resume_fns:
+                    body.append(f"\n    evidence: {literal(b.resume_fns[0], 160)}", style="dim")
+                row(b.events[0] if b.events else None, body, "gb")
+            more(len(a.worklist) - CAP)
+        if a.recompiles:
+            section("Recompiles", len(a.recompiles))
+            for r in a.recompiles[:CAP]:
+                body = Text(literal(r.frame, 80), style="bold", end="")
+                if r.compile_id:
+                    body.append(f" {literal(r.compile_id, 20)}", style="dim")
+                p = r.primary
+                if p is not None:
+                    body.append("  " + literal(p.guard, 120), style="yellow")
+                    if p.expected is not None or p.actual is not None:
+                        body.append(f"  expected {literal(p.expected or '?', 40)}, actual {literal(p.actual or '?', 40)}")
+                    if p.suggestion:
+                        body.append(f"\n    → {literal(p.suggestion, 200)}", style="green")
+                    if len(r.reasons) > 1:
+                        body.append(f"\n    +{len(r.reasons) - 1} more reason(s): "
+                                    + literal("; ".join(x.text for x in r.reasons[1:4]), 200), style="dim")
+                else:
+                    body.append("  reason not recorded", style="dim")
+                d = r.guard_diff
+                if d is not None and not d.empty:
+                    for x in d.removed[:2]:
+                        body.append(f"\n    - {literal(x, 140)}", style="red")
+                    for x in d.added[:2]:
+                        body.append(f"\n    + {literal(x, 140)}", style="green")
+                elif d is not None:
+                    body.append("\n    guards: no difference past the noise (cut at 120 chars)", style="dim")
+                row(r.event, body, "rc")
+            more(len(a.recompiles) - CAP)
+        if a.frames:
+            section("Frames", len(a.frames))
+            for f in a.frames[:CAP]:
+                body = Text(f"{f.compiles:>3}× ", style="bold yellow" if f.compiles > 1 else "dim", end="")
+                body.append(literal(f.frame, 100))
+                body.append(f"  breaks {f.graph_breaks} · cache {f.cache_hits}/{f.cache_misses}/{f.cache_bypasses}"
+                            f" · {fmt_seconds(f.compile_s)} · limit {f.recompile_limit}", style="dim")
+                if f.limit_hit:
+                    body.append("  LIMIT HIT → eager", style="bold red")
+                row(f.limit_event or f.first_event, body, "frame")
+            more(len(a.frames) - CAP)
+        lists = (("Cache bypasses", t.cache_bypasses), ("Cache misses", t.cache_misses),
+                 ("Skipped cache stores", t.cache_skipped_stores), ("Recompile limit hit", t.recompile_limit_hits),
+                 ("Tracer stopped", t.tracer_stopped))
         for title, items in lists:
             if items:
                 section(title, len(items))
@@ -157,21 +252,31 @@ class TriagePanel(Vertical):
                     if it.reason:
                         body.append("  " + literal(it.reason, 160), style="yellow")
                     row(it.event, body, title)
-                if len(items) > CAP:
-                    options.append(Option(Text(f"… {len(items) - CAP} more", style="dim"), disabled=True))
-        if self.run.open_spans:
-            section("Never closed", len(self.run.open_spans))
-            for s in self.run.open_spans[:CAP]:
+                more(len(items) - CAP)
+        if run.open_spans:
+            section("Never closed", len(run.open_spans))
+            for s in run.open_spans[:CAP]:
                 body = Text(f"#{s.first.index:04d} ", style="dim", end="")
                 body.append(literal(s.first.name, 80))
                 body.append("  … open", style="cyan")
                 row(s.first, body, "open")
         if len(options) == 0:
-            options.append(Option(Text("Nothing to triage: no failures, restarts, recompiles or cache misses.",
-                                       style="green"), disabled=True))
+            msg = ("Nothing recorded: see the summary above." if a.status == "empty" else
+                   "Nothing to triage: no failures, restarts, recompiles, graph breaks or cache misses.")
+            options.append(Option(Text(msg, style="yellow" if a.status == "empty" else "green"), disabled=True))
         ol.add_options(options)
         if highlighted is not None and highlighted < ol.option_count:
             ol.highlighted = highlighted
+
+    @staticmethod
+    def _folded_text(f) -> Text:
+        ev = f.event
+        body = Text("    ↳ ", style="dim", end="")
+        body.append(f"#{ev.index:04d} ", style="dim")
+        body.append(literal(ev.name, 60), style="yellow" if f.recovered else "red")
+        body.append("  folded: failed with it" + ("  (recovered)" if f.recovered else "  NOT recovered"),
+                    style="dim" if f.recovered else "red")
+        return body
 
     @staticmethod
     def _failure_text(f) -> Text:
