@@ -226,6 +226,7 @@ class CompileState:
     limit_note: RecompileLimitNote | None = None
     recompile_limit: Any = None
     backward_open: bool = False
+    inductor_backward: bool = False                   # the graph Inductor is on is a backward graph
 
 
 @dataclass
@@ -408,11 +409,16 @@ class TraceMapper:
             return True
         if tag not in BACKWARD_KINDS or rec.st is None:
             return False
-        if rec.st.closed and not rec.context.get("ids_from_hint"):
+        st = rec.st
+        if tag == "aot_backward_graph" or (st.closed and not rec.context.get("ids_from_hint")):
             return True  # the lazy backward compile, after the forward's compile closed
         if rec.kind in ("inductor_post_grad_graph", "inductor_output_code") or tag in (
                 "artifact:before_post_grad_graph", "artifact:inductor_post_grad_graph"):
-            return bool(_TANGENTS.search(rec.payload[:4000]))  # a backward graph's inputs are tangents
+            # inside the forward's compile (a cache hit loads both): a backward graph's inputs are tangents
+            st.inductor_backward = bool(_TANGENTS.search(rec.payload[:4000]))
+            return st.inductor_backward
+        if tag.startswith("artifact:fx_graph_cache_"):
+            return st.inductor_backward  # it follows the output code of the graph it cached
         return False
 
     def _stack_text(self, stack: Any) -> tuple[str, str | None]:
@@ -581,8 +587,10 @@ def _aot_graph(self: TraceMapper, r: Rec) -> None:
                                 **self._bw(r)))
 
 
-@on_kind("inductor_post_grad_graph")  # the top-level form: an FX-graph cache hit
+@on_kind("inductor_post_grad_graph")  # the top-level form: an FX-graph cache hit (the passes did not run)
 def _post_grad_cache_hit(self: TraceMapper, r: Rec) -> None:
+    if r.st is None or "post_grad_passes" not in r.st.open:
+        r.events.append(self._before(r.st, "post_grad_passes", cache="hit", **self._bw(r)))
     r.events.append(self._end(r.st, "after", "post_grad_passes", {"post_grad_graph.py": r.payload},
                               cache="hit", **self._bw(r)))
 
