@@ -41,6 +41,9 @@ class Check:
     message: str
     event: Event | None = None   # where to jump, when there is one place
 
+    def __post_init__(self) -> None:
+        self.message = " ".join(str(self.message).split())  # one line, whatever the run's text held
+
     def as_json(self) -> dict[str, Any]:
         return {"level": self.level, "message": self.message}
 
@@ -89,6 +92,8 @@ class RecompileInfo:
     guard_diff: GuardDiff | None = None
     event: Event | None = None
     entries: tuple[str, str] | None = None    # (older, newer) cache entry folders compared
+    #: torch refused this recompile: the frame had reached its recompile limit (it runs eagerly)
+    refused: bool = False
 
     @property
     def primary(self) -> Reason | None:
@@ -104,6 +109,7 @@ class RecompileInfo:
                 "expected": p.expected if p else None, "actual": p.actual if p else None,
                 "suggestion": p.suggestion if p else None,
                 "guard_diff": self.guard_diff.as_json() if self.guard_diff else None,
+                "refused_by_limit": self.refused,
                 "source": "timeline" if self.event is not None else "compiled_functions"}
 
 
@@ -128,6 +134,7 @@ class FrameRow:
     cf_rel: str | None = None
     first_event: Event | None = None
     compile_ids: set = field(default_factory=set)
+    any_ids: set = field(default_factory=set)
 
     @property
     def recompiles(self) -> int:
@@ -361,7 +368,9 @@ class _Analyser:
         name = (ev.summary or {}).get("frame")
         if name and not row.name:
             row.name = name
-        row.compile_ids.add(p[1])
+        row.any_ids.add(p[1])
+        if ev.lifecycle == "compile":
+            row.compile_ids.add(p[1])
         return row
 
     def _timeline_frames(self) -> None:
@@ -381,7 +390,9 @@ class _Analyser:
                 row.file = _s(a.get("co_filename"))
                 row.line = _int(a.get("co_firstlineno"))
         for row in self.frames.values():
-            row.compiles = len(row.compile_ids)
+            # compiles that ran (a ``compile`` lifecycle); a recompile or limit-hit event names the next
+            # compile id even when that compile never happens (the frame fell back to eager)
+            row.compiles = len(row.compile_ids) if row.compile_ids else len(row.any_ids)
             if not row.name:
                 row.name = "?"
         # where the code object is: from metrics.json of its first compile when no attribute said
@@ -437,12 +448,14 @@ class _Analyser:
             if file is None and isinstance(uf, str) and ":" in uf:
                 f0, _, l0 = uf.rpartition(":")
                 file, line = f0, _int(l0)
-            reason = _s(a.get("reason")) or info.get("reason") or item.reason or "graph break"
-            key = (gb_id or reason, file, line)
+            gb_type = _s(a.get("gb_type")) or info.get("gb_type")
+            # the specific cause: torch's gb_type ("Unsupported Tensor.item() call ..."), else its reason
+            reason = gb_type or _s(a.get("reason")) or info.get("reason") or item.reason or "graph break"
+            key = (gb_id or _first_line(reason), file, line)
             be = entries.get(key)
             if be is None:
                 be = entries[key] = BreakEntry(
-                    gb_id, _s(a.get("gb_type")) or info.get("gb_type"), _first_line(reason),
+                    gb_id, gb_type, _first_line(reason),
                     _s(a.get("explanation")) or info.get("explanation"),
                     _hints(a.get("hints")) or info.get("hints", []), file, line,
                     _s(a.get("user_function")) or info.get("user_function"),
@@ -552,6 +565,10 @@ class _Analyser:
             if row is None:
                 fname = _s(a.get("frame"))
                 row = next((r for r in self.frames.values() if fname and r.name == fname), None)
+            for rc in self._recompile_list:
+                if rc.event is not None and ev.compile_id and rc.compile_id == ev.compile_id \
+                        and rc.event.session == ev.session:
+                    rc.refused = True
             if row is not None:
                 row.limit_hit = True
                 row.limit_event = ev
@@ -749,7 +766,7 @@ class _Analyser:
             out.append(Check("ok", f"{len(a.frames)} frame(s), one compile each"))
         for f in a.frames:
             if f.limit_hit:
-                out.append(Check("fail", f"frame {f.frame} hit the recompile limit ({f.recompile_limit}) and fell "
+                out.append(Check("warn", f"frame {f.frame} hit the recompile limit ({f.recompile_limit}) and fell "
                                          "back to eager: later calls run uncompiled", f.limit_event))
             elif f.compiles >= f.recompile_limit:
                 out.append(Check("warn", f"frame {f.frame} compiled {f.compiles}×, at the recompile limit "
@@ -785,6 +802,8 @@ class _Analyser:
                              t.cache_skipped_stores[0].event))
         if run.malformed:
             out.append(Check("warn", f"{len(run.malformed)} malformed line(s) in timeline.jsonl"))
+        if a.status == "empty":  # nothing recorded is never a green check
+            out = [c for c in out if c.level != "ok"]
         return out
 
     def build(self) -> Analysis:
@@ -796,7 +815,7 @@ class _Analyser:
         else:
             self._cf_frames()
         worklist = self._worklist()
-        recompiles = self._recompiles()
+        recompiles = self._recompile_list = self._recompiles()
         self._limits()
         cache = self._cache()
         status, why = self._status()

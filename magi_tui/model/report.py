@@ -247,10 +247,11 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             cid = f" {r.compile_id}" if r.compile_id else ""
             p = r.primary
             if p is not None:
-                ea = ""
-                if p.expected is not None or p.actual is not None:
-                    ea = f" — expected {p.expected or '?'}, actual {p.actual or '?'}"
-                lines.append(f"    {r.frame}{cid}: {_one(p.guard, 110)}{ea}")
+                ea = ", ".join(x for x in (f"expected {p.expected}" if p.expected is not None else "",
+                                           f"actual {p.actual}" if p.actual is not None else "") if x)
+                ea = f" — {ea}" if ea else ""
+                refused = "  [refused: recompile limit reached, runs eagerly]" if r.refused else ""
+                lines.append(f"    {r.frame}{cid}: {_one(p.guard, 110)}{ea}{refused}")
                 if p.suggestion:
                     lines.append(f"      → {p.suggestion}")
                 others = r.reasons[1:]

@@ -210,8 +210,10 @@ class TriagePanel(Vertical):
                 p = r.primary
                 if p is not None:
                     body.append("  " + literal(p.guard, 120), style="yellow")
-                    if p.expected is not None or p.actual is not None:
-                        body.append(f"  expected {literal(p.expected or '?', 40)}, actual {literal(p.actual or '?', 40)}")
+                    if p.expected is not None:
+                        body.append(f"  expected {literal(p.expected, 40)}")
+                    if p.actual is not None:
+                        body.append(f"  actual {literal(p.actual, 40)}")
                     if p.suggestion:
                         body.append(f"\n    → {literal(p.suggestion, 200)}", style="green")
                     if len(r.reasons) > 1:
