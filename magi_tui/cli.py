@@ -123,7 +123,7 @@ def cmd_app(args: argparse.Namespace) -> int:
         return _fail(f"no such file or directory: {path}")
     from magi_tui.ui.app import MagiApp
 
-    app = MagiApp(path, ansi=args.ansi)
+    app = MagiApp(path, ansi=args.ansi, keymap=args.keymap)
     app.run(mouse=not args.no_mouse)
     return app.return_code or 0
 
@@ -132,7 +132,7 @@ def cmd_attach(args: argparse.Namespace) -> int:
     path = Path(args.path)
     from magi_tui.ui.app import MagiApp
 
-    app = MagiApp(path, live=True, ansi=args.ansi)
+    app = MagiApp(path, live=True, ansi=args.ansi, keymap=args.keymap)
     app.run(mouse=not args.no_mouse)
     return app.return_code or 0
 
@@ -146,7 +146,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from magi_tui.ui.app import MagiApp
 
     root = Path(args.output)
-    app = MagiApp(root, live=True, ansi=args.ansi, command=command)
+    app = MagiApp(root, live=True, ansi=args.ansi, command=command, keymap=args.keymap)
     try:
         app.run(mouse=not args.no_mouse)
     finally:
@@ -171,6 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     def ui_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--ansi", action="store_true", help="use the terminal's own 16 colours")
         sp.add_argument("--no-mouse", action="store_true", help="leave the mouse to the terminal")
+        sp.add_argument("--keymap", metavar="FILE",
+                        help="remap keys (TOML [keys] id = \"keys\"; default ~/.config/magi-tui/keymap.toml)")
 
     sp = sub.add_parser("open", help="open the explorer (the default command)")
     sp.add_argument("path", nargs="?")

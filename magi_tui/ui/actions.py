@@ -7,28 +7,14 @@ command palette lists the acts of the screen on top (:func:`palette_acts`), ``?`
 (:mod:`magi_tui.ui.screens.help`) and the README's key table is generated from them
 (:func:`markdown_table`; a test keeps the README in step).
 
-Remapping: ``$MAGI_TUI_KEYMAP`` or ``$XDG_CONFIG_HOME/magi-tui/keymap.toml`` (default
-``~/.config/magi-tui/keymap.toml``), or ``--keymap FILE``::
-
-    [keys]
-    first_failure = "F1"
-    diff = "D,ctrl+d"
-
-applied with ``App.set_keymap`` (ids not in the catalogue are reported, never fatal).
+Users remap keys by id in a keymap file (:mod:`magi_tui.config`), applied with ``App.set_keymap``.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from textual.binding import Binding
-
-try:  # Python 3.11+
-    import tomllib
-except ImportError:  # pragma: no cover - 3.10
-    tomllib = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -179,44 +165,9 @@ def markdown_table() -> str:
     return "\n".join(rows)
 
 
-# -- the keymap file ---------------------------------------------------------------------------
-def keymap_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    if explicit:
-        return Path(explicit)
-    if os.environ.get("MAGI_TUI_KEYMAP"):
-        return Path(os.environ["MAGI_TUI_KEYMAP"])
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "magi-tui" / "keymap.toml"
-
-
-def load_keymap(path: Path) -> tuple[dict[str, str], list[str]]:
-    """``({binding id: keys}, [problems])`` from a keymap file; a missing file is an empty keymap."""
-    problems: list[str] = []
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}, []
-    except OSError as exc:
-        return {}, [f"keymap {path}: {exc.strerror or exc}"]
-    if tomllib is None:  # pragma: no cover
-        return {}, [f"keymap {path}: needs Python 3.11 (tomllib)"]
-    try:
-        data = tomllib.loads(raw.decode("utf-8", "replace"))
-    except tomllib.TOMLDecodeError as exc:
-        return {}, [f"keymap {path}: {exc}"]
-    keys = data.get("keys", {})
-    if not isinstance(keys, dict):
-        return {}, [f"keymap {path}: [keys] must be a table of id = \"keys\""]
-    known = set(_BY_ID) | {f"move_{n}" for n in VIM} | {"move_page_up", "move_page_down"}
-    out: dict[str, str] = {}
-    for k, v in keys.items():
-        if k not in known:
-            problems.append(f"keymap {path}: unknown action id {k!r}")
-        elif not isinstance(v, str) or not v.strip():
-            problems.append(f"keymap {path}: {k} must be a non-empty string of keys")
-        else:
-            out[k] = ",".join(p.strip() for p in v.split(",") if p.strip())
-    return out, problems
+def keymap_ids() -> set[str]:
+    """Every id a keymap file may name."""
+    return set(_BY_ID) | {f"move_{n}" for n in VIM} | {"move_page_up", "move_page_down"}
 
 
 if __name__ == "__main__":  # python -m magi_tui.ui.actions: the README's key table

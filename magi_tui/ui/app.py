@@ -16,7 +16,8 @@ from textual.command import Hit, Hits, Provider
 
 from magi_format.text import literal
 from magi_tui.model.discovery import find_runs, normalise
-from magi_tui.ui.actions import bindings, display_keys, keymap_path, load_keymap, palette_acts
+from magi_tui.config import keymap_path, load_keymap
+from magi_tui.ui.actions import bindings, display_keys, keymap_ids, palette_acts
 
 
 @dataclass
@@ -81,7 +82,7 @@ class MagiApp(App):
         if ansi or os.environ.get("MAGI_TUI_ANSI"):
             self.theme = "ansi-dark"
         self.keymap_file = keymap_path(keymap)
-        self.user_keymap, self.keymap_problems = load_keymap(self.keymap_file)
+        self.user_keymap, self.keymap_problems = load_keymap(self.keymap_file, keymap_ids())
         if self.user_keymap:
             self.set_keymap(self.user_keymap)
 
@@ -93,9 +94,7 @@ class MagiApp(App):
             self.notify(literal(problem), severity="warning", timeout=10)
 
         if self.command is not None or self.live:
-            from magi_tui.ui.live import start_live_app
-
-            start_live_app(self)
+            self._start_live()
             return
         path = normalise(self.path)
         runs = find_runs(path)
@@ -103,6 +102,20 @@ class MagiApp(App):
             self.push_screen(RunScreen(runs[0].path))
         else:
             self.push_screen(RunsScreen(path))
+
+    def _start_live(self) -> None:
+        """``attach`` / ``run``: open the run live, or wait for one to appear under the path.
+
+        With a command (``magi-tui run``), the program is started under the tracer first; its output
+        goes to the log panel and its run is opened as soon as the tracer names it."""
+        from magi_tui.live.runner import ProgramRunner, tracer_command
+        from magi_tui.ui.screens.waiting import WaitingScreen
+
+        runner = None
+        if self.command is not None:
+            runner = ProgramRunner(tracer_command(self.command, self.path))
+            self.program = runner  # the CLI stops it if anything is left when the app returns
+        self.push_screen(WaitingScreen(self.path, command=self.command, runner=runner))
 
     def action_switch_newest(self) -> None:
         """attach on a root: follow the newer run that was announced."""

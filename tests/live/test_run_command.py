@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from magi_tui.ui.app import MagiApp
-from magi_tui.ui.process import ProgramRunner, clean_line, tracer_command
+from magi_tui.live.runner import ProgramRunner, clean_line, tracer_command
 from magi_tui.ui.screens.command import CommandRunScreen
 from magi_tui.ui.screens.waiting import WaitingScreen
 from magi_tui.ui.widgets.process_log import ProcessLog
@@ -87,6 +87,9 @@ async def test_run_shows_log_live_view_and_exit_code(tmp_path, fake_env):
         await wait_for(pilot, lambda: "exited with code 3" in str(screen.query_one("#run-title").content),
                        what="exit code in the title")
         await wait_for(pilot, lambda: any("exited with code 3" in n for n in notes(app)), what="notification")
+        # nothing more will be written: the run is no longer LIVE and cannot be followed
+        assert "LIVE" not in str(screen.query_one("#run-title").content)
+        assert not screen.live and not screen.follow
         # the log panel toggles, and the run stays browsable
         assert log.display
         await pilot.press("l")
@@ -94,12 +97,15 @@ async def test_run_shows_log_live_view_and_exit_code(tmp_path, fake_env):
         await pilot.press("l")
         assert log.display
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, WaitingScreen), what="runs list")
-        assert len(app.screen.rows) >= 0
+        await wait_for(pilot, lambda: isinstance(app.screen, WaitingScreen) and len(app.screen.rows) == 1,
+                       what="runs list")
+        table = app.screen.query_one("#runs-table")
+        statuses = [str(table.get_row_at(i)[5]) for i in range(table.row_count)]
+        assert statuses == ["ok"], statuses  # finished: its own status, not "live"
 
 
 async def test_ctrl_c_stops_program_sigint_then_escalates(tmp_path, fake_env, monkeypatch):
-    import magi_tui.ui.process as process
+    import magi_tui.live.runner as process
 
     monkeypatch.setattr(process, "SIGINT_GRACE_S", 0.3)
     root = tmp_path / "runs"

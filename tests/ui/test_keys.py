@@ -176,12 +176,15 @@ async def test_keymap_file_remaps_a_key(tmp_path, monkeypatch):
 
 
 def test_keymap_file_problems_are_reported_not_fatal(tmp_path):
-    from magi_tui.ui.actions import load_keymap
+    from magi_tui.config import load_keymap
+    from magi_tui.ui.actions import keymap_ids
+
+    known = keymap_ids()
 
     bad = tmp_path / "bad.toml"
     bad.write_text("[keys\n")
-    assert load_keymap(bad)[0] == {} and "keymap" in load_keymap(bad)[1][0]
-    assert load_keymap(tmp_path / "missing.toml") == ({}, [])
+    assert load_keymap(bad, known)[0] == {} and "keymap" in load_keymap(bad, known)[1][0]
+    assert load_keymap(tmp_path / "missing.toml", known) == ({}, [])
     ok = tmp_path / "ok.toml"
     ok.write_text('[keys]\ndiff = "D, ctrl+d"\n')
-    assert load_keymap(ok) == ({"diff": "D,ctrl+d"}, [])
+    assert load_keymap(ok, known) == ({"diff": "D,ctrl+d"}, [])

@@ -112,8 +112,15 @@ async def test_keys_work_on_an_empty_run():
         assert isinstance(app.screen, CompiledFunctionsScreen)
 
 
-@pytest.mark.parametrize("keys", [("f",), ("f", "d"), ("t",), ("T",), ("c",), ("question_mark",)])
-async def test_every_screen_renders_with_no_color(monkeypatch, keys):
+@pytest.mark.parametrize("keys,shows", [
+    (("f",), "TensorifyScalarRestartAnalysis"),   # the first failure's exception, in the detail pane
+    (("f", "d"), " diff "),                       # the diff screen's title
+    (("t",), "+"),                                # the timeline's relative times
+    (("T",), "#0000"),                            # the run screen with the other right pane
+    (("c",), "compiled_functions"),               # the compiled functions browser
+    (("question_mark",), "Keys  (esc closes)"),   # help
+])
+async def test_every_screen_renders_with_no_color(monkeypatch, keys, shows):
     """NO_COLOR makes Textual render through a monochrome filter, which rejects unstyled segments."""
     monkeypatch.setenv("NO_COLOR", "1")
     app = MagiApp(COLD)
@@ -122,8 +129,6 @@ async def test_every_screen_renders_with_no_color(monkeypatch, keys):
         for key in keys:
             await pilot.press(key)
             await pilot.pause(0.2)
-        await wait_for(pilot, lambda: any(w in screen_text(app) for w in
-                                          ("magi-tui", "diff", "Keys", "compiled_functions")))
+        await wait_for(pilot, lambda: shows in screen_text(app), what=f"{shows!r} on screen after {keys}")
         text = screen_text(app)
-        assert "magi-tui" in text or "diff" in text or "Keys" in text or "compiled_functions" in text
         assert "Traceback" not in text

@@ -13,7 +13,7 @@ from typing import Any
 from textual.actions import SkipAction
 from textual.widgets import Footer, Input, Static
 
-from magi_tui.ui.process import ProgramRunner
+from magi_tui.live.runner import ProgramExited, ProgramRunner, ProgramStarted, RunnerEvent, SignalSent
 from magi_tui.ui.actions import bindings
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.widgets.process_log import ProcessLog
@@ -60,15 +60,19 @@ class CommandRunScreen(RunScreen):
 
     def on_unmount(self) -> None:
         self.runner.unsubscribe(self._on_runner)
+        super().on_unmount()
 
-    def _on_runner(self, kind: str, payload: object) -> None:
-        if kind in ("exit", "signal", "started"):
-            if kind == "exit" and self.is_attached:
-                from magi_tui.ui.live import flush, poll
+    def on_loaded(self, events: int, seconds: float) -> None:
+        super().on_loaded(events, seconds)
+        if self.runner.returncode is not None:  # it ended before this screen was up
+            self.read_now()
+            self.stop_live()
 
-                poll(self)  # the last events before the exit code
-                flush(self)
-            if kind in ("exit", "signal") and self.runner.returncode is not None:
+    def _on_runner(self, event: RunnerEvent) -> None:
+        if isinstance(event, (ProgramExited, SignalSent, ProgramStarted)):
+            if isinstance(event, ProgramExited) and self.is_attached:
+                self.read_now()  # the last events before the exit code
+            if self.runner.returncode is not None:
                 self.stop_live()  # the program ended: nothing more will be written
             self._update_title()
             self.refresh_bindings()

@@ -2,7 +2,8 @@
 
 The run is read on the UI loop in slices (``RunModel.update(max_bytes=...)`` then yield), so the first
 screen paints after the first slice and keys stay responsive while a 100k-event file loads; a live run
-keeps reading on file-change hints plus a periodic size check (see :mod:`magi_tui.ui.live`).
+is followed by a :class:`magi_tui.live.follower.RunFollower`, whose reports arrive as
+:class:`~magi_tui.ui.messages.LiveEvent` messages.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from textual.widgets import ContentSwitcher, Static
 from magi_format.text import literal
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel, RunUpdate
+from magi_tui.live.follower import Deleted, FilesMayHaveChanged, FollowFailed, Restored, RunFollower, Updated
 from magi_tui.ui.actions import bindings
+from magi_tui.ui.messages import LiveEvent
 from magi_tui.ui.widgets.footer import MagiFooter
 from magi_tui.ui.widgets.detail import EventDetail, FileRef, graph_file
 from magi_tui.ui.widgets.event_tree import EventTree
@@ -53,6 +56,8 @@ class RunScreen(Screen):
         self._last_flush = 0.0
         self._detail_pending: tuple[str, Any] | None = None
         self._detail_timer = None
+        self.follower: RunFollower | None = None
+        self.live_note = ""  # e.g. the run was deleted while followed
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -85,7 +90,7 @@ class RunScreen(Screen):
         status = r.status
         if self.live:
             t.append("  ● LIVE", style="bold green")
-        if getattr(self, "live_note", ""):  # set by magi_tui.ui.live (e.g. the run was deleted)
+        if self.live_note:
             t.append(f"  {self.live_note}", style="bold yellow")
         style = {"failed": "bold red", "recovered": "yellow", "ok": "green", "empty": "dim"}.get(status, "cyan")
         t.append(f"  {status}", style=style)
@@ -201,9 +206,47 @@ class RunScreen(Screen):
             self.start_live()
 
     def start_live(self) -> None:
-        from magi_tui.ui.live import tail_run
+        if self.follower is None:
+            self.follower = RunFollower(self.run, lambda e: self.post_message(LiveEvent(e)))
+        self.follower.start()
 
-        tail_run(self)
+    def on_unmount(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
+
+    def on_live_event(self, message: LiveEvent) -> None:
+        """Show what the follower read (on the UI loop, in the order it was read)."""
+        message.stop()
+        ev = message.event
+        if not self.is_attached:
+            return
+        if isinstance(ev, Updated):
+            self.apply_update(ev.update)
+            if self.follow and ev.update.events:
+                self.query_one(EventTree).fold_stale_buckets()
+        elif isinstance(ev, FilesMayHaveChanged):
+            if self.loaded:
+                self.query_one(EventDetail).refresh_files()
+        elif isinstance(ev, Deleted):
+            self.notify(f"The {ev.what} was deleted: showing the {ev.events_read} events read so far.",
+                        severity="warning", timeout=10)
+            self._set_live_note("✗ DELETED (showing what was read)")
+        elif isinstance(ev, Restored):
+            self._set_live_note("")
+            self.notify("timeline.jsonl is back: following it again.", timeout=5)
+        elif isinstance(ev, FollowFailed):
+            self.notify(f"live update failed: {literal(ev.error, 200)}", severity="error", timeout=10)
+
+    def _set_live_note(self, note: str) -> None:
+        if self.live_note != note:
+            self.live_note = note
+            self._update_title()
+
+    def read_now(self) -> None:
+        """Read and show everything written so far (e.g. when the program has just exited)."""
+        if self.follower is not None:
+            self.follower.poll()
+            self.follower.flush()
 
     def _tick(self) -> None:
         if self.run.open_spans:
@@ -290,6 +333,8 @@ class RunScreen(Screen):
         """The run is no longer written (its program ended): drop LIVE and follow mode."""
         self.live = False
         self.follow = False
+        if self.follower is not None:
+            self.follower.stop()
         self.query_one(TimelineView).follow = False
         self._update_title()
 

@@ -19,29 +19,17 @@ from rich.text import Text
 from textual.actions import SkipAction
 from textual.widgets import DataTable, Footer, Static
 
-from magi_format.layout import TIMELINE_DIR
-from magi_format.runname import parse_run_name
 from magi_format.text import literal
-from magi_tui.model.discovery import find_runs, is_run_dir, normalise
+from magi_tui.live.scan import newest, scan_root
+from magi_tui.model.discovery import normalise
 from magi_tui.ui.actions import bindings
-from magi_tui.ui.process import ProgramRunner, exit_text
+from magi_tui.live.runner import ProgramExited, ProgramRunner, RunDirAnnounced, RunnerEvent, exit_text
 from magi_tui.ui.screens.command import _typing, stop_program
 from magi_tui.ui.screens.runs import RunsScreen
 from magi_tui.ui.widgets.process_log import ProcessLog
 
 SCAN_S = 0.5        # while waiting for the first run
 SCAN_FOLLOW_S = 1.0  # once following one: look for newer runs
-
-
-def _started(path: Path) -> float:
-    """When a run started: its dir name's time, else its timeline folder's mtime."""
-    t = parse_run_name(path).run_time or 0.0
-    tl = path / TIMELINE_DIR
-    try:
-        m = (tl if tl.exists() else path).stat().st_mtime
-    except OSError:
-        m = 0.0
-    return max(t, m)
 
 
 class WaitingScreen(RunsScreen):
@@ -122,14 +110,18 @@ class WaitingScreen(RunsScreen):
     # -- following -----------------------------------------------------------------------------
     def _scan_live(self) -> None:
         root = self.root
-        if is_run_dir(root) or (self.following is None and self._is_program_dir(root)):
+        if self.following is None and self._is_program_dir(root):
             self._note_runs([root])
             self._open(root)
             return
-        if not root.exists():
+        found = scan_root(root)
+        if found == [root]:
+            self._note_runs([root])
+            self._open(root)
+            return
+        if found is None:
             self._first_scan_done = True
             return
-        found = [r.path for r in find_runs(root)]
         new = [p for p in found if p not in self.known]
         first = not self._first_scan_done
         self._first_scan_done = True
@@ -140,15 +132,15 @@ class WaitingScreen(RunsScreen):
         self._note_runs(new)
         if first and self.runner is None:
             # attach: follow the newest run already there
-            self._open(max(new, key=lambda p: (_started(p), str(p))))
+            self._open(newest(new))
             return
         if first and self.runner is not None:
             return  # runs of earlier invocations: listed, never followed
-        newest = max(new, key=lambda p: (_started(p), str(p)))
+        latest = newest(new)
         if self.following is None:
-            self._open(newest)
+            self._open(latest)
         else:
-            self._announce(newest)
+            self._announce(latest)
 
     def _is_program_dir(self, path: Path) -> bool:
         return self.runner is not None and path in self.runner.run_dirs
@@ -172,30 +164,34 @@ class WaitingScreen(RunsScreen):
         self.live_paths.add(str(path))
         self.app.notify(f"a newer run appeared: {literal(path.name)} — press N to follow it", timeout=15)
 
-    def _on_runner(self, kind: str, payload: object) -> None:
-        if kind == "run_dir":
-            path = normalise(Path(payload))  # type: ignore[arg-type]
+    def _on_runner(self, event: RunnerEvent) -> None:
+        if isinstance(event, RunDirAnnounced):
+            path = normalise(event.path)
             if self.following is None:
                 self._open(path)
             else:
                 self._announce(path)
-        elif kind == "exit":
+        elif isinstance(event, ProgramExited):
             r = self.runner
             assert r is not None
             self.app.notify(f"The program {exit_text(r.returncode or 0)}.",
                             severity="information" if r.returncode == 0 else "error", timeout=10)
             self.sub_title = exit_text(r.returncode or 0)
             # the program's runs are finished: no longer "live" in the list
-            self.live_paths.difference_update({str(p) for p in self.known if self.is_program_run(p)})
+            self.live_paths.difference_update({p for p in self.live_paths if self.is_program_run(Path(p))})
             self._render_rows()
             self._show_waiting()
             self.refresh_bindings()
+
+    def _program_ended(self, path: Path) -> bool:
+        return self.runner is not None and self.runner.returncode is not None and self.is_program_run(path)
 
     def _open(self, path: Path) -> None:
         if self.following == path:
             return
         self.following = path
-        self.live_paths.add(str(path))
+        if not self._program_ended(path):  # a run whose program has ended is not live
+            self.live_paths.add(str(path))
         if self._scan_timer is not None:
             self._scan_timer.stop()
             self._scan_timer = self.set_interval(SCAN_FOLLOW_S, self._scan_live)

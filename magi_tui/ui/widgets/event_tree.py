@@ -337,3 +337,20 @@ class EventTree(Tree[NodeData]):
             node.collapse()
         elif node.parent is not None and node.parent is not self.root:
             self.move_cursor(node.parent)
+
+    def fold_stale_buckets(self) -> None:
+        """Follow mode opens the newest bucket of a big group; fold the ones it left behind (except the
+        cursor's), or the visible lines — which the Tree re-renders on every change — grow with the run."""
+        keep = set()
+        node = self.cursor_node
+        while node is not None:
+            keep.add(id(node))
+            node = node.parent
+        for gnode in self._group_nodes.values():
+            buckets = gnode.data.children if gnode.data is not None else None
+            if not buckets or len(buckets) < 2:
+                continue
+            last = max(buckets)
+            for start, bnode in buckets.items():
+                if start != last and bnode.is_expanded and id(bnode) not in keep:
+                    bnode.collapse()

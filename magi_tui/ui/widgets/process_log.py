@@ -1,6 +1,6 @@
 """The program's output (``magi-tui run``): a header line with its state, then its stdout/stderr.
 
-Lines are already cleaned by :func:`magi_tui.ui.process.clean_line` (no ANSI, control characters
+Lines are already cleaned by :func:`magi_tui.live.runner.clean_line` (no ANSI, control characters
 visible) and go into a ``Log`` (plain text, never markup). Lines are batched: a chatty program
 costs one ``write_lines`` per frame, and nothing at all while it is quiet.
 """
@@ -15,7 +15,7 @@ from textual.containers import Vertical
 from textual.widgets import Log, Static
 
 from magi_format.text import literal
-from magi_tui.ui.process import OutputLine, ProgramRunner
+from magi_tui.live.runner import OutputLine, ProgramRunner, RunnerEvent
 
 FLUSH_S = 1 / 30
 
@@ -53,9 +53,9 @@ class ProcessLog(Vertical):
     def _fmt(line: OutputLine) -> str:
         return line.text if line.stream != "magi" else f"▸ {line.text}"
 
-    def _on_runner(self, kind: str, payload: object) -> None:
-        if kind == "line":
-            self._pending.append(self._fmt(payload))  # type: ignore[arg-type]
+    def _on_runner(self, event: RunnerEvent) -> None:
+        if isinstance(event, OutputLine):
+            self._pending.append(self._fmt(event))
             if self._flush_timer is None:
                 self._flush_timer = self.set_timer(FLUSH_S, self._flush)
         else:

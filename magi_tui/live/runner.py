@@ -25,7 +25,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Union
 
 from magi_format.layout import RUN_DIR_ANNOUNCE
 from magi_format.text import literal
@@ -97,11 +97,38 @@ _SHIM = (
 
 @dataclass
 class OutputLine:
+    """A line the program printed (also the event reporting it)."""
+
     stream: str  # "stdout" | "stderr" | "magi" (our own messages)
     text: str    # already cleaned
 
 
-Listener = Callable[[str, object], None]  # ("line", OutputLine) / ("run_dir", Path) / ("started"|"exit", runner)
+@dataclass
+class RunDirAnnounced:
+    """The tracer named the run directory it writes (``MAGI_RUN_DIR=`` on stderr)."""
+
+    path: Path
+
+
+@dataclass
+class ProgramStarted:
+    pid: int
+
+
+@dataclass
+class SignalSent:
+    signal: str
+
+
+@dataclass
+class ProgramExited:
+    """The program ended (``returncode`` as :func:`exit_text` explains it; 127: could not start)."""
+
+    returncode: int
+
+
+RunnerEvent = Union[OutputLine, RunDirAnnounced, ProgramStarted, SignalSent, ProgramExited]
+Listener = Callable[[RunnerEvent], None]
 
 
 class ProgramRunner:
@@ -136,10 +163,10 @@ class ProgramRunner:
         except ValueError:
             pass
 
-    def _emit(self, kind: str, payload: object) -> None:
+    def _emit(self, event: RunnerEvent) -> None:
         for fn in list(self._listeners):
             try:
-                fn(kind, payload)
+                fn(event)
             except Exception:  # a closing widget must not stop the output pump
                 pass
 
@@ -148,12 +175,12 @@ class ProgramRunner:
             self.dropped += 1
         line = OutputLine(stream, clean_line(text))
         self.lines.append(line)
-        self._emit("line", line)
+        self._emit(line)
         if stream == "stderr" and text.startswith(RUN_DIR_PREFIX):
             path = Path(text[len(RUN_DIR_PREFIX):].strip())
             if path and path not in self.run_dirs:
                 self.run_dirs.append(path)
-                self._emit("run_dir", path)
+                self._emit(RunDirAnnounced(path))
 
     # -- state ---------------------------------------------------------------------------------
     @property
@@ -191,11 +218,11 @@ class ProgramRunner:
             self.returncode = 127
             self.ended_at = time.time()
             self._line("magi", f"magi-tui: cannot run {self.error}")
-            self._emit("exit", self)
+            self._emit(ProgramExited(self.returncode))
             return self.returncode
         self.pid = self._proc.pid
         self.started_at = time.time()
-        self._emit("started", self)
+        self._emit(ProgramStarted(self.pid))
         pumps = [asyncio.create_task(self._pump(self._proc.stdout, "stdout")),
                  asyncio.create_task(self._pump(self._proc.stderr, "stderr"))]
         try:
@@ -213,7 +240,7 @@ class ProgramRunner:
         self.ended_at = time.time()
         self._kill_group(signal.SIGKILL)  # anything it left behind in its group
         self._line("magi", f"magi-tui: the program {exit_text(rc)}")
-        self._emit("exit", self)
+        self._emit(ProgramExited(rc))
         return rc
 
     async def _pump(self, stream: asyncio.StreamReader | None, name: str) -> None:
@@ -251,7 +278,7 @@ class ProgramRunner:
             self.stop_requested = signal.Signals(sig).name
             self._line("magi", f"magi-tui: sending {self.stop_requested} to the program")
             self._kill_group(sig)
-            self._emit("signal", self)
+            self._emit(SignalSent(self.stop_requested))
 
     async def stop(self, int_grace: float = SIGINT_GRACE_S, term_grace: float = SIGTERM_GRACE_S) -> int | None:
         """SIGINT, then SIGTERM after ``int_grace`` s, then SIGKILL after ``term_grace`` s more.

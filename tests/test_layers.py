@@ -1,0 +1,93 @@
+"""The layers hold: the on-disk contract needs nothing, the model and the headless CLI never load
+Textual (quick on a login node, usable in scripts), the tracer never loads the viewer, and no UI module
+opens, stats or parses a file itself (files reach widgets only through the model)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import COLD, ROOT
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def _top(mods: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in mods}
+
+
+def test_contract_package_is_dependency_free():
+    before = _modules_after("")
+    mods = _modules_after("import magi_format.names, magi_format.layout, magi_format.runname, "
+                          "magi_format.safepath, magi_format.text")
+    new = _top(mods - before) - {"magi_format"}
+    stdlib = set(sys.stdlib_module_names)
+    assert new <= stdlib, f"magi_format imports non-stdlib modules: {sorted(new - stdlib)}"
+
+
+def test_model_never_loads_textual_or_torch():
+    mods = _top(_modules_after("import magi_tui.model, magi_tui.model.report"))
+    assert "textual" not in mods and "torch" not in mods and "tracer" not in mods
+
+
+@pytest.mark.usefixtures("fixtures_dir")
+def test_headless_cli_never_loads_textual():
+    code = ("import contextlib, io\nfrom magi_tui.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['triage', {str(COLD)!r}, '--json'])\n    main(['runs', {str(COLD)!r}, '--json'])")
+    mods = _top(_modules_after(code))
+    assert "textual" not in mods and "torch" not in mods
+
+
+def test_tracer_never_loads_the_viewer():
+    mods = _top(_modules_after("import tracer, tracer.mapping, tracer.writer, tracer.session"))
+    assert "magi_tui" not in mods and "textual" not in mods
+
+
+_FILE_CALLS = {"open", "read_text", "read_bytes", "stat", "lstat", "scandir", "listdir", "iterdir",
+               "is_file", "is_dir", "exists", "loads", "glob", "rglob", "walk", "readlink"}
+
+
+def test_no_ui_module_touches_files():
+    offenders = []
+    for path in sorted((ROOT / "magi_tui" / "ui").rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+                if name in _FILE_CALLS:
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}()")
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                if any(n in ("shutil", "glob", "tomllib", "pathlib.Path.open") for n in names):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} import {', '.join(names)}")
+    assert not offenders, "UI modules must read files only through the model:\n" + "\n".join(offenders)
+
+
+def test_no_cross_test_imports():
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests.") \
+                    and (node.module or "").split(".")[-1].startswith("test_"):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} from {node.module}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_model_and_contract_agree_on_names():
+    from magi_format import names
+    from magi_tui.model import events
+
+    assert events.PHASES is names.PHASES
+    assert Path(events.__file__).read_text().count("re.compile") == 0  # the grammar lives in magi_format
