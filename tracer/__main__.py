@@ -1,22 +1,59 @@
 """``python -m tracer [-o ROOT] [--label L] script.py [args...]``: run a script unchanged, recorded.
 
-Same ``sys.argv`` for the script, same exit code. The run directory is printed on stderr as
-``MAGI_RUN_DIR=<abs path>`` (what ``magi-tui run`` looks for) as soon as it exists.
+The script runs as plain ``python script.py`` would run it: in a fresh ``__main__`` module, with the
+``__file__`` CPython sets (the path as given, made absolute by prefixing the working directory, not
+normalised), the same ``sys.argv``, ``sys.path[0]`` = the script's real directory, the same uncaught-
+exception traceback (no tracer or runpy frames; through ``sys.excepthook``), the same exit status
+(``SystemExit`` codes, 1 for an exception, death by SIGINT for Ctrl-C) and the same stdout/stderr. The
+only addition is ``MAGI_RUN_DIR=<abs path>`` on stderr as soon as the run directory exists (what
+``magi-tui run`` looks for).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import runpy
 import sys
-from pathlib import Path
+import types
 
 from magi_format.layout import RUN_DIR_ANNOUNCE
 
 
+def _main_file(script: str) -> str:
+    """What CPython 3.11 sets as ``__main__.__file__`` for ``python script``: ``os.getcwd()`` joined with
+    the argument as typed (``./x.py`` stays ``/cwd/./x.py``), an absolute argument unchanged."""
+    return script if os.path.isabs(script) else os.path.join(os.getcwd(), script)
+
+
+def _user_traceback(tb: types.TracebackType | None, code: types.CodeType) -> types.TracebackType | None:
+    """The traceback from the script's own module frame down (what the user sees without the tracer)."""
+    t = tb
+    while t is not None and t.tb_frame.f_code is not code:
+        t = t.tb_next
+    return t if t is not None else tb
+
+
+def _run_as_main(script: str, argv: list[str]) -> tuple[types.CodeType | None, dict]:
+    """Compile the script as ``python script`` does; returns (code, globals of the new __main__)."""
+    from importlib.machinery import SourceFileLoader
+
+    path = _main_file(script)
+    with open(script, "rb") as f:
+        source = f.read()
+    code = compile(source, path, "exec", dont_inherit=True)
+    module = types.ModuleType("__main__")
+    g = module.__dict__
+    g.update(__file__=path, __cached__=None, __loader__=SourceFileLoader("__main__", path), __spec__=None,
+             __package__=None, __annotations__={}, __builtins__=sys.modules["builtins"])
+    sys.modules["__main__"] = module
+    sys.argv = [script, *argv]
+    sys.path[0] = os.path.dirname(os.path.realpath(script))
+    return code, g
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tracer", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m tracer", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-o", "--output", default=os.environ.get("MAGI_TRACER_ROOT", "runs"),
                    help="root for run directories (default ./runs)")
     p.add_argument("--label", default=os.environ.get("MAGI_TRACER_LABEL"),
@@ -25,35 +62,55 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
-    script = Path(ns.script)
-    if not script.is_file():
+    script: str = ns.script
+    if not os.path.isfile(script):
         print(f"python -m tracer: no such script: {script}", file=sys.stderr)
         return 2
+    from tracer import compiled_functions  # noqa: F401  (imported before sys.path[0] becomes the script's)
     from tracer.session import explain_compilation
 
-    sys.argv = [str(script), *ns.args]
-    sys.path.insert(0, str(script.resolve().parent))
-    code = 0
-    with explain_compilation(ns.output, label=ns.label or script.stem, keep_trace=ns.keep_trace) as run:
+    try:
+        code, g = _run_as_main(script, list(ns.args))
+    except SyntaxError as exc:  # as python reports it: no tracer frames, exit status 1
+        exc.__traceback__ = None
+        sys.excepthook(type(exc), exc, None)
+        return 1
+    label = ns.label or os.path.splitext(os.path.basename(script))[0]
+    status: int | None = 0
+    exc_info = None
+    with explain_compilation(ns.output, label=label, keep_trace=ns.keep_trace) as run:
         if run.path is not None:
             print(f"{RUN_DIR_ANNOUNCE}{run.path.resolve()}", file=sys.stderr, flush=True)
         try:
-            runpy.run_path(str(script), run_name="__main__")
+            exec(code, g)
         except SystemExit as exc:
             c = exc.code
-            code = c if isinstance(c, int) else (0 if c is None else 1)
-            if c is not None and not isinstance(c, int):
-                print(c, file=sys.stderr)
-        except KeyboardInterrupt:
-            code = 130
-        except BaseException:
-            import traceback
+            if c is None:
+                status = 0
+            elif isinstance(c, int):
+                status = c
+            else:  # python prints the object and exits 1
+                status = 1
+                try:
+                    print(c, file=sys.stderr)
+                except Exception:
+                    pass
+        except BaseException as exc:
+            tb = _user_traceback(exc.__traceback__, code)
+            exc.__traceback__ = tb
+            exc_info = (type(exc), exc, tb)
+            status = None
+    if exc_info is not None:
+        sys.excepthook(*exc_info)
+        if issubclass(exc_info[0], KeyboardInterrupt):  # python dies of SIGINT after the traceback
+            import signal
 
-            traceback.print_exc()
-            code = 1
-    if run.path is not None:
-        print(f"magi-tui: recorded {run.path} (open it with: magi-tui {run.path})", file=sys.stderr)
-    return code
+            sys.stdout.flush()
+            sys.stderr.flush()
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+        return 1
+    return status if status is not None else 1
 
 
 if __name__ == "__main__":

@@ -69,7 +69,8 @@ def _write_function(fdir: Path, code: Any, resume_codes: dict[str, Any], depth: 
     for i, entry in enumerate(entries):
         edir = fdir / f"entry_{i}"
         edir.mkdir(exist_ok=True)
-        lines.append(f"## entry\\[{i}\\]")
+        cid = getattr(entry, "compile_id", None)
+        lines.append(f"## entry\\[{i}\\]" + (f" (compile {cid})" if cid is not None else ""))
         lines.append("")
         new_code = getattr(entry, "code", None)
         if new_code is not None:

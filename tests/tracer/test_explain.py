@@ -1,0 +1,339 @@
+"""Triage that is right (issue #10, tracer side): real programs under the tracer, what a user checks.
+
+One run of ``demos/explain.py`` under ``python -m tracer`` is shared by the graph-break, recompile and
+recompile-limit tests; the rest are small in-process compiles with the eager / aot_eager backends.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+from tracer import explain_compilation, piecewise_backend
+from tracer.writer import RunWriter, TracerWarning
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "demos" / "explain.py"
+ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+pytestmark = pytest.mark.torch
+
+
+def events(run_path: Path) -> list[dict]:
+    return [json.loads(x) for x in (run_path / "timeline_events" / "timeline.jsonl").read_text().splitlines()]
+
+
+def named(evs, name):
+    return [e for e in evs if e["name"] == name]
+
+
+def folder(run_path: Path, ev: dict) -> Path:
+    return run_path / "timeline_events" / "files" / f"{ev['index']:04d}_{ev['name']}"
+
+
+def line_of(path: Path, needle: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if needle in ln)
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("explain")
+    proc = subprocess.run([sys.executable, "-m", "tracer", "-o", str(out), str(DEMO)], cwd=out, env=ENV,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = Path(next(ln for ln in proc.stderr.splitlines() if ln.startswith("MAGI_RUN_DIR=")).split("=", 1)[1])
+    return run, events(run)
+
+
+# -- graph breaks ----------------------------------------------------------------------------------
+
+def test_graph_break_worklist_names_torch_id_and_the_users_line(demo_run):
+    run, evs = demo_run
+    breaks = [e["attributes"] for e in named(evs, "fullgraph_graph_break")]
+    printed = [b for b in breaks if b["gb_id"] == "GB0059"]
+    print_line = line_of(DEMO, 'print("layer output"')
+    assert len(printed) >= 3  # the same break, again on each recompile and in the helper's own frame
+    for b in printed:
+        assert b["user_frame"] == f"{DEMO}:{print_line}"  # innermost user frame, not tracer/runpy
+        assert (b["user_file"], b["user_line"], b["user_function"]) == (str(DEMO), print_line, "log_shape")
+        assert b["source_line"] == 'print("layer output", tuple(h.shape))  # graph break: builtin print'
+        assert b["gb_type"] == "Failed to trace builtin operator"
+        assert "builtin operator `print`" in b["explanation"]
+        assert isinstance(b["hints"], list) and any("print" in h for h in b["hints"])
+        assert "Explanation:" in b["reason"] and "gb0059.html" in b["reason"]  # the full cause
+    # the frames it was hit from: the loop's function and the helper compiled as its own frame
+    assert {b["frame"] for b in printed} >= {"layer", "log_shape"}
+
+    branch = [b for b in breaks if b["gb_id"] != "GB0059"]
+    assert len(branch) == 1
+    b = branch[0]
+    assert b["gb_id"] == "GB0170" and b["frame"] == "gate"
+    assert b["user_frame"] == f"{DEMO}:{line_of(DEMO, 'if x.sum() > 0:')}" and b["user_function"] == "gate"
+    assert b["source_line"].startswith("if x.sum() > 0:")
+    assert all("tracer" not in Path(x["user_file"]).parts and "runpy" not in x["user_file"] for x in breaks)
+    txt = (folder(run, named(evs, "fullgraph_graph_break")[0]) / "graph_break.txt").read_text()
+    assert "User code traceback" in txt
+
+
+# -- recompiles ------------------------------------------------------------------------------------
+
+def test_recompile_is_explained_with_frame_reasons_and_limit(demo_run):
+    _run, evs = demo_run
+    rec = [e["attributes"] for e in named(evs, "fullgraph_recompile")]
+    assert rec and all(r["frame"] for r in rec)
+    scale = [r for r in rec if r["frame"] == "scale"]
+    assert len(scale) == 1
+    assert scale[0]["reason"] == f"{scale[0]['reasons'][0].split(':')[0]}: tensor 'x' dtype mismatch. expected Float, actual Double"
+    assert scale[0]["recompile_limit"] == torch._dynamo.config.recompile_limit  # the default, 8
+    layer = [r for r in rec if r["frame"] == "layer"]
+    assert layer and "size mismatch" in layer[0]["reason"]
+    pad = [r for r in rec if r["frame"] == "pad"]
+    assert [r["recompile_limit"] for r in pad] == [2, 2]  # the limit in force, patched by the program
+    assert len(pad[-1]["reasons"]) == 2  # one reason per cache entry that failed
+    assert all(re.match(r"^\d+/\d+: ", x) for r in rec for x in r["reasons"])
+
+
+def test_recompile_limit_hit_is_an_event_and_the_frame_falls_back_to_eager(demo_run):
+    run, evs = demo_run
+    hits = named(evs, "fullgraph_recompile_limit_hit")
+    assert len(hits) == 1
+    a = hits[0]["attributes"]
+    assert a["frame"] == "pad" and a["recompile_limit"] == 2 and a["limit_type"] == "recompile_limit"
+    assert a["reason"].endswith("size mismatch at index 0. expected 2, actual 3")
+    assert a["fallback"] == "eager"
+    metrics = json.loads((folder(run, hits[0]) / "metrics.json").read_text())
+    assert metrics["fail_type"] == "Unsupported" and "recompile limit exceeded" in metrics["fail_reason"]
+    # two compiles of pad, none opened for the attempt that hit the limit; no "failed compile"
+    pad_compiles = [e for e in named(evs, "fullgraph_before_compile") if e["attributes"]["frame"] == "pad"]
+    assert len(pad_compiles) == 2
+    assert a["compile_id"] not in {e["attributes"]["compile_id"] for e in named(evs, "fullgraph_failed_compile")}
+
+
+# -- failures, metrics, backward, cache ----------------------------------------------------------
+
+def test_backend_failure_keeps_the_whole_message_and_metrics(tmp_path):
+    class UnsupportedOp(RuntimeError):
+        pass
+
+    def picky_backend(gm, inputs):
+        raise UnsupportedOp("aten.sin is not supported\nsupported: add, mul")
+
+    def f(x):
+        return x.sin() + 1
+
+    torch._dynamo.config.suppress_errors = True
+    with explain_compilation(tmp_path) as run:
+        out = torch.compile(f, backend=picky_backend)(torch.zeros(3))
+    assert torch.equal(out, torch.ones(3))
+    evs = events(run.path)
+    failed = named(evs, "fullgraph_failed_compile")
+    assert len(failed) == 1
+    a = failed[0]["attributes"]
+    assert a["exception_type"] == "BackendCompilerFailed"
+    assert a["exception_message"] == ("backend='picky_backend' raised:\n"
+                                      "UnsupportedOp: aten.sin is not supported\nsupported: add, mul")
+    assert a["fail_type"] == "BackendCompilerFailed" and a["frame"] == "f"
+    files = folder(run.path, failed[0])
+    metrics = json.loads((files / "metrics.json").read_text())
+    assert metrics["fail_type"] == "BackendCompilerFailed" and metrics["fail_reason"] == a["exception_message"]
+    assert metrics["entire_frame_compile_time_s"] > 0 and metrics["co_name"] == "f"
+    assert {"fail_user_frame_filename", "fail_user_frame_lineno"} <= set(metrics)
+    assert "raise UnsupportedOp" in (files / "traceback.txt").read_text()
+    # the compile lifecycle is closed exactly once, by the failure
+    assert len(named(evs, "fullgraph_after_compile")) == 0
+
+
+def test_backward_compile_is_its_own_lifecycle_with_metrics(tmp_path):
+    def f(x):
+        return (x.sin() * 2).sum()
+
+    x = torch.randn(4, requires_grad=True)
+    with explain_compilation(tmp_path) as run:
+        loss = torch.compile(f, backend="aot_eager")(x)
+        loss.backward()
+    assert torch.allclose(x.grad, 2 * x.detach().cos())
+    evs = events(run.path)
+    before, after = named(evs, "fullgraph_before_backward_compile"), named(evs, "fullgraph_after_backward_compile")
+    assert len(before) == len(after) == 1 and before[0]["index"] < after[0]["index"]
+    assert after[0]["attributes"]["backward"] is True and after[0]["attributes"]["compile_id"] == "0/0"
+    assert after[0]["index"] > named(evs, "fullgraph_after_compile")[0]["index"]  # lazily, at .backward()
+    metrics = json.loads((folder(run.path, after[0]) / "metrics.json").read_text())
+    assert metrics["compile_id"] == "0/0" and metrics["fail_type"] is None
+    assert named(evs, "fullgraph_after_aot_backward_graph")[0]["attributes"]["backward"] is True
+    assert not named(evs, "fullgraph_after_aot_forward_graph")[0]["attributes"].get("backward")
+
+
+def test_inductor_cache_hit_miss_bypass_are_three_states_and_backward_is_marked(tmp_path):
+    import random
+
+    k = random.randrange(1 << 30)  # a graph no earlier run has cached: the first compile misses
+
+    def f(x):
+        return (x.cos() + k).relu().sum()
+
+    x = torch.randn(8, requires_grad=True)
+    with explain_compilation(tmp_path) as run:
+        torch.compile(f)(x).backward()
+        torch._dynamo.reset()
+        torch.compile(f)(x).backward()  # the same graphs again: FX-graph cache hits
+        pw = piecewise_backend(compiler="inductor")  # a piece compiled outside Dynamo: no shape env
+        torch.compile(lambda t: t * 3 + 1, backend=pw)(torch.ones(4))
+    evs = events(run.path)
+    states = {(e["name"], e["attributes"]["cache"], bool(e["attributes"].get("backward")))
+              for e in evs if e["name"].startswith("fullgraph_cache_")}
+    assert ("fullgraph_cache_miss", "fx_graph", False) in states
+    assert ("fullgraph_cache_miss", "fx_graph", True) in states  # the backward graph, compiled lazily
+    assert ("fullgraph_cache_hit", "fx_graph", False) in states
+    assert ("fullgraph_cache_hit", "fx_graph", True) in states
+    bypass = named(evs, "fullgraph_cache_bypass")
+    assert bypass and all(e["attributes"]["reason"] == "No shape env" for e in bypass)
+    assert not [e for e in named(evs, "fullgraph_cache_miss") if e["attributes"]["reason"] == "No shape env"]
+    info = json.loads((folder(run.path, bypass[0]) / "cache_info.json").read_text())
+    assert info["cache_state"] == "bypass"
+    codegen = named(evs, "fullgraph_after_inductor_codegen")
+    assert any(e["attributes"].get("backward") for e in codegen) and any(
+        not e["attributes"].get("backward") for e in codegen)
+    bwd = named(evs, "fullgraph_after_backward_compile")
+    assert bwd and all(e["attributes"]["backward"] for e in bwd)
+    # piece compiles after Dynamo's compile closed are not mistaken for a backward
+    pieces = [e for e in evs if e["attributes"].get("compile_id") == bypass[0]["attributes"]["compile_id"]]
+    assert not any(e["attributes"].get("backward") for e in pieces)
+
+
+# -- guards ----------------------------------------------------------------------------------------
+
+def test_cache_entries_are_recorded_most_recently_used_first_with_leaf_guard_counts(tmp_path):
+    def f(x, y):
+        return x * 2 + y.sum()
+
+    with explain_compilation(tmp_path) as run:
+        g = torch.compile(f, backend="eager", dynamic=False)
+        g(torch.ones(2), torch.ones(3))                                           # compile 0/0
+        g(torch.ones(2, dtype=torch.float64), torch.ones(3, dtype=torch.float64))  # compile 0/1
+        g(torch.ones(2), torch.ones(3))                                           # 0/0 again: moved to the front
+    fdir = run.path / "compiled_functions" / "f"
+    overview = (fdir / "overview.md").read_text()
+    assert "## entry\\[0\\] (compile 0/0)" in overview and "## entry\\[1\\] (compile 0/1)" in overview
+    assert "float64" not in (fdir / "entry_0" / "guards.txt").read_text()
+    assert "float64" in (fdir / "entry_1" / "guards.txt").read_text()
+    assert "newest" not in overview
+    counts = [int(n) for n in re.findall(r"guards \((\d+) leaf\)", overview)]
+    built = [e["attributes"]["leaf_guard_count"] for e in named(events(run.path), "fullgraph_after_build_guards")]
+    assert counts == built[::-1]  # what torch built for 0/0 and 0/1, in the entries' order
+    guards = (fdir / "entry_0" / "guards.txt").read_text()
+    nodes = [ln for ln in guards.splitlines() if "+- " in ln]
+    managers = [ln for ln in nodes if re.search(r"\+- \w*GuardManager", ln)]
+    assert managers and counts[0] < len(nodes)  # accessors / managers are not guards
+    assert "TENSOR_MATCH 2" in overview  # x and y, once each
+    assert guards.count("NO_TENSOR_ALIASING") == 2 and "NO_TENSOR_ALIASING 1" in overview  # one guard, shown twice
+
+
+# -- the tracer stopping ---------------------------------------------------------------------------
+
+def test_disk_full_writes_a_final_tracer_stopped_event(tmp_path, monkeypatch):
+    def full(self, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(RunWriter, "_write_folder", full)  # the big files fail, a line still fits
+
+    def f(x):
+        return x.cos() * 2
+
+    x = torch.randn(5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with explain_compilation(tmp_path) as run:
+            g = torch.compile(f, backend="eager")
+            out = g(x)
+            g(torch.randn(7, 2))
+    assert torch.allclose(out, f(x))
+    assert len([w for w in caught if issubclass(w.category, TracerWarning)]) == 1
+    evs = events(run.path)
+    assert evs[-1]["name"] == "fullgraph_tracer_stopped"
+    assert len(named(evs, "fullgraph_tracer_stopped")) == 1
+    a = evs[-1]["attributes"]
+    assert a["reason"] == "disk_full" and "No space left on device" in a["error"]
+
+
+def test_a_tracer_bug_stops_recording_with_a_tracer_stopped_event(tmp_path, monkeypatch):
+    from tracer import mapping
+
+    def broken(self, r):
+        raise KeyError("sizes")
+
+    monkeypatch.setitem(mapping.KIND_HANDLERS, "dynamo_output_graph", broken)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with explain_compilation(tmp_path) as run:
+            out = torch.compile(lambda t: t + 1, backend="eager")(torch.zeros(2))
+    assert torch.equal(out, torch.ones(2))
+    assert len([w for w in caught if issubclass(w.category, TracerWarning)]) == 1
+    evs = events(run.path)
+    assert [e["name"] for e in evs][-1] == "fullgraph_tracer_stopped"
+    assert evs[-1]["attributes"]["reason"] == "tracer_error" and "KeyError" in evs[-1]["attributes"]["error"]
+
+
+# -- python -m tracer: the program cannot tell --------------------------------------------------------
+
+PROG = '''\
+import sys, torch
+def helper(x):
+    print("in helper")
+    return x + 1
+def f(x):
+    return helper(x * 2)
+print("file", __file__, "argv", sys.argv, "path0", sys.path[0])
+print("main", __name__, type(__loader__).__name__, __spec__, __package__, sys.modules["__main__"].__dict__ is globals())
+print(torch.compile(f, backend="eager")(torch.ones(2)).tolist())
+print("to stderr", file=sys.stderr)
+def fail(n):
+    try:
+        {}["missing"]
+    except KeyError as e:
+        raise ValueError(f"bad {n}") from e
+fail(sys.argv[1])
+'''
+
+
+def _both(args, cwd):
+    plain = subprocess.run([sys.executable, *args], cwd=cwd, env=ENV, capture_output=True, timeout=300)
+    traced = subprocess.run([sys.executable, "-m", "tracer", "-o", str(cwd / "out"), *args], cwd=cwd, env=ENV,
+                            capture_output=True, timeout=300)
+    return plain, traced
+
+
+def test_python_m_tracer_is_invisible_to_the_program(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "prog.py").write_text(PROG)
+    plain, traced = _both(["./sub/prog.py", "xyz"], tmp_path)
+    assert plain.returncode == traced.returncode == 1
+    assert traced.stdout == plain.stdout  # byte for byte, incl. __file__ = <cwd>/./sub/prog.py
+    assert f"file {tmp_path}/./sub/prog.py argv ['./sub/prog.py', 'xyz'] path0 {tmp_path.resolve()}/sub".encode() \
+        in plain.stdout
+    lines = traced.stderr.splitlines(keepends=True)
+    announce = [ln for ln in lines if ln.startswith(b"MAGI_RUN_DIR=")]
+    assert len(announce) == 1
+    assert b"".join(ln for ln in lines if not ln.startswith(b"MAGI_RUN_DIR=")) == plain.stderr
+    assert b"tracer/__main__.py" not in traced.stderr and b"runpy" not in traced.stderr
+    assert b'line 15, in fail\n    raise ValueError(f"bad {n}") from e\nValueError: bad xyz\n' in traced.stderr
+    run = Path(announce[0].decode().strip().split("=", 1)[1])
+    brk = named(events(run), "fullgraph_graph_break")
+    assert brk and brk[0]["attributes"]["user_frame"] == f"{tmp_path}/./sub/prog.py:3"
+    assert brk[0]["attributes"]["user_function"] == "helper"
+
+
+def test_python_m_tracer_dies_of_sigint_like_python(tmp_path):
+    (tmp_path / "kb.py").write_text("print('started')\nraise KeyboardInterrupt\n")
+    plain, traced = _both(["kb.py"], tmp_path)
+    assert plain.returncode == traced.returncode == -2
+    assert traced.stdout == plain.stdout == b"started\n"
+    assert b"".join(ln for ln in traced.stderr.splitlines(keepends=True)
+                    if not ln.startswith(b"MAGI_RUN_DIR=")) == plain.stderr
