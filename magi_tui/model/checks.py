@@ -103,7 +103,10 @@ class RecompileInfo:
         p = self.primary
         return {"frame": self.frame, "frame_key": self.frame_key, "compile_id": self.compile_id,
                 "index": self.event.index if self.event else None,
-                "reasons": [r.text for r in self.reasons],
+                # torch's own words, one per cache entry that failed; none for an upstream run (the
+                # guard diff's reading of the change is in reasons_parsed)
+                "reasons": [] if self.event is None else
+                [f"{r.entry_compile_id}: {r.text}" if r.entry_compile_id else r.text for r in self.reasons],
                 "reasons_parsed": [r.as_json() for r in self.reasons],
                 "guard": p.guard if p else None, "kind": p.kind if p else None,
                 "expected": p.expected if p else None, "actual": p.actual if p else None,
