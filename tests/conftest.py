@@ -15,7 +15,7 @@ os.environ.pop("TEXTUAL_THEME", None)
 os.environ["TZ"] = "UTC"
 time.tzset()
 
-from tests.support.paths import FIXTURES
+from tests.support.paths import FIXTURES  # noqa: E402  (after the environment is fixed)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App, SystemCommand
-from textual.command import Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from magi_format.text import literal
-from magi_tui.model.discovery import find_runs, normalise
 from magi_tui.config import keymap_path, load_keymap
+from magi_tui.model.discovery import find_runs, normalise
 from magi_tui.ui.actions import bindings, display_keys, keymap_ids, palette_acts
 
 
@@ -36,7 +36,30 @@ _NUMBER = re.compile(r"^\s*#?\s*(\d{1,9})\s*$")
 
 
 class EventJumpProvider(Provider):
-    """Palette: jump to any event of the open run by number (``13``, ``#0013``) or by name."""
+    """Palette: jump to any event of the open run by number (``13``, ``#0013``) or by name; before
+    anything is typed, it offers what to look at first: failures, restarts, graph breaks, recompiles."""
+
+    DISCOVER_CAP = 20  # per kind: the palette is for jumping, the triage panel lists them all
+
+    async def discover(self) -> Hits:
+        from magi_tui.ui.screens.run import RunScreen
+
+        screen = self.screen
+        if not isinstance(screen, RunScreen):
+            return
+        t = screen.run.triage
+        kinds = [
+            ("failure", [(f.event, f.exception_type or "failed", "recovered" if f.recovered else "NOT recovered")
+                         for f in t.failures]),
+            ("restart", [(r.event, r.reason, "") for r in t.restarts]),
+            ("graph break", [(i.event, i.reason, "") for i in t.graph_breaks]),
+            ("recompile", [(i.event, i.reason, "") for i in t.recompiles]),
+            ("recompile limit", [(i.event, i.reason, "") for i in t.recompile_limit_hits]),
+        ]
+        for kind, rows in kinds:
+            for ev, what, note in rows[: self.DISCOVER_CAP]:
+                text = f"{kind}: #{ev.index:04d} {literal(what, 80)}" + (f"  ({note})" if note else "")
+                yield DiscoveryHit(text, partial(screen.jump_to, ev), help=literal(ev.name, 100))
 
     async def search(self, query: str) -> Hits:
         from magi_tui.ui.screens.run import RunScreen

@@ -16,6 +16,7 @@ from magi_format.text import fmt_ms, literal
 from magi_tui.model.events import Event
 from magi_tui.model.pairing import Span
 
+
 def plain(text: object, style: str = "", limit: int | None = None) -> Text:
     return Text(literal(text, limit), style=style, end="")
 

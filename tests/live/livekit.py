@@ -9,7 +9,6 @@ from datetime import datetime
 from pathlib import Path
 
 
-
 def run_dir(root: Path, stamp: str = "20261122_120000", label: str = "demo", rank: int = 0) -> Path:
     """Where the tracer puts a run (FORMAT.md B1)."""
     return root / "magi_depyf" / f"run_{stamp}" / f"model_0_{label}_rank_{rank}"

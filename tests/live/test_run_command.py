@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
-from magi_tui.ui.app import MagiApp
 from magi_tui.live.runner import ProgramRunner, clean_line, tracer_command
+from magi_tui.ui.app import MagiApp
 from magi_tui.ui.screens.command import CommandRunScreen
 from magi_tui.ui.screens.waiting import WaitingScreen
 from magi_tui.ui.widgets.process_log import ProcessLog

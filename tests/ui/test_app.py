@@ -11,7 +11,6 @@ from magi_tui.ui.app import MagiApp
 from magi_tui.ui.screens.diff import DiffScreen
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.screens.runs import RunsScreen
-from magi_tui.ui.widgets.event_tree import EventTree
 from magi_tui.ui.widgets.triage_panel import TriagePanel
 from tests.support.paths import COLD, TRANSFORMER, WARM
 from tests.support.pilot import find_event, loaded_run_screen, screen_text, selected_event, wait_for
@@ -124,7 +123,7 @@ async def test_markup_and_ansi_in_messages_render_literally(tmp_path):
     run = _write_run(tmp_path, {"exception_type": "Boom[bold]", "exception_message": "x [bold]y[/] \x1b[31mred op [/foo]"})
     app = MagiApp(run)
     async with app.run_test(size=(160, 40)) as pilot:
-        screen = await loaded_run_screen(pilot)
+        await loaded_run_screen(pilot)
         await pilot.press("f")
         await wait_for(pilot, lambda: "Boom[bold]" in screen_text(app))
         text = screen_text(app)

@@ -188,3 +188,17 @@ def test_keymap_file_problems_are_reported_not_fatal(tmp_path):
     ok = tmp_path / "ok.toml"
     ok.write_text('[keys]\ndiff = "D, ctrl+d"\n')
     assert load_keymap(ok, known) == ({"diff": "D,ctrl+d"}, [])
+
+
+async def test_palette_offers_failures_and_breaks_before_typing():
+    app = MagiApp(COLD)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: "failure: #" in screen_text(app), timeout=20, what="discovered failures in the palette")
+        first = screen.run.triage.failures[0]
+        assert f"failure: #{first.event.index:04d} {first.exception_type}" in screen_text(app)
+        # choosing one jumps to it
+        await pilot.press("enter")
+        detail = screen.query_one(EventDetail)
+        await wait_for(pilot, lambda: app.screen is screen and detail.current_event is not None, what="the jump")

@@ -20,10 +20,10 @@ from textual.actions import SkipAction
 from textual.widgets import DataTable, Footer, Static
 
 from magi_format.text import literal
+from magi_tui.live.runner import ProgramExited, ProgramRunner, RunDirAnnounced, RunnerEvent, exit_text
 from magi_tui.live.scan import newest, scan_root
 from magi_tui.model.discovery import normalise
 from magi_tui.ui.actions import bindings
-from magi_tui.live.runner import ProgramExited, ProgramRunner, RunDirAnnounced, RunnerEvent, exit_text
 from magi_tui.ui.screens.command import _typing, stop_program
 from magi_tui.ui.screens.runs import RunsScreen
 from magi_tui.ui.widgets.process_log import ProcessLog

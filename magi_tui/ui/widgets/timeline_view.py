@@ -13,12 +13,12 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from magi_format.text import fmt_ms, literal
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
-from magi_tui.ui.messages import EventMessage
-from magi_format.text import fmt_ms, literal
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.labels import MARKS
+from magi_tui.ui.messages import EventMessage
 
 GAP_WARN_S = 1.0
 
