@@ -1,7 +1,7 @@
 """A recompile storm: the same function called with new shapes and dtypes (``dynamic=False``).
 
 Shows: ``fullgraph_recompile`` events whose reasons name the size and the dtype mismatch, one compile
-id per cache entry, and ``compiled_functions/`` with several entries (newest first).
+id per cache entry, and ``compiled_functions/`` with several entries (most recently used first).
 """
 
 import torch

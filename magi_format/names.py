@@ -60,12 +60,35 @@ def parse_name(name: str) -> tuple[str | None, str, int | None]:
 
 
 # -- point events the tracer writes (FORMAT.md part B); the viewer classifies by these ------------
-GRAPH_BREAK = "graph_break"        # attrs: reason, gb_id, gb_type, explanation, hints, user_file, user_line,
-                                   #        user_function, source_line, user_frame ("file:line")
-RECOMPILE = "recompile"            # attrs: frame, reason (first line), reasons (all), recompile_limit
-RECOMPILE_LIMIT_HIT = "recompile_limit_hit"  # attrs: frame, recompile_limit, reason
+GRAPH_BREAK = "graph_break"        # attrs: reason (torch's whole cause, multi-line), gb_id ("GB0059" or null),
+                                   #        gb_type, explanation, hints (list of str), user_file, user_line (int),
+                                   #        user_function, source_line (text of that line), user_frame ("file:line");
+                                   #        user_* = the innermost frame outside torch / the tracer / runpy
+RECOMPILE = "recompile"            # attrs: frame, reason (first line), reasons (all: one per failing cache entry,
+                                   #        each "<compile id>: …"), recompile_limit (int, or null if unknown)
+RECOMPILE_LIMIT_HIT = "recompile_limit_hit"  # attrs: frame, recompile_limit, reason; also limit_type
+                                   #        ("recompile_limit"/…), fallback ("eager", or "error" when torch raised),
+                                   #        fail_type; file metrics.json. No compile lifecycle is opened for it.
 RESTART = "restart_analysis"       # attrs: restart_reason, reason
-CACHE_HIT = "cache_hit"            # attrs: cache, key, reason
-CACHE_MISS = "cache_miss"
-CACHE_BYPASS = "cache_bypass"
+CACHE_HIT = "cache_hit"            # attrs: cache, key, reason (bypass: e.g. "No shape env"); backward: true on
+CACHE_MISS = "cache_miss"          #        a backward graph's; exception_type on an aotautograd bypass. Three
+CACHE_BYPASS = "cache_bypass"      #        states: a bypass is never written as a miss
 TRACER_STOPPED = "tracer_stopped"  # attrs: reason, error: the tracer stopped recording before the program ended
+                                   #        reason: "disk_full" | "write_error" | "tracer_error"; error: "Type: msg"
+
+# -- lifecycle names the tracer opens for torch's own stages (``<scope>_<phase>_<lifecycle>``) --------
+COMPILE = "compile"                # one compile id; failed: exception_type, exception_message (whole message),
+                                   #   fail_type, fail_reason, fail_user_frame, files traceback.txt + metrics.json
+BACKWARD_COMPILE = "backward_compile"  # the lazy backward of a compile (bwd_compilation_metrics); backward: true
+DYNAMO_CAPTURE = "dynamo_capture"
+PRE_GRAD_PASSES = "pre_grad_passes"
+POST_GRAD_PASSES = "post_grad_passes"  # attrs on Inductor events of a backward graph: backward: true
+# -- point events for torch's artifacts (``fullgraph_<base>``, no lifecycle_name) ------------------------
+AFTER_DYNAMO_CAPTURE = "after_dynamo_capture"
+AFTER_INDUCTOR_CODEGEN = "after_inductor_codegen"
+AFTER_BUILD_GUARDS = "after_build_guards"      # attrs: guard_latency_us, guard_lines, leaf_guard_count
+
+
+def aot_graph_base(kind: str) -> str:
+    """``after_aot_<kind>_graph`` for kind in joint / forward / backward / inference."""
+    return f"after_aot_{kind}_graph"

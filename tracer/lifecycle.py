@@ -16,8 +16,8 @@ import time
 from contextlib import ContextDecorator
 from typing import Any, Callable
 
-from tracer import session as _session
 from magi_format.names import frag, lifecycle_event, point_event, scope_attrs
+from tracer import session as _session
 
 
 def graph_files(prefix: str, obj: Any) -> dict[str, str]:

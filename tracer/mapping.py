@@ -22,9 +22,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from magi_format.names import (CACHE_BYPASS, CACHE_HIT, CACHE_MISS, GRAPH_BREAK, RECOMPILE, RECOMPILE_LIMIT_HIT,
-                               RESTART, lifecycle_event, point_event, scope_attrs)
+from magi_format.names import (
+    AFTER_BUILD_GUARDS,
+    AFTER_DYNAMO_CAPTURE,
+    AFTER_INDUCTOR_CODEGEN,
+    BACKWARD_COMPILE,
+    CACHE_BYPASS,
+    CACHE_HIT,
+    CACHE_MISS,
+    COMPILE,
+    DYNAMO_CAPTURE,
+    GRAPH_BREAK,
+    POST_GRAD_PASSES,
+    PRE_GRAD_PASSES,
+    RECOMPILE,
+    RECOMPILE_LIMIT_HIT,
+    RESTART,
+    aot_graph_base,
+    lifecycle_event,
+    point_event,
+    scope_attrs,
+)
 from tracer.records import EventSpec, RecompileLimitNote, TraceRecord, UserEvent
+from tracer.torchtext import (
+    exception_from_traceback,
+    find_gb_registry,
+    first_line,
+    is_limit_hit,
+    is_torch_or_runpy,
+    limit_from_message,
+    load_gb_registry,
+    parse_graph_break,
+    parse_recompile_reasons,
+)
 
 IGNORED = frozenset({"chromium_event", "describe_storage", "describe_tensor", "describe_source",
                      "create_symbol", "guard_added_fast", "link", "dump_file", "symbolic_shape_specialization",
@@ -42,172 +72,6 @@ METRICS_KEEP = ("compile_id", "co_name", "co_filename", "co_firstlineno", "frame
                 "fail_type", "fail_reason", "fail_user_frame_filename", "fail_user_frame_lineno",
                 "restart_reasons", "has_guarded_code", "recompile_reason", "num_graph_breaks",
                 "config_suppress_errors", "is_forward")
-
-# -- parsing torch's texts (pure functions, torch-free) -----------------------------------------------
-
-_TB_FRAME = re.compile(r'^\s*File "(.+)", line (\d+), in (.+)$')
-_GB_HEADER = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$", re.M)
-_GB_URL = re.compile(r"/gb/gb(\d+)\.html")
-_LIMIT_TYPE = re.compile(r"Limit type: (\w+)")
-_LIMIT_VALUE = re.compile(r"currently set to (\d+)")
-_LIMIT_HIT = re.compile(r"(recompile|cache) limit exceeded|FailOnRecompileLimitHit|hit config\.\w*limit",
-                        re.IGNORECASE)
-_TORCH_FOOTER = ("Set TORCHDYNAMO_VERBOSE=1", "Set TORCH_LOGS=", "You can suppress this exception")
-_DEFAULT_FRAMEWORK = re.compile(r"[/\\](site|dist)-packages[/\\]torch[/\\]|^<frozen |(^|[/\\])runpy\.py$")
-_TRACER_DIR = str(Path(__file__).resolve().parent) + os.sep
-
-
-def first_line(text: str, limit: int = 300) -> str:
-    for line in str(text).splitlines():
-        line = line.strip()
-        if line:
-            return line[:limit]
-    return ""
-
-
-def exception_from_traceback(text: str) -> tuple[str, str]:
-    """``(type name, whole message)`` of the exception that ends a formatted traceback: everything
-    after its last ``File`` frame (several lines for e.g. ``BackendCompilerFailed``), without torch's
-    ``Set TORCHDYNAMO_VERBOSE=1 …`` footer."""
-    lines = text.rstrip().splitlines()
-    last_frame = max((i for i, ln in enumerate(lines) if _TB_FRAME.match(ln)), default=-1)
-    start = next((i for i in range(last_frame + 1, len(lines))
-                  if lines[i].strip() and not lines[i].startswith((" ", "\t"))), None)
-    if start is None:
-        return "Error", first_line(text)
-    body: list[str] = []
-    for ln in lines[start:]:
-        if ln.startswith(_TORCH_FOOTER):
-            break
-        body.append(ln)
-    head, sep, rest = body[0].partition(": ")
-    qual = head.strip() if sep and " " not in head.strip() else ""
-    if not qual and not sep and re.fullmatch(r"[A-Za-z_][\w.]*", body[0].strip()):
-        qual = body[0].strip()  # an exception raised without a message
-    message = "\n".join([rest if qual else body[0], *body[1:]]).strip("\n").rstrip()
-    return (qual.rsplit(".", 1)[-1] if qual else "Error"), message
-
-
-@dataclass
-class Frame:
-    filename: str
-    line: int
-    function: str | None = None
-    code: str | None = None
-
-    @property
-    def where(self) -> str:
-        return f"{self.filename}:{self.line}"
-
-
-def parse_traceback_frames(text: str) -> list[Frame]:
-    """The ``File "…", line N, in fn`` frames of a formatted stack, with their source line if shown."""
-    frames: list[Frame] = []
-    for ln in text.splitlines():
-        m = _TB_FRAME.match(ln)
-        if m:
-            frames.append(Frame(m.group(1), int(m.group(2)), m.group(3).strip()))
-        elif frames and frames[-1].code is None and ln.strip() and not set(ln.strip()) <= set("^~ "):
-            frames[-1].code = ln.strip()
-    return frames
-
-
-def _gb_message_fields(reason: str) -> dict[str, Any]:
-    """``gb_type``, ``explanation``, ``hints`` of the first graph-break message in ``reason`` (the
-    format of ``torch._dynamo.exc.format_graph_break_message``)."""
-    lines = reason.splitlines()
-    out: dict[str, Any] = {}
-    for i, ln in enumerate(lines):
-        if ln.startswith("  Explanation: ") and i > 0:
-            j = i - 1
-            while j >= 0 and not lines[j].strip():
-                j -= 1
-            if j >= 0:
-                out["gb_type"] = lines[j].strip()
-            expl, hints = [ln[len("  Explanation: "):]], []
-            k = i + 1
-            current = expl
-            while k < len(lines):
-                nxt = lines[k]
-                if nxt.startswith("  Hint: "):
-                    hints.append([nxt[len("  Hint: "):]])
-                    current = hints[-1]
-                elif nxt.startswith("    ") and nxt.strip():
-                    current.append(nxt.strip())
-                else:
-                    break
-                k += 1
-            out["explanation"] = "\n".join(expl).strip()
-            out["hints"] = ["\n".join(h).strip() for h in hints]
-            break
-    return out
-
-
-def parse_graph_break(payload: str) -> dict[str, Any]:
-    """What ``artifact dynamo_graph_break_reason`` says: the full ``reason``, torch's graph-break id
-    and type, explanation, hints, the header location and the user stack frames."""
-    head = payload.split("\nTraceback (most recent call last):", 1)[0]
-    out: dict[str, Any] = {"frames": []}
-    m = _GB_HEADER.search(head)
-    if m:
-        out["header_frame"] = Frame(m.group(1), int(m.group(2)))
-    r = re.search(r"Graph Break Reason: ", head)
-    user_tb = ""
-    if r:
-        reason_part = head[r.end():]
-        for marker in ("\nUser code traceback:", "\nStack variable source attribution:"):
-            reason_part = reason_part.split(marker, 1)[0]
-        out["reason"] = reason_part.strip()
-    else:
-        out["reason"] = first_line(payload, 2000)
-    if "User code traceback:" in head:
-        user_tb = head.split("User code traceback:", 1)[1]
-        out["frames"] = parse_traceback_frames(user_tb)
-    out.update(_gb_message_fields(out["reason"]))
-    u = _GB_URL.search(out["reason"])
-    if u:
-        out["gb_id"] = f"GB{u.group(1)}"
-    return out
-
-
-def parse_recompile_reasons(payload: str) -> list[str]:
-    """``recompile_reasons`` claims JSON but is a bare string when one cache entry failed (§7.3)."""
-    try:
-        reasons: Any = json.loads(payload)
-    except ValueError:
-        reasons = payload.strip()
-    if isinstance(reasons, str):
-        reasons = [reasons] if reasons else []
-    elif not isinstance(reasons, list):
-        reasons = [reasons]
-    return [str(r) for r in reasons]
-
-
-def load_gb_registry(path: str | os.PathLike[str] | None) -> dict[str, Any]:
-    """torch's ``graph_break_registry.json``: ``{"GB0059": [{"Gb_type", "Explanation", "Hints", …}, …]}``."""
-    if not path:
-        return {}
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def find_gb_registry() -> str | None:
-    """The registry of the installed torch, found without importing torch."""
-    try:
-        import importlib.util
-
-        spec = importlib.util.find_spec("torch")
-        if spec is None or not spec.origin:
-            return None
-        path = os.path.join(os.path.dirname(spec.origin), "_dynamo", "graph_break_registry.json")
-        return path if os.path.isfile(path) else None
-    except Exception:
-        return None
-
 
 # -- the mapper -------------------------------------------------------------------------------------
 
@@ -252,6 +116,7 @@ BACKWARD_KINDS = frozenset({"inductor_post_grad_graph", "inductor_output_code", 
                             "artifact:fx_graph_cache_hit", "artifact:fx_graph_cache_miss",
                             "artifact:fx_graph_cache_bypass", "artifact:aotautograd_cache_hit",
                             "artifact:aotautograd_cache_miss", "artifact:aotautograd_cache_bypass"})
+_TRACER_DIR = str(Path(__file__).resolve().parent) + os.sep
 _TANGENTS = re.compile(r"\btangents_\d+\b")
 
 
@@ -333,7 +198,7 @@ class TraceMapper:
                 rec.context["backward"] = True
                 if st.closed and not st.backward_open and tag != "bwd_compilation_metrics":
                     st.backward_open = True
-                    rec.events.append(self._before(st, "backward_compile", backward=True))
+                    rec.events.append(self._before(st, BACKWARD_COMPILE, backward=True))
         handler(self, rec)
         return rec.events
 
@@ -438,7 +303,7 @@ class TraceMapper:
         return "\n".join(lines) + ("\n" if lines else ""), last
 
     def is_framework(self, filename: str) -> bool:
-        return filename.startswith(self.framework_paths) or bool(_DEFAULT_FRAMEWORK.search(filename))
+        return filename.startswith(self.framework_paths) or is_torch_or_runpy(filename)
 
     def registry(self) -> dict[str, Any]:
         if self._registry is None:
@@ -483,9 +348,9 @@ class TraceMapper:
         if st is not None:
             st.limit_note = None
         text = str(metrics.get("fail_reason") or "")
-        lt = _LIMIT_TYPE.search(text)
-        lv = _LIMIT_VALUE.search(text)
-        limit = note.limit if note is not None else (int(lv.group(1)) if lv else None)
+        limit_type, limit = limit_from_message(text)
+        if note is not None:
+            limit_type, limit = note.limit_type, note.limit
         if limit is None and st is not None:
             limit = st.recompile_limit
         frame = (st.frame if st is not None else None) or (note.function if note else None)
@@ -494,7 +359,7 @@ class TraceMapper:
                                             indent=2, default=str)} if metrics else {}
         attrs: dict[str, Any] = {
             "frame": frame, "recompile_limit": limit,
-            "limit_type": note.limit_type if note else (lt.group(1) if lt else None),
+            "limit_type": limit_type,
             "reason": first_line(reason, 2000), "fallback": "eager",
         }
         if note is not None and note.filename:
@@ -527,12 +392,12 @@ class TraceMapper:
         if fail_reason:
             msg = str(fail_reason)  # torch's str(exception): the whole message, every line
         extra = self._metric_attrs(metrics)
-        if st is not None and "dynamo_capture" in st.open:
-            rec.events.append(self._end(st, "skip", "dynamo_capture", reason="compile failed"))
+        if st is not None and DYNAMO_CAPTURE in st.open:
+            rec.events.append(self._end(st, "skip", DYNAMO_CAPTURE, reason="compile failed"))
         if st is not None:
-            for lc in reversed([x for x in st.open if x not in ("compile", "dynamo_capture")]):
+            for lc in reversed([x for x in st.open if x not in (COMPILE, DYNAMO_CAPTURE)]):
                 rec.events.append(self._end(st, "skip", lc, reason="compile failed"))
-        rec.events.append(self._end(st, "failed", "compile", files, exception_type=etype,
+        rec.events.append(self._end(st, "failed", COMPILE, files, exception_type=etype,
                                     exception_message=msg, **extra))
 
     @staticmethod
@@ -565,8 +430,8 @@ def _dynamo_start(self: TraceMapper, r: Rec) -> None:
         st.started = True
         if st.pending_recompile is not None:
             self._flush_recompile(r)
-    r.events.append(self._before(st, "compile", {"user_stack.txt": stack_text} if stack_text else None))
-    r.events.append(self._before(st, "dynamo_capture"))
+    r.events.append(self._before(st, COMPILE, {"user_stack.txt": stack_text} if stack_text else None))
+    r.events.append(self._before(st, DYNAMO_CAPTURE))
 
 
 @on_kind("dynamo_output_graph")
@@ -574,31 +439,31 @@ def _dynamo_output_graph(self: TraceMapper, r: Rec) -> None:
     sizes = r.body.get("sizes")
     extra = {"graph_node_count": len(sizes)} if isinstance(sizes, dict) else {}
     files = {"captured_graph.py": r.payload}
-    if r.st is not None and "dynamo_capture" in r.st.open:
-        r.events.append(self._end(r.st, "after", "dynamo_capture", files, **extra))
+    if r.st is not None and DYNAMO_CAPTURE in r.st.open:
+        r.events.append(self._end(r.st, "after", DYNAMO_CAPTURE, files, **extra))
     else:
-        r.events.append(self._point(r.st, "after_dynamo_capture", files, **extra))
+        r.events.append(self._point(r.st, AFTER_DYNAMO_CAPTURE, files, **extra))
 
 
 @on_kind(*AOT_GRAPHS)
 def _aot_graph(self: TraceMapper, r: Rec) -> None:
     kind = r.kind[len("aot_"):-len("_graph")]
-    r.events.append(self._point(r.st, f"after_aot_{kind}_graph", {f"aot_{kind}_graph.py": r.payload},
+    r.events.append(self._point(r.st, aot_graph_base(kind), {f"aot_{kind}_graph.py": r.payload},
                                 **self._bw(r)))
 
 
 @on_kind("inductor_post_grad_graph")  # the top-level form: an FX-graph cache hit (the passes did not run)
 def _post_grad_cache_hit(self: TraceMapper, r: Rec) -> None:
-    if r.st is None or "post_grad_passes" not in r.st.open:
-        r.events.append(self._before(r.st, "post_grad_passes", cache="hit", **self._bw(r)))
-    r.events.append(self._end(r.st, "after", "post_grad_passes", {"post_grad_graph.py": r.payload},
+    if r.st is None or POST_GRAD_PASSES not in r.st.open:
+        r.events.append(self._before(r.st, POST_GRAD_PASSES, cache="hit", **self._bw(r)))
+    r.events.append(self._end(r.st, "after", POST_GRAD_PASSES, {"post_grad_graph.py": r.payload},
                               cache="hit", **self._bw(r)))
 
 
 @on_kind("inductor_output_code")
 def _inductor_output_code(self: TraceMapper, r: Rec) -> None:
     fn = r.body.get("filename")
-    r.events.append(self._point(r.st, "after_inductor_codegen", {"inductor_output.py": r.payload},
+    r.events.append(self._point(r.st, AFTER_INDUCTOR_CODEGEN, {"inductor_output.py": r.payload},
                                 filename=str(fn) if fn else None, **self._bw(r)))
 
 
@@ -610,7 +475,7 @@ def _guards(self: TraceMapper, r: Rec) -> None:
     extra: dict[str, Any] = {"guard_latency_us": float(m.group(1))} if m else {}
     extra["guard_lines"] = r.payload.count("\n")
     extra["leaf_guard_count"] = count_leaf_guards(r.payload)
-    r.events.append(self._point(r.st, "after_build_guards", {"guards.txt": r.payload}, **extra))
+    r.events.append(self._point(r.st, AFTER_BUILD_GUARDS, {"guards.txt": r.payload}, **extra))
 
 
 @on_kind("compilation_metrics")
@@ -624,7 +489,7 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
         r.events.append(self._point(st, RESTART, restart_reason=str(reason)[:2000],
                                     reason=first_line(str(reason))))
     fail = m.get("fail_type")
-    limit_hit = bool(fail) and (bool(_LIMIT_HIT.search(f"{fail}\n{m.get('fail_reason') or ''}"))
+    limit_hit = bool(fail) and (is_limit_hit(fail, m.get("fail_reason"))
                                 or (st is not None and st.limit_note is not None))
     if limit_hit:
         self._emit_limit_hit(r, m)
@@ -638,12 +503,12 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
     else:
         if st is not None:
             for lc in reversed(list(st.open)):
-                if lc not in ("compile", "backward_compile"):  # e.g. an empty graph never closes capture
+                if lc not in (COMPILE, BACKWARD_COMPILE):  # e.g. an empty graph never closes capture
                     r.events.append(self._end(st, "skip", lc, reason="not completed in this compile"))
         if st is None or not st.failed_written:
             files = {"metrics.json": json.dumps({k: m.get(k) for k in METRICS_KEEP if k in m}, indent=2,
                                                 default=str)}
-            r.events.append(self._end(st, "after", "compile", files, **self._metric_attrs(m)))
+            r.events.append(self._end(st, "after", COMPILE, files, **self._metric_attrs(m)))
     if st is not None:
         st.closed = True
 
@@ -652,10 +517,10 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
 def _bwd_metrics(self: TraceMapper, r: Rec) -> None:
     st, m = r.st, r.body
     if st is not None and not st.backward_open:
-        r.events.append(self._before(st, "backward_compile", backward=True))
+        r.events.append(self._before(st, BACKWARD_COMPILE, backward=True))
     if st is not None:
         for lc in reversed(list(st.open)):
-            if lc not in ("compile", "backward_compile"):
+            if lc not in (COMPILE, BACKWARD_COMPILE):
                 r.events.append(self._end(st, "skip", lc, reason="not completed in this compile", backward=True))
         st.backward_open = False
     files = {"metrics.json": json.dumps({k: m.get(k) for k in METRICS_KEEP if k in m}, indent=2, default=str)}
@@ -663,12 +528,12 @@ def _bwd_metrics(self: TraceMapper, r: Rec) -> None:
     extra: dict[str, Any] = {"backward": True,
                              "duration_ms": float(secs) * 1000 if isinstance(secs, (int, float)) else None}
     if m.get("fail_type"):
-        r.events.append(self._end(st, "failed", "backward_compile", files,
+        r.events.append(self._end(st, "failed", BACKWARD_COMPILE, files,
                                   exception_type=str(m["fail_type"]).rsplit(".", 1)[-1],
                                   exception_message=str(m.get("fail_reason") or ""),
                                   fail_type=m["fail_type"], fail_reason=m.get("fail_reason"), **extra))
     else:
-        r.events.append(self._end(st, "after", "backward_compile", files, **extra))
+        r.events.append(self._end(st, "after", BACKWARD_COMPILE, files, **extra))
 
 
 @on_artifact("dynamo_graph_break_reason")
@@ -743,7 +608,7 @@ def _cache(self: TraceMapper, r: Rec) -> None:
 @on_artifact("dynamo_error")
 def _dynamo_error(self: TraceMapper, r: Rec) -> None:
     if r.st is None:
-        r.events.append(self._end(None, "failed", "compile", {"traceback.txt": r.payload},
+        r.events.append(self._end(None, "failed", COMPILE, {"traceback.txt": r.payload},
                                   **dict(zip(("exception_type", "exception_message"),
                                              exception_from_traceback(r.payload)))))
         return
@@ -752,20 +617,20 @@ def _dynamo_error(self: TraceMapper, r: Rec) -> None:
 
 @on_artifact("before_pre_grad_graph")
 def _before_pre_grad(self: TraceMapper, r: Rec) -> None:
-    r.events.append(self._before(r.st, "pre_grad_passes", {"pre_grad_graph.py": r.payload}, **self._bw(r)))
+    r.events.append(self._before(r.st, PRE_GRAD_PASSES, {"pre_grad_graph.py": r.payload}, **self._bw(r)))
 
 
 @on_artifact("after_pre_grad_graph")
 def _after_pre_grad(self: TraceMapper, r: Rec) -> None:
-    r.events.append(self._end(r.st, "after", "pre_grad_passes", {"pre_grad_graph.py": r.payload}, **self._bw(r)))
+    r.events.append(self._end(r.st, "after", PRE_GRAD_PASSES, {"pre_grad_graph.py": r.payload}, **self._bw(r)))
 
 
 @on_artifact("before_post_grad_graph")
 def _before_post_grad(self: TraceMapper, r: Rec) -> None:
-    r.events.append(self._before(r.st, "post_grad_passes", {"post_grad_graph.py": r.payload}, **self._bw(r)))
+    r.events.append(self._before(r.st, POST_GRAD_PASSES, {"post_grad_graph.py": r.payload}, **self._bw(r)))
 
 
 @on_artifact("inductor_post_grad_graph")
 def _after_post_grad(self: TraceMapper, r: Rec) -> None:
-    r.events.append(self._end(r.st, "after", "post_grad_passes", {"post_grad_graph.py": r.payload},
+    r.events.append(self._end(r.st, "after", POST_GRAD_PASSES, {"post_grad_graph.py": r.payload},
                               **self._bw(r)))

@@ -1,0 +1,195 @@
+"""Reading the texts torch writes into its structured trace (pure functions, torch-free).
+
+Graph-break reports (``artifact dynamo_graph_break_reason``: the header, torch's graph-break message as
+``torch._dynamo.exc.format_graph_break_message`` formats it, the user code traceback), formatted
+tracebacks (``artifact dynamo_error``), ``recompile_reasons`` payloads, and torch's
+``graph_break_registry.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_TB_FRAME = re.compile(r'^\s*File "(.+)", line (\d+), in (.+)$')
+_GB_HEADER = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$", re.M)
+_GB_URL = re.compile(r"/gb/gb(\d+)\.html")
+_LIMIT_TYPE = re.compile(r"Limit type: (\w+)")
+_LIMIT_VALUE = re.compile(r"currently set to (\d+)")
+_LIMIT_HIT = re.compile(r"(recompile|cache) limit exceeded|FailOnRecompileLimitHit|hit config\.\w*limit",
+                        re.IGNORECASE)
+_TORCH_FOOTER = ("Set TORCHDYNAMO_VERBOSE=1", "Set TORCH_LOGS=", "You can suppress this exception")
+_DEFAULT_FRAMEWORK = re.compile(r"[/\\](site|dist)-packages[/\\]torch[/\\]|^<frozen |(^|[/\\])runpy\.py$")
+
+
+def first_line(text: str, limit: int = 300) -> str:
+    for line in str(text).splitlines():
+        line = line.strip()
+        if line:
+            return line[:limit]
+    return ""
+
+
+def exception_from_traceback(text: str) -> tuple[str, str]:
+    """``(type name, whole message)`` of the exception that ends a formatted traceback: everything
+    after its last ``File`` frame (several lines for e.g. ``BackendCompilerFailed``), without torch's
+    ``Set TORCHDYNAMO_VERBOSE=1 …`` footer."""
+    lines = text.rstrip().splitlines()
+    last_frame = max((i for i, ln in enumerate(lines) if _TB_FRAME.match(ln)), default=-1)
+    start = next((i for i in range(last_frame + 1, len(lines))
+                  if lines[i].strip() and not lines[i].startswith((" ", "\t"))), None)
+    if start is None:
+        return "Error", first_line(text)
+    body: list[str] = []
+    for ln in lines[start:]:
+        if ln.startswith(_TORCH_FOOTER):
+            break
+        body.append(ln)
+    head, sep, rest = body[0].partition(": ")
+    qual = head.strip() if sep and " " not in head.strip() else ""
+    if not qual and not sep and re.fullmatch(r"[A-Za-z_][\w.]*", body[0].strip()):
+        qual = body[0].strip()  # an exception raised without a message
+    message = "\n".join([rest if qual else body[0], *body[1:]]).strip("\n").rstrip()
+    return (qual.rsplit(".", 1)[-1] if qual else "Error"), message
+
+
+@dataclass
+class Frame:
+    filename: str
+    line: int
+    function: str | None = None
+    code: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.filename}:{self.line}"
+
+
+def parse_traceback_frames(text: str) -> list[Frame]:
+    """The ``File "…", line N, in fn`` frames of a formatted stack, with their source line if shown."""
+    frames: list[Frame] = []
+    for ln in text.splitlines():
+        m = _TB_FRAME.match(ln)
+        if m:
+            frames.append(Frame(m.group(1), int(m.group(2)), m.group(3).strip()))
+        elif frames and frames[-1].code is None and ln.strip() and not set(ln.strip()) <= set("^~ "):
+            frames[-1].code = ln.strip()
+    return frames
+
+
+def _gb_message_fields(reason: str) -> dict[str, Any]:
+    """``gb_type``, ``explanation``, ``hints`` of the first graph-break message in ``reason`` (the
+    format of ``torch._dynamo.exc.format_graph_break_message``)."""
+    lines = reason.splitlines()
+    out: dict[str, Any] = {}
+    for i, ln in enumerate(lines):
+        if ln.startswith("  Explanation: ") and i > 0:
+            j = i - 1
+            while j >= 0 and not lines[j].strip():
+                j -= 1
+            if j >= 0:
+                out["gb_type"] = lines[j].strip()
+            expl, hints = [ln[len("  Explanation: "):]], []
+            k = i + 1
+            current = expl
+            while k < len(lines):
+                nxt = lines[k]
+                if nxt.startswith("  Hint: "):
+                    hints.append([nxt[len("  Hint: "):]])
+                    current = hints[-1]
+                elif nxt.startswith("    ") and nxt.strip():
+                    current.append(nxt.strip())
+                else:
+                    break
+                k += 1
+            out["explanation"] = "\n".join(expl).strip()
+            out["hints"] = ["\n".join(h).strip() for h in hints]
+            break
+    return out
+
+
+def parse_graph_break(payload: str) -> dict[str, Any]:
+    """What ``artifact dynamo_graph_break_reason`` says: the full ``reason``, torch's graph-break id
+    and type, explanation, hints, the header location and the user stack frames."""
+    head = payload.split("\nTraceback (most recent call last):", 1)[0]
+    out: dict[str, Any] = {"frames": []}
+    m = _GB_HEADER.search(head)
+    if m:
+        out["header_frame"] = Frame(m.group(1), int(m.group(2)))
+    r = re.search(r"Graph Break Reason: ", head)
+    user_tb = ""
+    if r:
+        reason_part = head[r.end():]
+        for marker in ("\nUser code traceback:", "\nStack variable source attribution:"):
+            reason_part = reason_part.split(marker, 1)[0]
+        out["reason"] = reason_part.strip()
+    else:
+        out["reason"] = first_line(payload, 2000)
+    if "User code traceback:" in head:
+        user_tb = head.split("User code traceback:", 1)[1]
+        out["frames"] = parse_traceback_frames(user_tb)
+    out.update(_gb_message_fields(out["reason"]))
+    u = _GB_URL.search(out["reason"])
+    if u:
+        out["gb_id"] = f"GB{u.group(1)}"
+    return out
+
+
+def parse_recompile_reasons(payload: str) -> list[str]:
+    """``recompile_reasons`` claims JSON but is a bare string when one cache entry failed (§7.3)."""
+    try:
+        reasons: Any = json.loads(payload)
+    except ValueError:
+        reasons = payload.strip()
+    if isinstance(reasons, str):
+        reasons = [reasons] if reasons else []
+    elif not isinstance(reasons, list):
+        reasons = [reasons]
+    return [str(r) for r in reasons]
+
+
+def load_gb_registry(path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """torch's ``graph_break_registry.json``: ``{"GB0059": [{"Gb_type", "Explanation", "Hints", …}, …]}``."""
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def find_gb_registry() -> str | None:
+    """The registry of the installed torch, found without importing torch."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+        if spec is None or not spec.origin:
+            return None
+        path = os.path.join(os.path.dirname(spec.origin), "_dynamo", "graph_break_registry.json")
+        return path if os.path.isfile(path) else None
+    except Exception:
+        return None
+
+
+
+
+def is_limit_hit(fail_type: Any, fail_reason: Any) -> bool:
+    """Did a compile fail because its frame reached the recompile limit (torch's GB0039)?"""
+    return bool(_LIMIT_HIT.search(f"{fail_type or ''}\n{fail_reason or ''}"))
+
+
+def limit_from_message(text: str) -> tuple[str | None, int | None]:
+    """``(limit_type, limit)`` from torch's "Dynamo recompile limit exceeded" message."""
+    lt, lv = _LIMIT_TYPE.search(text), _LIMIT_VALUE.search(text)
+    return (lt.group(1) if lt else None), (int(lv.group(1)) if lv else None)
+
+
+def is_torch_or_runpy(filename: str) -> bool:
+    """A frame in an installed torch, ``runpy`` or a frozen module: never "the user's frame"."""
+    return bool(_DEFAULT_FRAMEWORK.search(filename))
