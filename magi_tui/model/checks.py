@@ -138,6 +138,7 @@ class FrameRow:
     first_event: Event | None = None
     compile_ids: set = field(default_factory=set)
     any_ids: set = field(default_factory=set)
+    asked: bool = False
 
     @property
     def recompiles(self) -> int:
@@ -388,7 +389,8 @@ class _Analyser:
                 d = ev.duration_ms if ev.duration_ms is not None else (ev.span.duration_ms if ev.span else None)
                 if d is not None:
                     row.compile_s = (row.compile_s or 0.0) + d / 1000.0
-            elif ev.lifecycle == "compile" and ev.phase == "before" and row.file is None:
+            elif ev.lifecycle == "compile" and ev.phase == "before" and row.file is None and not row.asked:
+                row.asked = True  # once per frame: the attributes are re-read from the file
                 a = _attrs(run, ev)
                 row.file = _s(a.get("co_filename"))
                 row.line = _int(a.get("co_firstlineno"))

@@ -14,6 +14,7 @@ counts compiles per frame and graph-break sites, when the timeline has no such e
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,7 @@ _RESUME_NAME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$
 _MAX_FRAMES = 2000
 
 
+@lru_cache(maxsize=65536)
 def parse_compile_id(cid: str | None) -> tuple[str, int, int] | None:
     """``"0/1"`` -> ``("0", 1, 0)``; ``"!2/0/1_1"`` -> ``("!2/0", 1, 1)``: (frame key, frame compile id,
     attempt); None for anything else (upstream runs have no compile id)."""

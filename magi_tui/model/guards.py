@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,12 @@ def _subject(expr: str) -> str:
 
 def parse_reason(raw: str) -> Reason:
     """One of torch's recompile reasons -> guard, expected/actual values and a suggestion."""
+    r = _parse_reason_cached(str(raw)[:4000])
+    return Reason(r.text, r.entry_compile_id, r.guard, r.kind, r.subject, r.expected, r.actual, r.suggestion)
+
+
+@lru_cache(maxsize=4096)
+def _parse_reason_cached(raw: str) -> Reason:
     first = next((ln for ln in str(raw).splitlines() if ln.strip()), "").strip()
     cid = None
     m = _CID_PREFIX.match(first)

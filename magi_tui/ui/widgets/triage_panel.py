@@ -55,6 +55,9 @@ class TriagePanel(Vertical):
         self._analysis: Analysis | None = None
         self._analysis_sig: tuple | None = None
         self._analysis_at = 0.0
+        self._analysis_n = -1
+        self._analysis_cost = 0.0
+        self._catch_up_pending = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="triage-summary")
@@ -73,13 +76,30 @@ class TriagePanel(Vertical):
                 bool(run.events), tuple(s.first.seq for s in run.open_spans[:CAP]))
 
     def analysis(self) -> Analysis:
+        """The model's analysis of the run. In a live run it is redone when the findings change, at most
+        every few times its own cost (a recompile storm on a 100k-event run must not stall the app), and
+        a timer catches up with whatever was deferred."""
         sig = self._findings_sig()
         now = time.monotonic()
-        if self._analysis is None or sig != self._analysis_sig or now - self._analysis_at >= REANALYSE_S:
-            self._analysis = analyse(self.run)
-            self._analysis_sig = sig
-            self._analysis_at = now
-        return self._analysis
+        a = self._analysis
+        fresh = a is not None and self._analysis_n == len(self.run.events) and sig == self._analysis_sig
+        if a is None or not fresh:
+            gap = max(0.05, 4 * self._analysis_cost)
+            waited = now - self._analysis_at
+            if a is None or (sig != self._analysis_sig and waited >= gap) or waited >= max(REANALYSE_S, gap):
+                t0 = time.perf_counter()
+                self._analysis = a = analyse(self.run)
+                self._analysis_cost = time.perf_counter() - t0
+                self._analysis_sig, self._analysis_at, self._analysis_n = sig, now, len(self.run.events)
+            elif not self._catch_up_pending and self.is_mounted:
+                self._catch_up_pending = True
+                delay = (gap if sig != self._analysis_sig else max(REANALYSE_S, gap)) - waited
+                self.set_timer(max(0.05, delay), self._catch_up)
+        return a
+
+    def _catch_up(self) -> None:
+        self._catch_up_pending = False
+        self.refresh_contents()
 
     def checks(self) -> list[Check]:
         return self.analysis().checks
@@ -289,7 +309,7 @@ class TriagePanel(Vertical):
         if f.exception_type:
             body.append("  " + literal(f.exception_type, 60))
         if f.message:
-            body.append(": " + literal(f.message, 160), style="dim")
+            body.append(": " + literal(" ".join(f.message.split()), 160), style="dim")
         return body
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
