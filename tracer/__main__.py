@@ -66,8 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isfile(script):
         print(f"python -m tracer: no such script: {script}", file=sys.stderr)
         return 2
-    from tracer import compiled_functions  # noqa: F401  (imported before sys.path[0] becomes the script's)
-    from tracer.session import explain_compilation
+    from tracer.session import explain_compilation  # (all of the tracer, before sys.path[0] is the script's)
 
     try:
         code, g = _run_as_main(script, list(ns.args))

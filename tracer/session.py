@@ -22,6 +22,7 @@ from typing import Any, Iterator
 from magi_format.layout import RUNS_ROOT_DIR, TIMELINE_DIR, TORCH_TRACE_FILE
 from magi_format.runname import model_dir_name, run_id_name
 from tracer import capture
+from tracer.compiled_functions import write_compiled_functions
 from tracer.context import compile_ids, compile_scope  # noqa: F401  (re-exported: tracer.session.compile_scope)
 from tracer.mapping import TraceMapper
 from tracer.records import UserEvent
@@ -159,8 +160,6 @@ class Session:
                 self.writer.fail(exc)
         if self.want_compiled_functions and self.codes and not self.writer.failed:
             try:
-                from tracer.compiled_functions import write_compiled_functions
-
                 write_compiled_functions(self.path, self.codes)
             except Exception as exc:
                 self.writer.fail(exc)

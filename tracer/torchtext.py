@@ -34,13 +34,22 @@ def first_line(text: str, limit: int = 300) -> str:
 
 
 def exception_from_traceback(text: str) -> tuple[str, str]:
-    """``(type name, whole message)`` of the exception that ends a formatted traceback: everything
-    after its last ``File`` frame (several lines for e.g. ``BackendCompilerFailed``), without torch's
-    ``Set TORCHDYNAMO_VERBOSE=1 …`` footer."""
+    """``(type name, whole message)`` of the exception that ends a formatted traceback: the first
+    unindented line after its last ``Traceback (most recent call last):`` block of frames, and every
+    line after it (several for e.g. ``BackendCompilerFailed``; Dynamo's messages even quote user
+    frames), without torch's ``Set TORCHDYNAMO_VERBOSE=1 …`` footer."""
     lines = text.rstrip().splitlines()
-    last_frame = max((i for i, ln in enumerate(lines) if _TB_FRAME.match(ln)), default=-1)
-    start = next((i for i in range(last_frame + 1, len(lines))
-                  if lines[i].strip() and not lines[i].startswith((" ", "\t"))), None)
+    heads = [i for i, ln in enumerate(lines) if ln.startswith("Traceback (most recent call last):")]
+    start: int | None = None
+    if heads:
+        j = heads[-1] + 1
+        while j < len(lines) and (lines[j].startswith((" ", "\t")) or not lines[j].strip()):
+            j += 1
+        start = j if j < len(lines) else None
+    else:
+        last_frame = max((i for i, ln in enumerate(lines) if _TB_FRAME.match(ln)), default=-1)
+        start = next((i for i in range(last_frame + 1, len(lines))
+                      if lines[i].strip() and not lines[i].startswith((" ", "\t"))), None)
     if start is None:
         return "Error", first_line(text)
     body: list[str] = []

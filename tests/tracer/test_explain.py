@@ -151,6 +151,42 @@ def test_backend_failure_keeps_the_whole_message_and_metrics(tmp_path):
     assert len(named(evs, "fullgraph_after_compile")) == 0
 
 
+def test_fullgraph_error_reaches_the_program_and_is_recorded_whole(tmp_path):
+    def f(x):
+        print("no")
+        return x + 1
+
+    with explain_compilation(tmp_path) as run:
+        with pytest.raises(torch._dynamo.exc.Unsupported) as info:
+            torch.compile(f, backend="eager", fullgraph=True)(torch.ones(2))
+    failed = named(events(run.path), "fullgraph_failed_compile")
+    assert len(failed) == 1
+    a = failed[0]["attributes"]
+    assert a["exception_type"] == "Unsupported" and a["fail_type"] == "Unsupported"
+    assert a["exception_message"].startswith("Failed to trace builtin operator\n  Explanation:")
+    assert a["exception_message"].splitlines()[0] == str(info.value).splitlines()[0]
+    assert "gb0059.html" in a["exception_message"]
+
+
+def test_exception_from_a_real_traceback_keeps_every_line():
+    import traceback
+
+    from tracer.torchtext import exception_from_traceback
+
+    class Boom(Exception):
+        pass
+
+    try:
+        try:
+            raise KeyError("k")
+        except KeyError as e:
+            raise Boom('first line\nfrom user code:\n  File "x.py", line 3, in f\n    y()\nlast') from e
+    except Boom:
+        text = traceback.format_exc() + "\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace\n"
+    assert exception_from_traceback(text) == (
+        "Boom", 'first line\nfrom user code:\n  File "x.py", line 3, in f\n    y()\nlast')
+
+
 def test_backward_compile_is_its_own_lifecycle_with_metrics(tmp_path):
     def f(x):
         return (x.sin() * 2).sum()
