@@ -54,6 +54,7 @@ from tracer.torchtext import (
     load_gb_registry,
     parse_graph_break,
     parse_recompile_reasons,
+    recompile_limit_of,
 )
 
 IGNORED = frozenset({"chromium_event", "describe_storage", "describe_tensor", "describe_source",
@@ -151,6 +152,7 @@ class TraceMapper:
         self.framework_paths = tuple(p for p in framework_paths if p) + (_TRACER_DIR,)
         self._registry_path = gb_registry
         self._registry: dict[str, Any] | None = None
+        self.config_recompile_limit: Any = None  # from the last compilation_metrics' dynamo_config (logs)
 
     # -- entry points --------------------------------------------------------------------------
     def events(self, record: Any) -> list[EventSpec]:
@@ -481,6 +483,7 @@ def _guards(self: TraceMapper, r: Rec) -> None:
 @on_kind("compilation_metrics")
 def _metrics(self: TraceMapper, r: Rec) -> None:
     st, m = r.st, r.body
+    self.config_recompile_limit = recompile_limit_of(m.get("dynamo_config"), self.config_recompile_limit)
     if st is not None and not st.frame:
         self._set_frame(st, m.get("co_name"))
     if st is not None and st.pending_recompile is not None:
@@ -568,7 +571,8 @@ def _graph_break(self: TraceMapper, r: Rec) -> None:
 @on_artifact("recompile_reasons")
 def _recompile(self: TraceMapper, r: Rec) -> None:
     reasons = parse_recompile_reasons(r.payload)
-    limit = r.context.get("recompile_limit")
+    # live: read from torch._dynamo.config on the compiling thread; from a log: the config of the last compile
+    limit = r.context.get("recompile_limit", self.config_recompile_limit)
     if r.st is not None:
         r.st.recompile_limit = limit
     attrs = {"reason": first_line(reasons[0] if reasons else "", 2000), "reasons": reasons,

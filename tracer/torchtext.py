@@ -202,3 +202,20 @@ def limit_from_message(text: str) -> tuple[str | None, int | None]:
 def is_torch_or_runpy(filename: str) -> bool:
     """A frame in an installed torch, ``runpy`` or a frozen module: never "the user's frame"."""
     return bool(_DEFAULT_FRAMEWORK.search(filename))
+
+
+def recompile_limit_of(dynamo_config: Any, default: Any = None) -> Any:
+    """``recompile_limit`` (``cache_size_limit`` on older torch) from compilation_metrics' ``dynamo_config``
+    (a JSON string of torch._dynamo.config at that compile)."""
+    if not isinstance(dynamo_config, str) or "limit" not in dynamo_config:
+        return default
+    try:
+        cfg = json.loads(dynamo_config)
+    except ValueError:
+        return default
+    if not isinstance(cfg, dict):
+        return default
+    for key in ("recompile_limit", "cache_size_limit"):
+        if isinstance(cfg.get(key), int):
+            return cfg[key]
+    return default

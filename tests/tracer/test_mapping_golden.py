@@ -104,6 +104,7 @@ def test_graph_breaks_recompiles_failure_log():
     recompiles = [e["attributes"] for e in evs if e["name"] == "fullgraph_recompile"]
     assert [r["compile_id"] for r in recompiles] == ["1/1", "0/1", "1/2", "1/3", "0/2", "1/4"]
     assert all(r["frame"] for r in recompiles)  # known from the frame's earlier compiles
+    assert all(r["recompile_limit"] == 8 for r in recompiles)  # torch._dynamo.config in the metrics
     by_id = {r["compile_id"]: r for r in recompiles}
     assert by_id["0/1"]["frame"] == "forward"
     assert by_id["0/1"]["reasons"] == ["0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6"]
