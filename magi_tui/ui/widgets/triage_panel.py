@@ -84,7 +84,8 @@ class TriagePanel(Vertical):
         a = self._analysis
         fresh = a is not None and self._analysis_n == len(self.run.events) and sig == self._analysis_sig
         if a is None or not fresh:
-            gap = max(0.05, 4 * self._analysis_cost)
+            # cheap (a normal run): redo it whenever the findings change; costly: not more than ~20% of the time
+            gap = 0.0 if self._analysis_cost < 0.02 else 4 * self._analysis_cost
             waited = now - self._analysis_at
             if a is None or (sig != self._analysis_sig and waited >= gap) or waited >= max(REANALYSE_S, gap):
                 t0 = time.perf_counter()
@@ -145,7 +146,8 @@ class TriagePanel(Vertical):
 
     # -- the list --------------------------------------------------------------------------------
     def _signature(self, a: Analysis) -> tuple:
-        return (self._findings_sig(), len(a.worklist), a.graph_break_total, len(a.recompiles),
+        # what the shown analysis was made from (not the run now: a deferred analysis is caught up later)
+        return (self._analysis_sig, self._analysis_n, len(a.worklist), a.graph_break_total, len(a.recompiles),
                 tuple((f.key, f.compiles, f.graph_breaks, f.limit_hit) for f in a.frames[:CAP]))
 
     def refresh_contents(self) -> None:
