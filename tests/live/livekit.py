@@ -8,6 +8,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from magi_format.text import relative_time
+from tests.support.timeline import ev_line
+
 
 def run_dir(root: Path, stamp: str = "20261122_120000", label: str = "demo", rank: int = 0) -> Path:
     """Where the tracer puts a run (FORMAT.md B1)."""
@@ -16,18 +19,12 @@ def run_dir(root: Path, stamp: str = "20261122_120000", label: str = "demo", ran
 
 def event_line(index: int, name: str, *, files: list[str] | None = None, t0: float | None = None,
                **attrs) -> bytes:
+    """One line as the tracer writes it now (``relative_time`` from ``t0``), via the one test builder."""
     now = time.time()
-    scope = name.split("_", 1)[0] if not name.startswith("subgraph_") else "_".join(name.split("_")[:2])
-    attributes = {"scope": scope, **attrs}
-    obj = {
-        "index": index,
-        "name": name,
-        "relative_time": f"{(now - (t0 or now)) * 1000:.1f}ms",
-        "files": files or [],
-        "attributes": attributes,
-        "datetime": datetime.fromtimestamp(now).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3],
-        "timestamp": now,
-    }
+    line = ev_line(index, name, files=files or (), ts=now - index / 1000, **attrs)
+    obj = json.loads(line)
+    obj["relative_time"] = relative_time(max(0.0, now - (t0 or now)))
+    obj["datetime"] = datetime.fromtimestamp(now).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
     return (json.dumps(obj, ensure_ascii=False) + "\n").encode()
 
 

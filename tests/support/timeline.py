@@ -1,5 +1,7 @@
-"""Building timelines for tests, in the writer's own shape (FORMAT.md §4, §7) and with the contract's
-own name builders (:mod:`magi_format`), so a test line is what the tracer would write."""
+"""Building timelines for tests: :func:`record_run` writes through the tracer's own writer (line, event
+folder, ``attributes.json``); :func:`ev_line` / :func:`lc` build single lines in the writer's shape with
+the contract's own name builders, for tests that need bytes the writer would never write (truncated,
+malformed, hostile)."""
 
 from __future__ import annotations
 
@@ -42,4 +44,18 @@ def write_run(run_dir: Path, lines: list[str] | str | bytes) -> Path:
     te.mkdir(parents=True, exist_ok=True)
     data = lines if isinstance(lines, (str, bytes)) else "".join(lines)
     (te / TIMELINE_FILE).write_bytes(data.encode() if isinstance(data, str) else data)
+    return run_dir
+
+
+def record_run(run_dir: Path, events: list[tuple[str, dict] | tuple[str, dict, dict[str, str]]]) -> Path:
+    """A run dir written by the tracer's own :class:`tracer.writer.RunWriter`: ``(name, attrs[, files])``."""
+    from tracer.writer import RunWriter
+
+    w = RunWriter(run_dir)
+    try:
+        for ev in events:
+            name, attrs, *rest = ev
+            w.write(name, dict(attrs), dict(rest[0]) if rest else None)
+    finally:
+        w.close()
     return run_dir

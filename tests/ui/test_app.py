@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from magi_tui.ui.screens.runs import RunsScreen
 from magi_tui.ui.widgets.triage_panel import TriagePanel
 from tests.support.paths import COLD, TRANSFORMER, WARM
 from tests.support.pilot import find_event, loaded_run_screen, screen_text, selected_event, wait_for
+from tests.support.timeline import record_run
 
 pytestmark = pytest.mark.usefixtures("fixtures_dir")
 
@@ -104,19 +104,10 @@ async def test_mark_and_diff_across_cold_and_warm_runs():
 
 
 def _write_run(root: Path, attrs: dict) -> Path:
-    run = root / "weird"
-    (run / "timeline_events").mkdir(parents=True)
-    lines = [
-        {"index": 0, "name": "fullgraph_before_compile", "relative_time": "0.0ms", "files": [],
-         "attributes": {"scope": "fullgraph", "lifecycle_name": "compile"},
-         "datetime": "2026-11-22 11:00:00.000", "timestamp": 1795345200.0},
-        {"index": 1, "name": "fullgraph_failed_compile", "relative_time": "5.0ms", "files": [],
-         "attributes": {"scope": "fullgraph", "lifecycle_name": "compile", **attrs},
-         "datetime": "2026-11-22 11:00:00.005", "timestamp": 1795345200.005},
-    ]
-    (run / "timeline_events" / "timeline.jsonl").write_text(
-        "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
-    return run
+    return record_run(root / "weird", [
+        ("fullgraph_before_compile", {"scope": "fullgraph", "lifecycle_name": "compile"}),
+        ("fullgraph_failed_compile", {"scope": "fullgraph", "lifecycle_name": "compile", **attrs}),
+    ])
 
 
 async def test_markup_and_ansi_in_messages_render_literally(tmp_path):
