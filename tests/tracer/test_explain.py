@@ -115,6 +115,10 @@ def test_recompile_limit_hit_is_an_event_and_the_frame_falls_back_to_eager(demo_
     pad_compiles = [e for e in named(evs, "fullgraph_before_compile") if e["attributes"]["frame"] == "pad"]
     assert len(pad_compiles) == 2
     assert a["compile_id"] not in {e["attributes"]["compile_id"] for e in named(evs, "fullgraph_failed_compile")}
+    from magi_tui.model import RunModel
+
+    model = RunModel(run).load()
+    assert not model.open_spans and not model.malformed
 
 
 # -- failures, metrics, backward, cache ----------------------------------------------------------
@@ -205,6 +209,10 @@ def test_backward_compile_is_its_own_lifecycle_with_metrics(tmp_path):
     assert metrics["compile_id"] == "0/0" and metrics["fail_type"] is None
     assert named(evs, "fullgraph_after_aot_backward_graph")[0]["attributes"]["backward"] is True
     assert not named(evs, "fullgraph_after_aot_forward_graph")[0]["attributes"].get("backward")
+    from magi_tui.model import RunModel  # the viewer pairs every before with its after
+
+    model = RunModel(run.path).load()
+    assert model.status == "ok" and not model.open_spans
 
 
 def test_inductor_cache_hit_miss_bypass_are_three_states_and_backward_is_marked(tmp_path):
