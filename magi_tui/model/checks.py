@@ -633,6 +633,7 @@ class _Analyser:
     def _compile_time(self) -> dict[str, Any]:
         run = self.run
         spans: dict[str, list[float]] = {}
+        pieces: dict[int, list] = {}
         top = 0.0
         top_n = 0
         metrics = {"Dynamo tracing (frame minus backend)": 0.0, "backend compile (AOT + Inductor)": 0.0,
@@ -647,6 +648,17 @@ class _Analyser:
             acc = spans.setdefault(ev.lifecycle, [0.0, 0])
             acc[0] += d / 1000.0
             acc[1] += 1
+            piece = ev.subgraph_index if ev.subgraph_index is not None else ev.graph_index
+            if piece is not None and ev.span is not None:
+                depth = ev.span.depth
+                cur = pieces.get(piece)
+                if cur is None or depth < cur[0]:      # the outermost lifecycles of the piece (siblings add up)
+                    pieces[piece] = [depth, d / 1000.0, [ev.lifecycle], 1]
+                elif depth == cur[0]:
+                    cur[1] += d / 1000.0
+                    cur[3] += 1
+                    if ev.lifecycle not in cur[2]:
+                        cur[2].append(ev.lifecycle)
             if ev.span is not None and ev.span.depth == 0:
                 top += d / 1000.0
                 top_n += 1
@@ -677,7 +689,10 @@ class _Analyser:
                        for k, v in metrics.items() if v > 0]
         phases.sort(key=lambda p: -p["seconds"])
         frames = {r.frame: round(r.compile_s, 6) for r in self.frames.values() if r.compile_s is not None}
+        per_piece = [{"piece": k, "seconds": round(v[1], 6), "lifecycle": "+".join(v[2]), "count": v[3]}
+                     for k, v in sorted(pieces.items())]
         return {"total_s": round(top, 6) if top_n else None, "phases": phases, "per_frame": frames,
+                "per_piece": per_piece,
                 "note": "lifecycles nest (a pass runs inside its backend call): phase seconds are inclusive "
                         "and do not add up to the total"}
 

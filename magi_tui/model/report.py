@@ -308,6 +308,9 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             lines.append(f"    {fmt_duration(ph['seconds']):>8}  {ph['phase']}{n}")
         if left:
             lines.append(f"    ... {left} more (--all)")
+        if ct.get("per_piece"):
+            lines.append("    per piece: " + ", ".join(
+                f"{p['piece']}: {fmt_duration(p['seconds'])} ({p['lifecycle']})" for p in ct["per_piece"][:8]))
     if run.open_spans:
         lines.append(f"  never closed: {len(run.open_spans)}")
         shown, left = _cap(run.open_spans, show_all, 5)
