@@ -144,3 +144,16 @@ def test_run_strings_shown_literally(capsys, tmp_path):
     assert "\x1b" not in out and "\x07" not in out and "\\x1b]52" in out
     code, out, _ = run_cli(capsys, "triage", str(run), "--json")
     assert "\x1b" not in out and json.loads(out)["graph_breaks"][0]["reason"].startswith("evil \x1b")
+
+
+@needs_fixtures
+def test_fail_checks_match_exit_1_on_every_fixture(capsys):
+    from magi_tui.model.discovery import find_runs
+
+    for found in find_runs(FIXTURES):
+        code, out, _ = run_cli(capsys, "triage", str(found.path), "--json")
+        obj = json.loads(out)
+        assert (code == 1) == any(c["level"] == "fail" for c in obj["checks"]), found.path
+        assert (code == 1) == (obj["status"] in ("failed", "incomplete")), found.path
+        if obj["status"] == "empty":
+            assert all(c["level"] != "ok" for c in obj["checks"]), found.path
