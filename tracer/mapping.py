@@ -7,6 +7,15 @@ recompile waiting for what torch says next) makes every ``before`` get its ``aft
 with the same lifecycle name and compile id — the viewer pairs on exactly that. Importable without
 torch: the golden test feeds it recorded TORCH_TRACE logs.
 
+Waiting for the next record: a recompile is written once the frame is known (``dynamo_start``, torch's
+recompile-limit warning, or the metrics); a ``dynamo_error`` is written with the ``compilation_metrics``
+that follows it (whole message, ``metrics.json``); what still waits at the end comes out of ``finish()``.
+
+Backward: records of a compile that arrive after its ``compilation_metrics`` (with torch's own ids, not
+ids the session lent a piece compiled later) are the lazy backward compile, bracketed by
+``before/after_backward_compile`` up to ``bwd_compilation_metrics``; inside a forward compile (a cache hit
+loads both) an Inductor graph whose inputs are ``tangents_N`` is a backward graph. Both get ``backward: true``.
+
 Compile ids: ``compile_id`` is ``"<frame_id>/<frame_compile_id>"`` and the restart attempt is the
 separate ``attempt`` attribute, so the lifecycle opened by attempt 0 (``dynamo_start``) pairs with the
 ``compilation_metrics`` that closes the compile after a restart (TORCH_TRACE.md §3c).
