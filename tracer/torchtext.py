@@ -97,8 +97,8 @@ def _gb_message_fields(reason: str) -> dict[str, Any]:
     for i, ln in enumerate(lines):
         if ln.startswith("  Explanation: ") and i > 0:
             j = i - 1
-            while j >= 0 and not lines[j].strip():
-                j -= 1
+            while j >= 0 and (not lines[j].strip() or lines[j].startswith("  Higher Order Operator: ")):
+                j -= 1  # augment_exc_message_with_hop_name puts the HOP between the type and the explanation
             if j >= 0:
                 out["gb_type"] = lines[j].strip()
             expl, hints = [ln[len("  Explanation: "):]], []

@@ -381,3 +381,27 @@ def test_python_m_tracer_dies_of_sigint_like_python(tmp_path):
     assert traced.stdout == plain.stdout == b"started\n"
     assert b"".join(ln for ln in traced.stderr.splitlines(keepends=True)
                     if not ln.startswith(b"MAGI_RUN_DIR=")) == plain.stderr
+
+
+def test_graph_break_message_fields_as_torch_formats_them():
+    """torch's own formatter (exc.format_graph_break_message, augment_exc_message_with_hop_name): a
+    multi-line explanation and hints, and a higher-order-op line between the type and the explanation."""
+    from torch._dynamo.exc import augment_exc_message_with_hop_name, format_graph_break_message
+
+    from tracer.torchtext import parse_graph_break
+
+    msg = format_graph_break_message("Failed to trace builtin operator", "builtin print", "first\nsecond",
+                                     ["one hint", "a hint\non two lines"])
+
+    class Hop(Exception):
+        _hop_name = "torch.cond"
+
+    msg = augment_exc_message_with_hop_name(Hop(), msg)
+    payload = (f"Graph break in user code at /u/m.py:7\nGraph Break Reason: {msg}\n\nUser code traceback:\n"
+               '  File "/u/m.py", line 7, in step\n    print(x)\n\nTraceback (most recent call last):\n')
+    gb = parse_graph_break(payload)
+    assert gb["gb_type"] == "Failed to trace builtin operator" and gb["gb_id"] == "GB0059"
+    assert gb["explanation"] == "first\nsecond"
+    assert gb["hints"] == ["one hint", "a hint\non two lines"]
+    assert gb["reason"] == msg.strip()
+    assert [(f.filename, f.line, f.function, f.code) for f in gb["frames"]] == [("/u/m.py", 7, "step", "print(x)")]
