@@ -5,6 +5,11 @@ Accepted: a run dir, its ``timeline_events/``, a ``magi_depyf/`` root, a cache r
 ``magi_depyf/``, a bare ``explain_compilation`` output root, or a folder of any of these. The walk is
 breadth-first, depth-bounded, never descends into a run (its ``files/`` can hold thousands of
 folders) nor into ``visualizations/``, ``magi_cache/``, ``inductor_cache/`` and friends.
+
+A TORCH_TRACE log is a run too (:mod:`magi_tui.model.torchtrace`): a log file given as the path (by
+torch's name ``dedicated_log_torch_trace_*.log`` or by its first line), and every ``*.log`` in the folders walked
+that is named like one or starts with a trace record (``TORCH_TRACE=<dir>`` holds one per rank). Only
+regular files, never links.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 
 from magi_format.layout import RUN_MARKERS, TIMELINE_DIR, TIMELINE_FILE
 from magi_format.runname import RunName, parse_run_name
+from magi_tui.model.torchtrace import is_log_name, is_trace_log, log_run_name
 
 SKIP_DIRS = frozenset({
     "visualizations", "magi_cache", "inductor_cache", "torch_aot_compile", "joint_graph_views",
@@ -24,6 +30,7 @@ SKIP_DIRS = frozenset({
 MARKERS = RUN_MARKERS
 MAX_DEPTH = 6
 MAX_DIRS = 20000
+MAX_SNIFFS = 200  # ``*.log`` files opened per walk to see whether they are trace logs
 
 
 @dataclass(frozen=True)
@@ -65,23 +72,31 @@ def find_runs(path: str | os.PathLike[str], max_depth: int = MAX_DEPTH) -> list[
     except (OSError, ValueError, TypeError):
         return []
     if not _isdir(root):
+        if is_trace_log(root):
+            return [FoundRun(root, log_run_name(root), False, False)]
         return []
     found: list[FoundRun] = []
     queue: deque[tuple[Path, int]] = deque([(root, 0)])
     seen = 0
+    sniffs = [MAX_SNIFFS]
     while queue and seen < MAX_DIRS:
         d, depth = queue.popleft()
         seen += 1
         try:
             with os.scandir(d) as it:
-                subdirs = [e for e in it if _is_dir(e)]
+                entries = list(it)
         except (OSError, ValueError):
             continue
+        subdirs = [e for e in entries if _is_dir(e)]
         names = {e.name for e in subdirs}
         if names & set(MARKERS):
             found.append(FoundRun(d, parse_run_name(d), TIMELINE_DIR in names,
                                   "compiled_functions" in names))
             continue  # never walk inside a run
+        for e in entries:  # TORCH_TRACE logs beside (or instead of) run dirs
+            if _is_log_file(e, sniffs):
+                p = Path(e.path)
+                found.append(FoundRun(p, log_run_name(p), False, False))
         if depth >= max_depth:
             continue
         for e in sorted(subdirs, key=lambda e: e.name):
@@ -95,5 +110,21 @@ def find_runs(path: str | os.PathLike[str], max_depth: int = MAX_DEPTH) -> list[
 def _is_dir(entry: os.DirEntry) -> bool:
     try:
         return entry.is_dir(follow_symlinks=False)
+    except (OSError, ValueError):
+        return False
+
+
+def _is_log_file(entry: os.DirEntry, sniffs: list[int]) -> bool:
+    """Named like torch's trace log, or a ``*.log`` whose first line is a trace record (at most
+    ``MAX_SNIFFS`` files are opened per walk)."""
+    try:
+        if not entry.name.endswith(".log") or not entry.is_file(follow_symlinks=False):
+            return False
+        if is_log_name(entry.name):
+            return True
+        if sniffs[0] <= 0:
+            return False
+        sniffs[0] -= 1
+        return is_trace_log(entry.path)
     except (OSError, ValueError):
         return False

@@ -1,0 +1,204 @@
+"""A TORCH_TRACE log read as a run: streaming and tolerant like the run-dir reader — what a user sees
+when the log is being written, cut short, or has garbage in it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from magi_tui.model import RunModel
+from magi_tui.model.report import triage_json
+from tests.support.paths import ROOT
+from tests.torchtrace.logkit import BREAKS_LOG, DYNAMIC_LOG, kind, make_record, records
+
+pytestmark = pytest.mark.skipif(not BREAKS_LOG.is_file(), reason=f"no shared TORCH_TRACE fixtures at {BREAKS_LOG}")
+
+
+def snapshot(run: RunModel) -> list[tuple]:
+    return [(e.index, e.name, e.line_no, e.compile_id, json.dumps(run.attributes(e), sort_keys=True))
+            for e in run.events]
+
+
+@pytest.fixture(scope="module")
+def whole() -> RunModel:
+    return RunModel(BREAKS_LOG).load()
+
+
+def test_log_opens_as_a_run_without_torch():
+    code = ("import sys\nfrom magi_tui.model import RunModel, find_runs\n"
+            f"r = RunModel(find_runs({str(BREAKS_LOG)!r})[0].path).load()\n"
+            "print(len(r.events), r.status, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    n, status, torch_loaded = out.stdout.split()
+    assert int(n) > 100 and status == "failed" and torch_loaded == "False"
+
+
+def test_read_in_slices_equals_one_read(whole):
+    run = RunModel(BREAKS_LOG)
+    steps = 0
+    while True:
+        before = run.reader.offset
+        run.update(max_bytes=64 << 10)
+        steps += 1
+        if run.reader.offset == before:
+            break
+    assert steps > 10
+    assert snapshot(run) == snapshot(whole)
+    assert not run.partial_line and not run.malformed
+
+
+def test_log_written_in_chunks_gives_each_event_once(tmp_path, whole):
+    recs = records()[:400]
+    data = b"".join(recs)
+    log = tmp_path / "dedicated_log_torch_trace_abc.log"
+    log.write_bytes(b"")
+    run = RunModel(log)
+    seen_partial = False
+    pos, step = 0, 1
+    while pos < len(data):
+        step = step * 7 % 9973 + 1
+        with open(log, "ab") as f:
+            f.write(data[pos:pos + step])
+        pos += step
+        run.update()
+        seen_partial = seen_partial or run.partial_line
+    run.update()
+    one = RunModel(log).load()
+    assert seen_partial
+    assert snapshot(run) == snapshot(one)
+    assert [e.index for e in run.events] == list(range(len(run.events)))
+    # the same events as the first part of the whole log
+    assert snapshot(run)[:len(one.events) - 5] == snapshot(whole)[:len(one.events) - 5]
+
+
+def test_truncated_last_record_is_pending_until_written(tmp_path):
+    recs = records()
+    i = next(i for i, r in enumerate(recs) if kind(r) == "dynamo_output_graph")
+    log = tmp_path / "dedicated_log_torch_trace_x.log"
+    cut = len(recs[i]) // 2
+    log.write_bytes(b"".join(recs[:i]) + recs[i][:cut])
+    run = RunModel(log).load()
+    n = len(run.events)
+    assert run.partial_line and run.status in ("incomplete", "failed", "recovered")
+    assert not any(e.name.endswith("after_dynamo_capture") for e in run.events)
+    assert not run.malformed  # half a record is not garbage: it is being written
+    with open(log, "ab") as f:
+        f.write(recs[i][cut:])
+    up = run.update()
+    assert [e.name for e in up.events] == ["fullgraph_after_dynamo_capture"]
+    assert not run.partial_line and len(run.events) == n + 1
+    assert run.update().events == []  # never twice
+
+
+def test_last_record_without_payload_is_read_at_end_of_file(tmp_path):
+    recs = records()
+    i = next(i for i, r in enumerate(recs) if kind(r) == "compilation_metrics")
+    log = tmp_path / "dedicated_log_torch_trace_x.log"
+    log.write_bytes(b"".join(recs[:i + 1]))
+    run = RunModel(log).load()
+    assert not run.partial_line
+    assert run.events[-1].name in ("fullgraph_after_compile", "fullgraph_failed_compile")
+
+
+def test_garbage_lines_are_reported_with_their_line_numbers(tmp_path, whole):
+    recs = records()
+    lines_before = b"".join(recs[:50]).count(b"\n")
+    garbage = [b"Traceback (most recent call last):\n",
+               b"V1122 11:12:39.772000 5512 torch/x.py:1] {not json\n", b"\tits payload\n"]
+    log = tmp_path / "dedicated_log_torch_trace_x.log"
+    log.write_bytes(b"\tan orphan payload line\n" + b"".join(recs[:50]) + b"".join(garbage) + b"".join(recs[50:]))
+    run = RunModel(log).load()
+    got = [(m.line_no, m.reason.split(":")[0]) for m in run.malformed]
+    assert got == [(1, "payload line without a record"),
+                   (lines_before + 2, "not a TORCH_TRACE record line"),
+                   (lines_before + 3, "invalid JSON")]
+    assert [e.name for e in run.events] == [e.name for e in whole.events]
+    tj = triage_json(run)
+    assert tj["malformed_lines"] == 3 and [m["line"] for m in tj["malformed"]] == [g[0] for g in got]
+    # the events after the garbage keep their own log line numbers
+    assert run.events[-1].line_no == whole.events[-1].line_no + len(garbage) + 1
+
+
+def test_payload_that_does_not_match_its_md5_is_reported_and_shown(tmp_path):
+    rec = make_record({"artifact": {"name": "dynamo_graph_break_reason", "encoding": "string"},
+                       "frame_id": 0, "frame_compile_id": 0, "attempt": 0},
+                      "Graph break in user code at /x.py:3\nGraph Break Reason: boom", md5="0" * 32)
+    log = tmp_path / "dedicated_log_torch_trace_x.log"
+    log.write_bytes(rec + make_record({"chromium_event": {}}, "{}"))
+    run = RunModel(log).load()
+    assert [m.reason for m in run.malformed] == ["payload does not match its has_payload md5 (shown anyway)"]
+    assert run.malformed[0].line_no == 1
+    assert [e.kind for e in run.events] == ["graph_break"]
+    assert run.attributes(run.events[0])["reason"] == "boom"
+
+
+def test_unknown_record_types_are_counted_and_shown(tmp_path):
+    ctx = {"frame_id": 0, "frame_compile_id": 0, "attempt": 0}
+    log = tmp_path / "dedicated_log_torch_trace_x.log"
+    log.write_bytes(b"".join(records()[:20])
+                    + make_record({"future_thing": {"a": 1}, **ctx}, "future payload\nline 2")
+                    + make_record({"future_thing": {"a": 2}, **ctx})
+                    + make_record({"other_new_kind": {}}))
+    run = RunModel(log).load()
+    assert dict(run.reader.unknown_types) == {"future_thing": 2, "other_new_kind": 1}
+    shown = [e for e in run.events if e.name == "fullgraph_trace_record"]
+    assert [run.attributes(e)["record_type"] for e in shown] == ["future_thing", "future_thing", "other_new_kind"]
+    assert shown[0].compile_id == "0/0"
+    files = {n: p for n, p, _ in run.files(shown[0])}
+    assert Path(files["future_thing.txt"]).read_text() == "future payload\nline 2"
+    assert not run.malformed
+
+
+def test_event_files_hold_the_payloads(whole):
+    recs = [r for r in records() if kind(r) in ("dynamo_output_graph", "inductor_output_code")]
+    payloads = {b"\n".join(ln[1:] for ln in r.split(b"\n")[1:] if ln.startswith(b"\t")).decode() for r in recs}
+    graphs = [e for e in whole.events if "captured_graph.py" in e.files or "inductor_output.py" in e.files]
+    assert len(graphs) == len(recs)
+    texts = set()
+    for ev in graphs:
+        for name, path, problem in whole.files(ev):
+            assert problem is None and path is not None
+            if name in ("captured_graph.py", "inductor_output.py"):
+                texts.add(Path(path).read_text(encoding="utf-8"))
+    assert texts == payloads
+    # the files live in a private folder, not beside the log
+    assert os.stat(Path(path).parent.parent).st_mode & 0o077 == 0
+    assert not any(p.name != BREAKS_LOG.name for p in BREAKS_LOG.parent.iterdir() if p.suffix != ".log")
+
+
+def test_unmapped_payloads_open_as_artifact_events(whole):
+    arts = [e for e in whole.events if e.name == "fullgraph_trace_artifact"]
+    names = {whole.attributes(e)["artifact"] for e in arts}
+    assert {"fx_graph_runnable", "torch_version", "torch_dynamo_resume_in_forward_at_149_MODIFIED_BYTECODE"} <= names
+    ev = next(e for e in arts if whole.attributes(e)["artifact"] == "torch_version")
+    (name, path, _), = [f for f in whole.files(ev) if f[0] != "attributes.json"]
+    assert name == "torch_version.json" and "pytorch_version" in json.loads(Path(path).read_text())
+
+
+def test_truncated_then_replaced_log_starts_over(tmp_path):
+    recs = records()
+    log = tmp_path / "dedicated_log_torch_trace_x.log"
+    log.write_bytes(b"".join(recs[:300]))
+    run = RunModel(log).load()
+    n = len(run.events)
+    assert n > 10
+    log.write_bytes(b"".join(recs[:40]))
+    up = run.update()
+    assert up.reset == "truncated"
+    assert len(run.events) == len(RunModel(log).load().events) < n
+    os.unlink(log)
+    up = run.update()
+    assert up.deleted and len(run.events) > 0  # what was read is kept
+
+
+def test_dynamic_shapes_log_reads_clean():
+    run = RunModel(DYNAMIC_LOG).load()
+    assert run.status == "ok" and not run.malformed and not run.partial_line
+    assert any(run.attributes(e).get("backward") for e in run.events)
+    assert {"[0/0]", "[0/1]", "[1/0]"} == set(run.reader.compile_ids)
