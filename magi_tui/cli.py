@@ -117,6 +117,78 @@ def cmd_triage(args: argparse.Namespace) -> int:
     return triage_exit_code(runs, fail_on)
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Run vs run (docs/HEADLESS.md): exit 0 when compared, 2 on unusable input."""
+    from magi_tui.model.compare import compare_runs, compare_text, one_run
+
+    run_a, problem = one_run(args.a)
+    if problem:
+        return _fail(f"A: {problem}")
+    run_b, problem = one_run(args.b)
+    if problem:
+        return _fail(f"B: {problem}")
+    c = compare_runs(run_a, run_b)
+    if args.json:
+        print(_dump_json(c.as_json()))
+    else:
+        print(literal(compare_text(c, show_all=args.all), multiline=True))
+    return 0
+
+
+def cmd_ranks(args: argparse.Namespace) -> int:
+    """Rank vs rank: exit 0 when every rank agrees, 1 when ranks diverge, 2 on unusable input."""
+    from magi_tui.model.ranks import find_jobs, ranks_json, ranks_lines
+
+    path = Path(args.path) if args.path else _default_path()
+    if not path.exists():
+        return _fail(f"no such file or directory: {path}")
+    jobs, loners = find_jobs(path)
+    if not jobs:
+        return _fail(f"no job with several ranks under {path} (runs named model_<i>_<label>_rank_<r>, "
+                     f"{len(loners)} run(s) without a second rank)")
+    if args.json:
+        print(_dump_json(ranks_json(jobs)))
+    else:
+        print(literal("\n".join(t for _s, t in ranks_lines(jobs)).rstrip(), multiline=True))
+    return 1 if any(j.divergences for j in jobs) else 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """The CI gate: exit 0 when every budget holds, 1 when one is broken, 2 on unusable input."""
+    from magi_tui.model.budget import PolicyError, check, junit_xml, load_policy
+
+    try:
+        policy = load_policy(args.policy)
+    except PolicyError as exc:
+        return _fail(str(exc))
+    path = Path(args.path) if args.path else _default_path()
+    runs = _load_runs(path)
+    usable = [r for r in runs if not r.error]
+    if not usable:
+        return _fail(f"no usable run under {path} (a run is a directory with timeline_events/ or compiled_functions/)")
+    base = None
+    if args.baseline:
+        bpath = Path(args.baseline)
+        base = [r for r in _load_runs(bpath) if not r.error]
+        if not base:
+            return _fail(f"--baseline: no usable run under {bpath}")
+    try:
+        report = check(usable, policy, base)
+    except PolicyError as exc:
+        return _fail(str(exc))
+    if args.junit:
+        try:
+            with open(args.junit, "w", encoding="utf-8") as fh:
+                fh.write(junit_xml(report))
+        except OSError as exc:
+            return _fail(f"--junit: cannot write {args.junit}: {exc.strerror or exc}")
+    if args.json:
+        print(_dump_json(report.as_json()))
+    else:
+        print(literal(report.text(), multiline=True))
+    return report.exit_code
+
+
 def cmd_app(args: argparse.Namespace) -> int:
     path = Path(args.path) if args.path else _default_path()
     if not path.exists():
@@ -195,6 +267,33 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also exit 1 on: " + ",".join(FAIL_ON) + " (comma-separated)")
     sp.set_defaults(func=cmd_triage)
 
+    sp = sub.add_parser("compare", help="run vs run: graph breaks, recompiles, failures, cache, compile time, "
+                                        "frames and passes of A against B (headless; see docs/HEADLESS.md)",
+                        description="Exit 0: compared; 2: unusable input (A or B is not one run).")
+    sp.add_argument("a", metavar="A", help="the first run (a run dir, or a root holding one run)")
+    sp.add_argument("b", metavar="B", help="the second run")
+    sp.add_argument("--json", action="store_true", help="the whole comparison as JSON (never capped)")
+    sp.add_argument("--all", action="store_true", help="text output: show every row")
+    sp.set_defaults(func=cmd_compare)
+
+    sp = sub.add_parser("ranks", help="rank vs rank: where the ranks of one job compiled differently (headless)",
+                        description="Exit 0: every rank agrees with the lowest; 1: ranks diverge; 2: no job "
+                                    "with several ranks under PATH.")
+    sp.add_argument("path", nargs="?")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(func=cmd_ranks)
+
+    sp = sub.add_parser("check", help="CI gate: compile budgets from a TOML policy, regressions against a "
+                                      "baseline run, JUnit XML (headless)",
+                        description="Exit 0: every budget holds; 1: a budget is broken (one line each); "
+                                    "2: unusable input (no run, a bad policy, no baseline run).")
+    sp.add_argument("path", nargs="?")
+    sp.add_argument("--policy", metavar="FILE", help="TOML with a [budget] table (see README: Compare and CI gate)")
+    sp.add_argument("--baseline", metavar="RUN", help="fail on regressions against this run")
+    sp.add_argument("--junit", metavar="FILE", help="write JUnit XML, one test case per budget")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(func=cmd_check)
+
     sp = sub.add_parser("attach", help="follow a compile in progress under PATH")
     sp.add_argument("path", nargs="?", default="runs")
     ui_opts(sp)
@@ -208,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-SUBCOMMANDS = {"open", "runs", "triage", "attach", "run"}
+SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "check"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,453 @@
+"""A CI gate on compile budgets: ``magi-tui check PATH [--policy FILE] [--baseline RUN] [--junit FILE]``.
+
+The policy is TOML; its ``[budget]`` table names the budgets (a key left out is a budget not checked)::
+
+    [budget]
+    max_graph_breaks = 0                    # graph breaks (every break, not sites)
+    allowed_graph_breaks = ["GB0059"]       # when given, a break with any other id breaks the budget
+    max_recompiles_per_frame = 1
+    max_compile_seconds = 120.0             # total compile time of a run
+    min_cache_hit_rate = 0.9                # hits / (hits + misses + bypasses)
+    allow_unrecovered_failures = false
+    allow_recompile_limit_hit = false
+    max_compile_time_increase = 0.25        # with --baseline: the fraction compile time may grow
+
+With no policy file, ``allow_unrecovered_failures = false`` and ``allow_recompile_limit_hit = false``
+are checked. With a baseline run, four more budgets compare against it: no new graph break, no more
+recompiles, no new failure, compile time up by at most ``max_compile_time_increase`` (default 0.25).
+
+Every budget gives one :class:`Result` (one JUnit test case); a broken one has one line that names the
+frame, the graph-break id and the user's line where there is one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from magi_tui.model.checks import Analysis, BreakEntry, analyse
+from magi_tui.model.compare import Comparison, compare_runs
+from magi_tui.model.run import RunModel
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    try:
+        import tomli as tomllib  # type: ignore[no-redef]
+    except ModuleNotFoundError:
+        tomllib = None  # type: ignore[assignment]
+
+DEFAULT_MAX_COMPILE_TIME_INCREASE = 0.25
+
+#: key -> (python types accepted, what it is)
+BUDGET_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "max_graph_breaks": ((int,), "a whole number"),
+    "allowed_graph_breaks": ((list,), "a list of graph-break ids"),
+    "max_recompiles_per_frame": ((int,), "a whole number"),
+    "max_compile_seconds": ((int, float), "a number of seconds"),
+    "min_cache_hit_rate": ((int, float), "a fraction between 0 and 1"),
+    "allow_unrecovered_failures": ((bool,), "true or false"),
+    "allow_recompile_limit_hit": ((bool,), "true or false"),
+    "max_compile_time_increase": ((int, float), "a fraction (0.25 = 25%)"),
+}
+DEFAULT_POLICY: dict[str, Any] = {"allow_unrecovered_failures": False, "allow_recompile_limit_hit": False}
+
+
+class PolicyError(ValueError):
+    """The policy cannot be used (exit 2)."""
+
+
+@dataclass
+class Policy:
+    budget: dict[str, Any]
+    source: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"file": self.source, "budget": dict(self.budget)}
+
+
+def parse_policy(text: str, source: str | None = None) -> Policy:
+    if tomllib is None:  # pragma: no cover
+        raise PolicyError("a policy file needs Python 3.11 (tomllib) or the tomli package")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError(f"{source or 'policy'}: not valid TOML: {exc}") from None
+    table = data.get("budget")
+    if table is None:
+        raise PolicyError(f"{source or 'policy'}: no [budget] table (keys: {', '.join(BUDGET_KEYS)})")
+    if not isinstance(table, dict):
+        raise PolicyError(f"{source or 'policy'}: budget must be a table")
+    budget: dict[str, Any] = {}
+    for k, v in table.items():
+        if k not in BUDGET_KEYS:
+            raise PolicyError(f"{source or 'policy'}: unknown budget key {k!r} (known: {', '.join(BUDGET_KEYS)})")
+        types, what = BUDGET_KEYS[k]
+        ok = isinstance(v, types) and not (isinstance(v, bool) and bool not in types)
+        if ok and k == "allowed_graph_breaks":
+            ok = all(isinstance(x, str) for x in v)
+            v = [x.upper() for x in v] if ok else v
+        if ok and k in ("min_cache_hit_rate",):
+            ok = 0 <= v <= 1
+        if ok and isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
+            ok = False
+        if not ok:
+            raise PolicyError(f"{source or 'policy'}: budget.{k} must be {what}, not {v!r}")
+        budget[k] = v
+    return Policy(budget, source)
+
+
+def load_policy(path: str | Path | None) -> Policy:
+    if path is None:
+        return Policy(dict(DEFAULT_POLICY), None)
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(1 << 20)
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy {p}: {exc.strerror or exc}") from None
+    return parse_policy(raw.decode("utf-8", errors="replace"), str(p))
+
+
+# -- results ------------------------------------------------------------------------------------------
+@dataclass
+class Result:
+    name: str
+    limit: Any
+    actual: Any = None
+    ok: bool = True
+    skipped: str | None = None          # why the budget could not be measured (not a failure)
+    line: str = ""                       # the one line for a broken budget
+    details: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "limit": self.limit, "actual": self.actual, "ok": self.ok,
+                "skipped": self.skipped, "message": self.line or None, "details": self.details}
+
+
+@dataclass
+class CheckReport:
+    runs: list[RunModel]
+    policy: Policy
+    results: list[Result]
+    baseline: list[RunModel] = field(default_factory=list)
+
+    @property
+    def broken(self) -> list[Result]:
+        return [r for r in self.results if not r.ok]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.broken else 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"result": "fail" if self.broken else "pass", "exit_code": self.exit_code,
+                "runs": [str(r.path) for r in self.runs],
+                "baseline": [str(r.path) for r in self.baseline] or None,
+                "policy": self.policy.as_json(),
+                "budgets": [r.as_json() for r in self.results],
+                "broken": [r.line for r in self.broken]}
+
+    def text(self) -> str:
+        lines = []
+        for r in self.broken:
+            lines.append(f"✗ {r.line}")
+        for r in self.results:
+            if r.ok:
+                if r.skipped:
+                    lines.append(f"- {r.name}: not measured ({r.skipped})")
+                elif isinstance(r.limit, bool):
+                    lines.append(f"✓ {r.name}: {_fmt(r.actual)} ({'allowed' if r.limit else 'none allowed'})")
+                else:
+                    lines.append(f"✓ {r.name}: {_fmt(r.actual)} (limit {_fmt(r.limit)})")
+        n = len(self.broken)
+        lines.append(f"{'FAIL' if n else 'PASS'}: {n} of {len(self.results)} budget(s) broken"
+                     f" in {len(self.runs)} run(s)" + (" against the baseline" if self.baseline else ""))
+        return "\n".join(lines)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    if isinstance(v, list):
+        return "[" + ", ".join(map(str, v)) + "]"
+    return str(v)
+
+
+def _where(b: BreakEntry) -> str:
+    where = f"{PurePath(b.file).name}:{b.line}" if b.file else "?"
+    fn = f" in {b.function}" if b.function else ""
+    frame = f" (frame {b.frames[0]})" if b.frames else ""
+    return f"{b.gb_id or 'graph break'} at {where}{fn}{frame}: {b.reason}"
+
+
+def _run_tag(run: RunModel, many: bool) -> str:
+    return f" [{run.path.name}]" if many else ""
+
+
+# -- the budgets ---------------------------------------------------------------------------------------
+def _check_run_budgets(policy: Policy, runs: list[RunModel]) -> list[Result]:
+    b = policy.budget
+    many = len(runs) > 1
+    an: list[tuple[RunModel, Analysis]] = [(r, analyse(r)) for r in runs]
+    out: list[Result] = []
+
+    if "max_graph_breaks" in b:
+        lim = b["max_graph_breaks"]
+        res = Result("max_graph_breaks", lim, 0)
+        for run, a in an:
+            res.actual = max(res.actual, a.graph_break_total)
+            if a.graph_break_total > lim and res.ok:
+                first = a.worklist[0]
+                more = f"; {len(a.worklist) - 1} more site(s)" if len(a.worklist) > 1 else ""
+                res.ok = False
+                res.line = (f"max_graph_breaks: {a.graph_break_total} graph break(s), budget {lim}{_run_tag(run, many)}; "
+                            f"first: {_where(first)} ×{first.count}{more}")
+            res.details += [f"{_where(e)} ×{e.count}" for e in a.worklist]
+        out.append(res)
+
+    if "allowed_graph_breaks" in b:
+        allowed = set(b["allowed_graph_breaks"])
+        res = Result("allowed_graph_breaks", sorted(allowed), [])
+        for run, a in an:
+            bad = [e for e in a.worklist if (e.gb_id or "").upper() not in allowed]
+            res.actual = sorted(set(res.actual) | {e.gb_id or "(no id)" for e in bad})
+            if bad and res.ok:
+                more = f"; and {len(bad) - 1} more site(s)" if len(bad) > 1 else ""
+                res.ok = False
+                res.line = (f"allowed_graph_breaks: {_where(bad[0])} ×{bad[0].count} is not allowed "
+                            f"(allowed: {', '.join(sorted(allowed)) or 'none'}){_run_tag(run, many)}{more}")
+            res.details += [f"{_where(e)} ×{e.count}" for e in bad]
+        out.append(res)
+
+    if "max_recompiles_per_frame" in b:
+        lim = b["max_recompiles_per_frame"]
+        res = Result("max_recompiles_per_frame", lim, 0)
+        for run, a in an:
+            for f in a.frames:
+                res.actual = max(res.actual, f.recompiles)
+            bad = sorted((f for f in a.frames if f.recompiles > lim), key=lambda f: -f.recompiles)
+            if bad and res.ok:
+                f = bad[0]
+                why = next((r for r in a.recompiles if (r.frame_key or r.frame) == (f.key or f.frame)
+                            and r.primary is not None), None)
+                reason = f"; first reason: {why.primary.text.splitlines()[0]}" if why else ""
+                more = f"; and {len(bad) - 1} more frame(s)" if len(bad) > 1 else ""
+                res.ok = False
+                res.line = (f"max_recompiles_per_frame: frame {f.frame} recompiled {f.recompiles}×, "
+                            f"budget {lim}{_run_tag(run, many)}{reason}{more}")
+            res.details += [f"{f.frame}: {f.recompiles} recompile(s)" for f in bad]
+        out.append(res)
+
+    if "max_compile_seconds" in b:
+        lim = b["max_compile_seconds"]
+        res = Result("max_compile_seconds", lim, None)
+        for run, a in an:
+            t = a.compile_time.get("total_s")
+            if t is None:
+                continue
+            res.actual = round(max(res.actual or 0.0, t), 6)
+            if t > lim and res.ok:
+                slow = max(a.frames, key=lambda f: f.compile_s or 0.0, default=None)
+                sf = f"; slowest frame {slow.frame} {slow.compile_s:.2f}s" if slow and slow.compile_s else ""
+                res.ok = False
+                res.line = f"max_compile_seconds: compiling took {t:.2f}s, budget {lim}s{_run_tag(run, many)}{sf}"
+        if res.actual is None:
+            res.skipped = "no compile time recorded"
+        out.append(res)
+
+    if "min_cache_hit_rate" in b:
+        lim = b["min_cache_hit_rate"]
+        res = Result("min_cache_hit_rate", lim, None)
+        for run, a in an:
+            c = a.cache["counts"]
+            n = c["hits"] + c["misses"] + c["bypasses"]
+            if not n:
+                continue
+            rate = c["hits"] / n
+            res.actual = round(rate if res.actual is None else min(res.actual, rate), 4)
+            if rate < lim and res.ok:
+                first_miss = (a.cache.get("misses") or a.cache.get("bypasses") or [{}])[0]
+                why = f"; first miss: #{first_miss.get('index')} {first_miss.get('reason') or ''}".rstrip() \
+                    if first_miss else ""
+                res.ok = False
+                res.line = (f"min_cache_hit_rate: {rate:.0%} of {n} cache lookup(s) hit ({c['hits']} hit, "
+                            f"{c['misses']} miss, {c['bypasses']} bypass), budget {lim:.0%}{_run_tag(run, many)}{why}")
+        if res.actual is None:
+            res.skipped = "no cache lookup recorded"
+        out.append(res)
+
+    if "allow_unrecovered_failures" in b:
+        allow = b["allow_unrecovered_failures"]
+        res = Result("allow_unrecovered_failures", allow, 0)
+        for run, a in an:
+            unrec = [c for c in a.problems if not c.recovered] + [r for r in a.restarts if not r.recovered]
+            res.actual += len(unrec)
+            if unrec and not allow and res.ok:
+                h = unrec[0]
+                ev = h.head.event if hasattr(h, "head") else h.event
+                frame = (ev.summary or {}).get("frame")
+                res.ok = False
+                res.line = (f"allow_unrecovered_failures: {len(unrec)} failure(s) not recovered{_run_tag(run, many)}; "
+                            f"first: #{ev.index} {ev.lifecycle or ev.frag}"
+                            + (f" in frame {frame}" if frame else "")
+                            + (f" ({ev.compile_id})" if ev.compile_id else "") + f": {h.reason or '-'}")
+        out.append(res)
+
+    if "allow_recompile_limit_hit" in b:
+        allow = b["allow_recompile_limit_hit"]
+        res = Result("allow_recompile_limit_hit", allow, 0)
+        for run, a in an:
+            hit = [f for f in a.frames if f.limit_hit]
+            res.actual += len(hit)
+            if hit and not allow and res.ok:
+                f = hit[0]
+                res.ok = False
+                res.line = (f"allow_recompile_limit_hit: frame {f.frame} hit the recompile limit "
+                            f"({f.recompile_limit}) and runs eagerly from then on{_run_tag(run, many)}"
+                            + (f"; and {len(hit) - 1} more frame(s)" if len(hit) > 1 else ""))
+        out.append(res)
+    return out
+
+
+def _check_baseline(policy: Policy, pairs: list[tuple[RunModel, RunModel]]) -> list[Result]:
+    """Regressions of each run against its baseline run."""
+    inc = policy.budget.get("max_compile_time_increase", DEFAULT_MAX_COMPILE_TIME_INCREASE)
+    many = len(pairs) > 1
+    comps: list[tuple[RunModel, Comparison]] = [(run, compare_runs(base, run)) for base, run in pairs]
+    gb = Result("baseline.no_new_graph_breaks", 0, 0)
+    rc = Result("baseline.no_more_recompiles", "baseline", None)
+    fl = Result("baseline.no_new_failures", 0, 0)
+    ct = Result("baseline.max_compile_time_increase", inc, None)
+    for run, c in comps:
+        tag = _run_tag(run, many)
+        gb.actual += len(c.breaks_added)
+        if c.breaks_added and gb.ok:
+            e = c.breaks_added[0]
+            gb.ok = False
+            more = f"; and {len(c.breaks_added) - 1} more new site(s)" if len(c.breaks_added) > 1 else ""
+            gb.line = f"baseline.no_new_graph_breaks: new {_where(e)} ×{e.count}{tag}{more}"
+        gb.details += [f"{_where(e)} ×{e.count}" for e in c.breaks_added]
+
+        na, nb = len(c.a.analysis.recompiles), len(c.b.analysis.recompiles)
+        rc.limit = na if not many else "baseline"
+        rc.actual = nb if rc.actual is None else max(rc.actual, nb)
+        worse = [f for f in c.frames if (f.b.recompiles if f.b else 0) > (f.a.recompiles if f.a else 0)]
+        if (nb > na or worse) and rc.ok:
+            rc.ok = False
+            first = next((r for r in c.recompiles_added), None)
+            fr = worse[0] if worse else None
+            what = (f"frame {fr.frame} {fr.a.recompiles if fr.a else 0}→{fr.b.recompiles if fr.b else 0}"
+                    if fr else "")
+            why = f"; first new: {first.frame} {first.compile_id or ''}: {first.primary.text.splitlines()[0]}" \
+                if first is not None and first.primary is not None else ""
+            rc.line = f"baseline.no_more_recompiles: {na}→{nb} recompile(s){tag}" + (f", {what}" if what else "") + why
+        rc.details += [f"{r.frame} {r.compile_id or ''}: {r.primary.text if r.primary else '-'}"
+                       for r in c.recompiles_added]
+
+        fl.actual += len(c.failures_new)
+        if c.failures_new and fl.ok:
+            h = c.failures_new[0]
+            ev = h.head.event
+            fl.ok = False
+            frame = (ev.summary or {}).get("frame")
+            fl.line = (f"baseline.no_new_failures: new failure #{ev.index} {ev.lifecycle or ev.frag}"
+                       + (f" in frame {frame}" if frame else "") + f": {h.reason or '-'}"
+                       + (" (recovered)" if h.recovered else "") + tag)
+
+        ta, tb = c.compile_s
+        if ta is not None and tb is not None and ta > 0:
+            frac = (tb - ta) / ta
+            ct.actual = round(frac if ct.actual is None else max(ct.actual, frac), 4)
+            if frac > inc and ct.ok:
+                slow = max((f for f in c.frames), default=None,
+                           key=lambda f: ((f.b.compile_s or 0) if f.b else 0) - ((f.a.compile_s or 0) if f.a else 0))
+                sf = ""
+                if slow is not None and slow.b is not None:
+                    sa = (slow.a.compile_s or 0) if slow.a else 0
+                    sf = f"; most: frame {slow.frame} {sa:.2f}s→{slow.b.compile_s or 0:.2f}s"
+                ct.ok = False
+                ct.line = (f"baseline.max_compile_time_increase: compile time {ta:.2f}s→{tb:.2f}s "
+                           f"(+{frac:.0%}), budget +{inc:.0%}{tag}{sf}")
+    if ct.actual is None:
+        ct.skipped = "no compile time recorded on both sides"
+    return [gb, rc, fl, ct]
+
+
+def pair_with_baseline(runs: list[RunModel], base: list[RunModel]) -> tuple[list[tuple[RunModel, RunModel]], str | None]:
+    """``[(baseline run, run)]``: one to one, else by label, model index and rank."""
+    if len(runs) == 1 and len(base) == 1:
+        return [(base[0], runs[0])], None
+
+    def key(r: RunModel) -> tuple:
+        n = r.name_info
+        return (n.tag, n.model_index, n.rank)
+    by = {}
+    for r in base:
+        by.setdefault(key(r), r)
+    pairs = []
+    for r in runs:
+        b = by.get(key(r))
+        if b is None:
+            return [], f"no baseline run for {r.path} (runs are paired by label, model index and rank)"
+        pairs.append((b, r))
+    return pairs, None
+
+
+def check(runs: list[RunModel], policy: Policy, baseline: list[RunModel] | None = None) -> CheckReport:
+    results = _check_run_budgets(policy, runs)
+    base = list(baseline or [])
+    if base:
+        pairs, problem = pair_with_baseline(runs, base)
+        if problem:
+            raise PolicyError(problem)
+        results += _check_baseline(policy, pairs)
+    return CheckReport(runs, policy, results, base)
+
+
+# -- JUnit ---------------------------------------------------------------------------------------------
+def junit_xml(report: CheckReport, suite: str = "magi-tui check") -> str:
+    """JUnit XML: one ``<testcase>`` per budget (``failure`` when broken, ``skipped`` when not measured)."""
+    n = len(report.results)
+    fails = len(report.broken)
+    skipped = sum(1 for r in report.results if r.ok and r.skipped)
+    runs = ", ".join(str(r.path) for r in report.runs)
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<testsuites name={quoteattr(suite)} tests="{n}" failures="{fails}" errors="0" skipped="{skipped}">',
+             f'  <testsuite name={quoteattr(suite)} tests="{n}" failures="{fails}" errors="0" skipped="{skipped}">',
+             '    <properties>',
+             f'      <property name="runs" value={quoteattr(_xml_safe(runs))}/>',
+             f'      <property name="policy" value={quoteattr(_xml_safe(report.policy.source or "(default)"))}/>']
+    if report.baseline:
+        lines.append(f'      <property name="baseline" value='
+                     f'{quoteattr(_xml_safe(", ".join(str(r.path) for r in report.baseline)))}/>')
+    lines.append('    </properties>')
+    for r in report.results:
+        head = f'    <testcase classname="magi-tui.budget" name={quoteattr(r.name)}'
+        if r.ok and not r.skipped:
+            lines.append(head + ' time="0"/>')
+            continue
+        lines.append(head + ' time="0">')
+        if not r.ok:
+            body = "\n".join([r.line, *r.details])
+            lines.append(f'      <failure message={quoteattr(_xml_safe(r.line))} type="budget">'
+                         f'{escape(_xml_safe(body))}</failure>')
+        else:
+            lines.append(f'      <skipped message={quoteattr(_xml_safe(r.skipped or ""))}/>')
+        lines.append('    </testcase>')
+    lines += ['  </testsuite>', '</testsuites>', '']
+    return "\n".join(lines)
+
+
+def _xml_safe(s: str) -> str:
+    """XML 1.0 cannot hold most control characters nor lone surrogates: write them as ``\\uXXXX``."""
+    out = []
+    for ch in str(s):
+        o = ord(ch)
+        if (o < 0x20 and ch not in "\t\n\r") or 0xD800 <= o <= 0xDFFF or o in (0xFFFE, 0xFFFF):
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)

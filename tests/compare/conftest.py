@@ -1,0 +1,53 @@
+"""Real traced programs shared by the compare / ranks / check tests: traced once per session, each in
+its own process (as two CI runs would be), with the eager backend."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import ROOT
+
+pytest.importorskip("torch")
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+def _trace(root: Path, program: str, **env: str) -> subprocess.Popen:
+    e = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", **env)
+    return subprocess.Popen([sys.executable, "-m", "tracer", "-o", str(root), str(PROGRAMS / program)],
+                            cwd=ROOT, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _run_dirs(root: Path) -> list[Path]:
+    from magi_tui.model.discovery import find_runs
+
+    return [r.path for r in find_runs(root)]
+
+
+def _wait(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        out, err = p.communicate(timeout=240)
+        assert p.returncode == 0, err[-3000:]
+
+
+@pytest.fixture(scope="session")
+def traced_pair(tmp_path_factory) -> tuple[Path, Path]:
+    """(A, B): the same program; B with an extra graph break, a recompile and a pass that changes a graph."""
+    base = tmp_path_factory.mktemp("pair")
+    ra, rb = base / "a", base / "b"
+    _wait([_trace(ra, "pair.py", MAGI_CMP_VARIANT="a"), _trace(rb, "pair.py", MAGI_CMP_VARIANT="b")])
+    (a,), (b,) = _run_dirs(ra), _run_dirs(rb)
+    return a, b
+
+
+@pytest.fixture(scope="session")
+def two_ranks(tmp_path_factory) -> Path:
+    """A root holding rank 0 and rank 1 of one job (``RANK`` set, no torchrun)."""
+    root = tmp_path_factory.mktemp("ranks")
+    _wait([_trace(root, "ranked.py", RANK="0"), _trace(root, "ranked.py", RANK="1")])
+    assert len(_run_dirs(root)) == 2
+    return root

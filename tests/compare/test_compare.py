@@ -1,0 +1,85 @@
+"""Run vs run on two real traced programs: B adds a graph break, a recompile and a pass that changes
+its piece's graph."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from magi_tui.cli import main
+from magi_tui.model.compare import compare_runs, compare_text
+from magi_tui.model.run import RunModel
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+PROGRAM = Path(__file__).resolve().parent / "programs" / "pair.py"
+PRINT_LINE = next(i for i, ln in enumerate(PROGRAM.read_text().splitlines(), 1) if "print(" in ln)
+
+
+def _json(capsys, *argv) -> tuple[int, dict]:
+    code = main(list(argv))
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_compare_json_names_what_changed(traced_pair, capsys):
+    a, b = traced_pair
+    code, j = _json(capsys, "compare", str(a), str(b), "--json")
+    assert code == 0
+    assert j["a"] == str(a) and j["b"] == str(b) and j["changed"] is True
+    # graph breaks: the print in B, shaped like triage's worklist entries
+    added = j["graph_breaks"]["added"]
+    assert [e["gb_id"] for e in added] == ["GB0059"] and j["graph_breaks"]["removed"] == []
+    assert added[0]["user_frame"]["file"].endswith("pair.py") and added[0]["user_frame"]["line"] == PRINT_LINE
+    assert {"gb_id", "gb_type", "reason", "user_frame", "count", "compile_ids", "frames"} <= set(added[0])
+    # recompiles: A none, B recompiled for the new size, with torch's reason
+    rc = j["recompiles"]
+    assert rc["a"] == [] and rc["removed"] == [] and len(rc["b"]) == len(rc["added"]) >= 1
+    assert any("size mismatch" in r["reasons"][0] for r in rc["added"])
+    assert j["failures"] == {"new": [], "fixed": [], "a_unrecovered": 0, "b_unrecovered": 0}
+    assert set(j["compile_s"]) >= {"a", "b", "delta", "phases"} and j["compile_s"]["a"] > 0
+    assert set(j["cache"]) == {"a", "b", "delta"}
+    # frames aligned by code object: f on both sides (compiled once in A, twice in B), the resume
+    # function after the break in B only
+    frames = {fr["name"]: fr for fr in j["frames"]}
+    f = frames["f"]
+    assert f["status"] == "both" and f["compiles"] == {"a": 1, "b": 2, "delta": 1}
+    assert f["recompiles"]["b"] == 1 and f["graph_breaks"]["b"] >= 1
+    assert f["op_counts"]["a"] == [3] and f["op_counts"]["b"][0] < 3   # B's graph stops at the print
+    assert f["graphs_differ"] is True
+    ids = {c["frame_compile_id"]: c for c in f["compile_ids"]}
+    assert ids[0]["same_graph"] is False and ids[1]["a"] is None and ids[1]["b"]["compile_id"].endswith("/1")
+    resume = [fr for fr in j["frames"] if fr["name"].startswith("torch_dynamo_resume_in_f")]
+    assert resume and resume[0]["status"] == "only_b"
+
+
+def test_passes_on_both_sides_say_whether_the_graph_changed(traced_pair):
+    a, b = traced_pair
+    c = compare_runs(RunModel(a).load(), RunModel(b).load())
+    both = {p.lifecycle: p for p in c.passes if p.both and p.frame_compile_id == 0 and p.frame.startswith("f ")}
+    swap = both["SwapPass"]
+    assert swap.after_differs is True
+    assert swap.a.changed_graph is False and swap.b.changed_graph is True  # only B's pass rewrote relu
+    assert swap.a.after.path is not None and swap.b.after.path is not None and swap.a.after.title
+    assert "compiler_compile" in both and "graph_split" in both
+    text = compare_text(c)
+    assert "+ GB0059" in text and "SwapPass" in text and "A kept its graph, B changed its graph" in text
+
+
+def test_a_run_against_itself_is_unchanged(traced_pair, capsys):
+    a, _ = traced_pair
+    code, j = _json(capsys, "compare", str(a), str(a), "--json")
+    assert code == 0 and j["changed"] is False
+    assert j["graph_breaks"]["added"] == j["graph_breaks"]["removed"] == []
+    assert all(fr["status"] == "both" and fr["graphs_differ"] is False for fr in j["frames"])
+    assert all(p["after_differs"] is False for p in j["passes"])
+    assert j["compile_s"]["delta"] == 0
+
+
+def test_compare_unusable_input_is_exit_2(traced_pair, tmp_path, capsys):
+    a, b = traced_pair
+    assert main(["compare", str(a), str(tmp_path / "nope")]) == 2
+    assert "B: no such file" in capsys.readouterr().err
+    root = a.parents[2]          # .../a holds one run: a root is fine
+    assert main(["compare", str(root), str(b)]) == 0
+    capsys.readouterr()
