@@ -125,6 +125,12 @@ def model_facts(run) -> Facts:
             f.restarts[(cid, _first(a.get("restart_reason") or ""))] += 1
         elif ev.kind == "failed" and ev.lifecycle == "compile":
             f.failures[(cid, a.get("fail_type"), _first(a.get("fail_reason") or a.get("exception_message") or ""))] += 1
+        elif ev.frag == "recompile_limit_hit" and a.get("fail_type"):
+            # tlparse lists the compile that hit the limit as a failure; ours is a limit-hit event, whose
+            # metrics.json holds torch's fail_reason
+            path = next(p for n, p, _ in run.files(ev) if n == "metrics.json")
+            metrics = json.loads(Path(path).read_text(encoding="utf-8"))
+            f.failures[(cid, a["fail_type"], _first(metrics.get("fail_reason") or ""))] += 1
         elif ev.kind in ("cache_hit", "cache_miss", "cache_bypass"):
             f.cache[(cid, a.get("cache"), ev.kind.split("_", 1)[1])] += 1
     return f
@@ -138,3 +144,28 @@ def event_compile_ids(run) -> set[str]:
         if cid:
             out.add(cid)
     return out
+
+
+def assert_triage_matches(tj: dict, tl: Facts) -> None:
+    """``magi-tui triage --json`` counts what tlparse shows."""
+    s = tj["summary"]
+    assert s["graph_breaks"] == sum(tl.graph_breaks.values())
+    assert s["restarts"] == sum(tl.restarts.values())
+    assert s["recompiles"] == len(tl.recompiles)
+    # graph-break ids (torch writes them in the message) and their compile ids, per site
+    sites: Counter = Counter()
+    for b in tj["graph_breaks"]:
+        for cid in b["compile_ids"]:
+            sites[(f"[{cid}]", b["gb_id"])] += 1
+    assert sites == tl.graph_breaks
+    assert sorted(r["compile_id"] for r in tj["recompiles"]) == sorted(c.strip("[]") for c in tl.recompiles)
+    # tlparse's failures: the compiles that failed (unrecovered here: torch fell back to eager), and the
+    # compiles that hit the recompile limit (triage lists those as recompile_limit_hits)
+    limit = [(c, t) for (c, t, d), n in tl.failures.items() if "recompile limit" in d for _ in range(n)]
+    failed = [(c, t) for (c, t, d), n in tl.failures.items() if "recompile limit" not in d for _ in range(n)]
+    assert len(tj["recompile_limit_hits"]) == len(limit)
+    assert s["unrecovered"] == len(failed)
+    assert sorted((f"[{f['compile_id']}]", f["exception_type"]) for f in tj["failures"]) == sorted(failed)
+    cache = tj["cache"]["counts"]
+    for result, key in (("hit", "hits"), ("miss", "misses"), ("bypass", "bypasses")):
+        assert cache[key] == sum(n for (_, _, r), n in tl.cache.items() if r == result)

@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections import Counter
 
 import pytest
 
 from magi_tui.model import RunModel
 from tests.support.paths import ROOT, TORCH_TRACE
-from tests.torchtrace.oracle import event_compile_ids, model_facts, run_tlparse, tlparse_facts
+from tests.torchtrace.oracle import assert_triage_matches, event_compile_ids, model_facts, run_tlparse, tlparse_facts
 
 LOGS = sorted(TORCH_TRACE.glob("*.log")) if TORCH_TRACE.is_dir() else []
 pytestmark = pytest.mark.skipif(not LOGS, reason=f"no shared TORCH_TRACE fixtures at {TORCH_TRACE}")
@@ -67,21 +66,4 @@ def test_triage_json_counts_equal_tlparse(pair):
     out = subprocess.run([sys.executable, "-m", "magi_tui", "triage", str(log), "--json"], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == (1 if tl.failures else 0), out.stderr
-    tj = json.loads(out.stdout)
-    s = tj["summary"]
-    assert s["graph_breaks"] == sum(tl.graph_breaks.values())
-    assert s["restarts"] == sum(tl.restarts.values())
-    assert s["recompiles"] == len(tl.recompiles)
-    assert s["unrecovered"] == sum(tl.failures.values())
-    # graph-break ids (torch writes them in the message) and their compile ids, per site
-    sites = Counter()
-    for b in tj["graph_breaks"]:
-        for cid in b["compile_ids"]:
-            sites[(f"[{cid}]", b["gb_id"])] += 1
-    assert sites == tl.graph_breaks
-    assert sorted(r["compile_id"] for r in tj["recompiles"]) == sorted(c.strip("[]") for c in tl.recompiles)
-    assert [(f"[{f['compile_id']}]", f["exception_type"]) for f in tj["failures"]] == \
-        [(c, t) for (c, t, _), n in tl.failures.items() for _ in range(n)]
-    cache = tj["cache"]["counts"]
-    for result, key in (("hit", "hits"), ("miss", "misses"), ("bypass", "bypasses")):
-        assert cache[key] == sum(n for (_, _, r), n in tl.cache.items() if r == result)
+    assert_triage_matches(json.loads(out.stdout), tl)
