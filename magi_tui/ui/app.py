@@ -6,30 +6,25 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from textual.app import App, SystemCommand
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import Hit, Hits, Provider
 
 from magi_format.text import literal
 from magi_tui.config import keymap_path, load_keymap
+from magi_tui.live.runner import ProgramRunner, tracer_command
 from magi_tui.model.discovery import find_runs, normalise
 from magi_tui.ui.actions import bindings, display_keys, keymap_ids, palette_acts
+from magi_tui.ui.mark import Mark
+from magi_tui.ui.screens.help import HelpScreen
+from magi_tui.ui.screens.run import RunScreen
+from magi_tui.ui.screens.runs import RunsScreen
+from magi_tui.ui.screens.waiting import WaitingScreen
 
-
-@dataclass
-class Mark:
-    """What ``m`` remembered: a file of an event (or of compiled_functions) in some run."""
-
-    run_path: Path
-    ref: Any  # FileRef or a plain path ref: has .path and .title
-
-    @property
-    def title(self) -> str:
-        return f"{self.run_path.name}: {self.ref.title}"
+__all__ = ["MagiApp", "Mark"]
 
 
 _NUMBER = re.compile(r"^\s*#?\s*(\d{1,9})\s*$")
@@ -42,8 +37,6 @@ class EventJumpProvider(Provider):
     DISCOVER_CAP = 20  # per kind: the palette is for jumping, the triage panel lists them all
 
     async def discover(self) -> Hits:
-        from magi_tui.ui.screens.run import RunScreen
-
         screen = self.screen
         if not isinstance(screen, RunScreen):
             return
@@ -56,14 +49,16 @@ class EventJumpProvider(Provider):
             ("recompile", [(i.event, i.reason, "") for i in t.recompiles]),
             ("recompile limit", [(i.event, i.reason, "") for i in t.recompile_limit_hits]),
         ]
+        # Scored hits rather than DiscoveryHits: the palette orders discovery hits by arrival, so the
+        # app's actions could push these below the fold; a score keeps what to look at first on top.
+        n = 0
         for kind, rows in kinds:
             for ev, what, note in rows[: self.DISCOVER_CAP]:
                 text = f"{kind}: #{ev.index:04d} {literal(what, 80)}" + (f"  ({note})" if note else "")
-                yield DiscoveryHit(text, partial(screen.jump_to, ev), help=literal(ev.name, 100))
+                n += 1
+                yield Hit(1.0 - n * 1e-6, text, partial(screen.jump_to, ev), text=text, help=literal(ev.name, 100))
 
     async def search(self, query: str) -> Hits:
-        from magi_tui.ui.screens.run import RunScreen
-
         screen = self.screen
         if not isinstance(screen, RunScreen):
             return
@@ -110,9 +105,6 @@ class MagiApp(App):
             self.set_keymap(self.user_keymap)
 
     def on_mount(self) -> None:
-        from magi_tui.ui.screens.run import RunScreen
-        from magi_tui.ui.screens.runs import RunsScreen
-
         for problem in self.keymap_problems:
             self.notify(literal(problem), severity="warning", timeout=10)
 
@@ -131,9 +123,6 @@ class MagiApp(App):
 
         With a command (``magi-tui run``), the program is started under the tracer first; its output
         goes to the log panel and its run is opened as soon as the tracer names it."""
-        from magi_tui.live.runner import ProgramRunner, tracer_command
-        from magi_tui.ui.screens.waiting import WaitingScreen
-
         runner = None
         if self.command is not None:
             runner = ProgramRunner(tracer_command(self.command, self.path))
@@ -142,8 +131,6 @@ class MagiApp(App):
 
     def action_switch_newest(self) -> None:
         """attach on a root: follow the newer run that was announced."""
-        from magi_tui.ui.screens.waiting import WaitingScreen
-
         for screen in self.screen_stack:
             if isinstance(screen, WaitingScreen):
                 if screen.newer is None:
@@ -156,8 +143,6 @@ class MagiApp(App):
         self.notify("N follows a newer run when attached to a root (magi-tui attach ROOT).")
 
     def action_help(self) -> None:
-        from magi_tui.ui.screens.help import HelpScreen
-
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
             return

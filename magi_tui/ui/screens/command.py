@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.actions import SkipAction
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Input, Static, TextArea
 
 from magi_tui.live.runner import ProgramExited, ProgramRunner, ProgramStarted, RunnerEvent, SignalSent
 from magi_tui.ui.actions import bindings
@@ -19,9 +19,8 @@ from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.widgets.process_log import ProcessLog
 
 
-def _typing(screen) -> bool:
-    from textual.widgets import TextArea
-
+def typing_in_field(screen) -> bool:
+    """Whether a key should go to a text field (filter, search) rather than run an action."""
     return isinstance(screen.focused, (Input, TextArea))
 
 
@@ -57,6 +56,9 @@ class CommandRunScreen(RunScreen):
 
     def on_mount(self) -> None:
         self.runner.subscribe(self._on_runner)
+        if self.runner.returncode is not None:  # it ended before this screen was up: the load reads it all
+            self.live = False
+            self.follow = False
 
     def on_unmount(self) -> None:
         self.runner.unsubscribe(self._on_runner)
@@ -64,7 +66,7 @@ class CommandRunScreen(RunScreen):
 
     def on_loaded(self, events: int, seconds: float) -> None:
         super().on_loaded(events, seconds)
-        if self.runner.returncode is not None:  # it ended before this screen was up
+        if self.runner.returncode is not None and self.follower is not None:  # ended while loading
             self.read_now()
             self.stop_live()
 
@@ -99,7 +101,7 @@ class CommandRunScreen(RunScreen):
         return super().check_action(action, parameters)
 
     def action_toggle_log(self) -> None:
-        if _typing(self):
+        if typing_in_field(self):
             raise SkipAction()
         log = self.query_one(ProcessLog)
         log.display = not log.display

@@ -24,7 +24,8 @@ from magi_tui.live.runner import ProgramExited, ProgramRunner, RunDirAnnounced, 
 from magi_tui.live.scan import newest, scan_root
 from magi_tui.model.discovery import normalise
 from magi_tui.ui.actions import bindings
-from magi_tui.ui.screens.command import _typing, stop_program
+from magi_tui.ui.screens.command import CommandRunScreen, stop_program, typing_in_field
+from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.screens.runs import RunsScreen
 from magi_tui.ui.widgets.process_log import ProcessLog
 
@@ -202,11 +203,7 @@ class WaitingScreen(RunsScreen):
         self.app.push_screen(self._screen_for(path))
 
     def _screen_for(self, path: Path):
-        from magi_tui.ui.screens.run import RunScreen
-
         if self.is_program_run(path):
-            from magi_tui.ui.screens.command import CommandRunScreen
-
             return CommandRunScreen(path, self.runner)
         return RunScreen(path, live=True)
 
@@ -223,8 +220,6 @@ class WaitingScreen(RunsScreen):
         path = message.row_key.value
         if not path:
             return
-        from magi_tui.ui.screens.run import RunScreen
-
         p = Path(path)
         if self.is_program_run(p):
             self.app.push_screen(self._screen_for(p))
@@ -232,7 +227,7 @@ class WaitingScreen(RunsScreen):
             self.app.push_screen(RunScreen(p, live=path in self.live_paths))
 
     async def action_newest(self) -> None:
-        if _typing(self):
+        if typing_in_field(self):
             raise SkipAction()
         await self.app.run_action("switch_newest")
 
@@ -244,7 +239,7 @@ class WaitingScreen(RunsScreen):
             self._open(target)
 
     def action_toggle_log(self) -> None:
-        if _typing(self) or self.runner is None:
+        if typing_in_field(self) or self.runner is None:
             raise SkipAction()
         log = self.query_one(ProcessLog)
         log.display = not log.display
@@ -253,7 +248,7 @@ class WaitingScreen(RunsScreen):
         await stop_program(self, self.runner)
 
     async def action_back(self) -> None:
-        if self.runner is not None and self.runner.running and not _typing(self) \
+        if self.runner is not None and self.runner.running and not typing_in_field(self) \
                 and not self.query_one("#runs-filter").value:
             self.notify("Stopping the program before quitting…", timeout=4)
             await self.runner.stop()
