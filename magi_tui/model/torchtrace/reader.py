@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from magi_format.names import point_event, scope_attrs
-from magi_format.text import relative_time
+from magi_format.text import literal, relative_time
 from magi_tui.model.events import Event
 from magi_tui.model.reader import Malformed, ReadResult
 from magi_tui.model.torchtrace import GLOG_RE, log_run_name  # noqa: F401 (log_run_name: re-exported)
@@ -201,7 +201,8 @@ class TraceLogReader:
         except OSError as exc:
             self._error(result, f"cannot read: {exc.strerror or exc}")
         except Exception as exc:  # a bug of ours must not take the viewer down: say so, keep what was read
-            self._error(result, f"cannot map record near line {self.line_no + 1}: {type(exc).__name__}: {exc}")
+            self._error(result, f"cannot map record near line {self.line_no + 1}: {type(exc).__name__}: "
+                                f"{literal(str(exc), 200)}")
         finally:
             os.close(fd)
         return result
@@ -388,8 +389,8 @@ class TraceLogReader:
         try:
             specs = self._map(kind, md, payload)
         except Exception as exc:  # a record the mapping chokes on: reported, the rest still read
-            self._bad(result, cur.line_no, f"record not mapped ({kind}): {type(exc).__name__}: {exc}",
-                      cur.header, "fail_parser")
+            self._bad(result, cur.line_no, f"record not mapped ({literal(kind, 80)}): {type(exc).__name__}: "
+                      f"{literal(str(exc), 200)}", cur.header, "fail_parser")
             return
         for spec in specs:
             self._add_event(spec, ts, cur.line_no, payload, rng, result)
