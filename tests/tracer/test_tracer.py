@@ -172,7 +172,7 @@ def test_tracer_writer_failure_is_one_warning_and_results_are_unchanged(tmp_path
     x = torch.randn(5)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with explain_compilation(tmp_path) as run:
+        with explain_compilation(tmp_path):
             g = torch.compile(f, backend="eager")
             out1 = g(x)
             out2 = g(torch.randn(7))
