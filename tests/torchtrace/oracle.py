@@ -43,6 +43,7 @@ class Facts:
     restarts: Counter = field(default_factory=Counter)         # (compile id, first line of reason) -> n
     failures: Counter = field(default_factory=Counter)         # (compile id, fail type, first line) -> n
     cache: Counter = field(default_factory=Counter)            # (compile id, cache, result) -> n
+    stats: dict = field(default_factory=dict)                  # tlparse's "Stats { ok: N, ... }"
 
 
 def tl_id(compile_id: str | None, attempt) -> str | None:
@@ -70,11 +71,15 @@ def run_tlparse(log: Path, out: Path) -> Path:
     proc = subprocess.run([tlparse_bin(), str(log), "-o", str(out), "--overwrite", "--no-browser"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    m = re.search(r"Stats \{([^}]*)\}", proc.stdout + proc.stderr)
+    stats = {k.strip(): int(v) for k, v in (kv.split(":") for kv in m.group(1).split(","))} if m else {}
+    (out / "magi_test_stats.json").write_text(json.dumps(stats))
     return out
 
 
 def tlparse_facts(out: Path) -> Facts:
     f = Facts()
+    f.stats = json.loads((out / "magi_test_stats.json").read_text())
     directory = json.loads((out / "compile_directory.json").read_text())
     f.compile_ids = [k for k in directory if k != "[-/-]"]
     lines = (out / "raw.jsonl").read_text(encoding="utf-8").splitlines()[1:]  # line 1: the string table

@@ -129,6 +129,7 @@ def test_recorded_log_facts_equal_tlparse(recorded):
     assert "size mismatch" in reasons and "dtype mismatch" in reasons
     assert {t for _, t, _ in tl.failures} == {"BackendCompilerFailed", "Unsupported"} and tl.restarts
     ours = model_facts(run)
+    assert run.reader.stats["ok"] == tl.stats["ok"]
     assert sorted(ours.compile_ids) == sorted(tl.compile_ids) and event_compile_ids(run) == set(tl.compile_ids)
     assert ours.graph_breaks == tl.graph_breaks and ours.break_texts == tl.break_texts
     assert ours.recompiles == tl.recompiles

@@ -37,6 +37,12 @@ def test_compile_ids_with_attempts(pair):
     assert event_compile_ids(run) == set(tl.compile_ids)
 
 
+def test_every_record_is_read(pair):
+    log, tl, run = pair
+    assert tl.stats["ok"] > 0 and not run.malformed
+    assert run.reader.stats["ok"] == tl.stats["ok"]  # records read, string-table entries aside
+
+
 def test_graph_breaks_with_ids_and_reasons(pair):
     log, tl, run = pair
     ours = model_facts(run)
