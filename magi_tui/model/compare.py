@@ -675,10 +675,23 @@ def _break_line(e: BreakEntry, count: str) -> str:
 
 
 def compare_lines(c: Comparison, show_all: bool = False) -> list[tuple[str, str]]:
-    """The comparison for people, as ``(style, text)`` lines (styles: head, add, del, same, warn, dim).
-    The CLI prints the text; the compare screen styles it."""
+    """The comparison for people, as ``(style, text)`` lines (styles: head, add, del, same, warn, dim)."""
+    return [(style, text) for style, text, _obj in compare_rows(c, show_all)]
+
+
+class _Rows(list):
+    """``(style, text, object)`` rows; ``append((style, text))`` carries no object."""
+
+    def append(self, row) -> None:  # type: ignore[override]
+        super().append(tuple(row) if len(row) == 3 else (row[0], row[1], None))
+
+
+def compare_rows(c: Comparison, show_all: bool = False) -> list[tuple[str, str, Any]]:
+    """The comparison for people: ``(style, text, object)`` rows, the object being what the row is
+    about (a :class:`PassCompare` for a pass row: the compare screen diffs its graphs). The CLI prints
+    the text; the compare screen styles it."""
     cap = None if show_all else 8
-    out: list[tuple[str, str]] = []
+    out = _Rows()
     aa, ab = c.a.analysis, c.b.analysis
     js = c.as_json()
 
@@ -755,7 +768,7 @@ def compare_lines(c: Comparison, show_all: bool = False) -> list[tuple[str, str]
                         + (f" ({ct['ratio']:+.0%})" if ct["ratio"] is not None else "")))
     phases, more = capped(ct["phases"])
     for ph in phases:
-        out.append(("dim", f"  {ph['phase'][:34]:34} A {_fmt_s(ph['a'])}  B {_fmt_s(ph['b'])}  {_fmt_d(ph['delta'], 's')}"))
+        out.append(("dim", f"  {ph['phase'][:38]:38} A {_fmt_s(ph['a'])}  B {_fmt_s(ph['b'])}  {_fmt_d(ph['delta'], 's')}"))
 
     out.append(("head", "Frames (compiles · compile s · ops per compile)"))
     frames, more = capped(c.frames)
@@ -769,7 +782,7 @@ def compare_lines(c: Comparison, show_all: bool = False) -> list[tuple[str, str]
             style, sign = ("warn", "~") if f.graphs_differ or j["compiles"]["delta"] else ("same", "=")
         ops_a = ",".join("?" if x is None else str(x) for x in j["op_counts"]["a"]) or "-"
         ops_b = ",".join("?" if x is None else str(x) for x in j["op_counts"]["b"]) or "-"
-        out.append((style, f"  {sign} {f.frame}"))
+        out.append((style, f"  {sign} {f.frame}", f))
         out.append(("dim", f"      compiles {j['compiles']['a'] if f.a else '-'}→{j['compiles']['b'] if f.b else '-'}"
                            f"  s {_fmt_s(j['compile_s']['a'])}→{_fmt_s(j['compile_s']['b'])}"
                            f"  ops {ops_a}→{ops_b}" + ("  graph differs" if f.graphs_differ else "")))
@@ -784,8 +797,8 @@ def compare_lines(c: Comparison, show_all: bool = False) -> list[tuple[str, str]
         by = []
         for tag, side in (("A", p.a), ("B", p.b)):
             if side is not None and side.changed_graph is not None:
-                by.append(f"{tag} {'changed' if side.changed_graph else 'kept'} its graph")
-        out.append((mark[0], f"  {mark[1]:11} {p.lifecycle} · {p.where}" + (f"  ({', '.join(by)})" if by else "")))
+                by.append(f"{tag} {'changed' if side.changed_graph else 'kept'}")
+        out.append((mark[0], f"  {mark[1]:9} {p.lifecycle} · {p.where}" + (f"  ({', '.join(by)})" if by else ""), p))
     if more:
         out.append(("dim", f"    ... {more} more (--all)"))
     one = [p for p in c.passes if not p.both]
@@ -795,7 +808,7 @@ def compare_lines(c: Comparison, show_all: bool = False) -> list[tuple[str, str]
                            + (" …" if len(one) > 4 else "")))
     if not c.passes:
         out.append(("dim", "  no pass or piece recorded a graph"))
-    return out
+    return list(out)
 
 
 def compare_text(c: Comparison, show_all: bool = False) -> str:

@@ -100,6 +100,22 @@ CATALOGUE: tuple[Act, ...] = (
         palette=False),
     Act("screen_back", "escape,q", "app.pop_screen", "Back", "Back to the previous screen", "screen"),
     Act("help_close", "escape,q,question_mark", "app.pop_screen", "Close", "Close help", "help"),
+    # -- run vs run, rank vs rank (issue #12) -------------------------------------------------
+    Act("mark_run", "m", "mark_run", "Mark",
+        "Mark the run under the cursor as A, then B (a third mark replaces the older)", "runs"),
+    Act("compare_runs", "c", "compare_runs", "Compare",
+        "Compare the two marked runs (or the marked run with the one under the cursor)", "runs"),
+    Act("ranks", "R", "ranks", "Ranks",
+        "Ranks view: where the ranks of one job compiled differently, divergent ranks first", "runs"),
+    Act("compare_back", "escape,q", "app.pop_screen", "Back", "Back to the runs list", "compare screen"),
+    Act("compare_diff", "d", "diff_pass", "Diff pass",
+        "Side-by-side diff of the selected pass's (or piece's) graph in A against B (also Enter)",
+        "compare screen"),
+    Act("compare_next", "right_square_bracket", "next_pass", "Next differing",
+        "Move to the next pass whose graph differs between A and B", "compare screen"),
+    Act("ranks_back", "escape,q", "app.pop_screen", "Back", "Back to the runs list", "ranks screen"),
+    Act("ranks_open", "enter", "open_rank", "Open rank", "Open the run of the rank under the cursor",
+        "ranks screen"),
 )
 
 _BY_ID = {a.id: a for a in CATALOGUE}

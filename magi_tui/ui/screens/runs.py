@@ -33,7 +33,7 @@ class RunsTable(DataTable):
     def on_key(self, event) -> None:
         """Typing a printable character starts filtering (no need to reach for /)."""
         if event.character and len(event.character) == 1 and event.character.isprintable() \
-                and event.character not in "jkgGqsr?/ ":
+                and event.character not in "jkgGqsr?/ " and event.key not in self.screen.active_bindings:
             flt = self.screen.query_one("#runs-filter", Input)
             flt.focus()
             flt.value += event.character
@@ -52,6 +52,8 @@ class RunsScreen(Screen):
         self.sort_key = "started"
         self.sort_reverse = True
         self.live_paths: set[str] = set()
+        #: runs marked for comparison, oldest first (A, then B)
+        self.marked: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Static(Text.assemble((" magi-tui ", "bold reverse"), "  runs under ",
@@ -98,7 +100,8 @@ class RunsScreen(Screen):
         self._render_rows()
         n = len(rows)
         self.query_one("#runs-status", Static).update(
-            Text(f"{n} run(s) · Enter open · s sort ({self.sort_key}) · type to filter", style="dim")
+            Text(f"{n} run(s) · Enter open · m mark, c compare · R ranks · s sort ({self.sort_key}) · type to filter",
+                 style="dim")
             if n else Text(f"no runs under {literal(str(self.root))} "
                            "(a run is a directory with timeline_events/ or compiled_functions/)", style="yellow"))
 
@@ -126,9 +129,12 @@ class RunsScreen(Screen):
             hay = f"{r['label']} {r['path']} {status}".lower()
             if flt and flt not in hay:
                 continue
+            label = Text(literal(r["label"], 40))
+            if r["path"] in self.marked:
+                label = Text.assemble((f"[{'AB'[self.marked.index(r['path'])]}] ", "bold reverse"), label)
             table.add_row(
                 Text(fmt_time(r["started"]) if r["started"] else "-"),
-                Text(literal(r["label"], 40)),
+                label,
                 Text("-" if r["rank"] is None else str(r["rank"]), justify="right"),
                 Text(str(r["events"]), justify="right"),
                 Text(str(r["failures"]), justify="right", style="red" if r["failures"] else ""),
@@ -166,6 +172,50 @@ class RunsScreen(Screen):
             from magi_tui.ui.screens.run import RunScreen
 
             self.app.push_screen(RunScreen(Path(path), live=path in self.live_paths))
+
+    # -- run vs run, rank vs rank -----------------------------------------------------------------
+    def _cursor_path(self) -> str | None:
+        table = self.query_one(RunsTable)
+        if not table.row_count or table.cursor_row is None:
+            return None
+        try:
+            return table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        except Exception:
+            return None
+
+    def action_mark_run(self) -> None:
+        path = self._cursor_path()
+        if path is None:
+            self.notify("No run under the cursor to mark.", severity="warning")
+            return
+        if path in self.marked:
+            self.marked.remove(path)
+            self.notify(f"unmarked {literal(self._shown_path(path), 70)}", timeout=3)
+        else:
+            self.marked = (self.marked + [path])[-2:]
+            which = "AB"[self.marked.index(path)]
+            nxt = "press c to compare" if len(self.marked) == 2 else "mark another run (m), or move to one and press c"
+            self.notify(f"marked {which}: {literal(self._shown_path(path), 70)} — {nxt}", timeout=4)
+        self._render_rows()
+
+    def action_compare_runs(self) -> None:
+        pair = list(self.marked)
+        if len(pair) == 1:
+            cur = self._cursor_path()
+            if cur is not None and cur != pair[0]:
+                pair.append(cur)
+        if len(pair) != 2:
+            self.notify("Mark two runs with m (or mark one and move to another), then press c.",
+                        severity="warning")
+            return
+        from magi_tui.ui.screens.compare import CompareScreen
+
+        self.app.push_screen(CompareScreen(Path(pair[0]), Path(pair[1])))
+
+    def action_ranks(self) -> None:
+        from magi_tui.ui.screens.ranks import RanksScreen
+
+        self.app.push_screen(RanksScreen(self.root))
 
     def action_filter(self) -> None:
         self.query_one("#runs-filter", Input).focus()

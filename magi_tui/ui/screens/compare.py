@@ -1,0 +1,148 @@
+"""The compare screen: run A against run B (what ``magi-tui compare A B`` prints, as a list to move in).
+
+The comparison is built by the model (:func:`magi_tui.model.compare.compare_runs`) in a thread worker.
+Rows about a pass or piece present on both sides open the side-by-side diff of the graph after it,
+A against B (``d`` or Enter); a frame row says so instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from magi_format.text import literal
+from magi_tui.model.compare import PassCompare, compare_rows
+from magi_tui.model.run import RunModel
+from magi_tui.ui.actions import bindings, vim_bindings
+from magi_tui.ui.widgets.footer import MagiFooter
+
+STYLES = {"head": "bold", "add": "green", "del": "red", "warn": "yellow", "same": "", "dim": "dim", "": ""}
+
+
+class CompareTable(OptionList):
+    BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="first", bottom="last")
+
+
+def short_name(path: Path, other: Path) -> str:
+    """A run's name, with its run id when both runs share the model dir name."""
+    if path.name == other.name and path.parent.name != other.parent.name:
+        return f"{path.parent.name}/{path.name}"
+    return path.name
+
+
+class CompareScreen(Screen):
+    BINDINGS = bindings("compare screen")
+    ACTION_SCOPES = ("compare screen",)
+    DEFAULT_CSS = """
+    CompareScreen #compare-title { height: 2; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
+    CompareScreen #compare-table { height: 1fr; border: none; padding: 0; }
+    CompareScreen #compare-status { height: 1; color: $text-muted; }
+    """
+
+    def __init__(self, a: Path, b: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.path_a = Path(a)
+        self.path_b = Path(b)
+        self.comparison = None
+        self.row_objects: list[Any] = []
+        self.loaded = False
+
+    def compose(self) -> ComposeResult:
+        t = Text(" compare ", style="bold reverse", end="", no_wrap=True, overflow="ellipsis")
+        t.append(" A ", style="bold red")
+        t.append(literal(short_name(self.path_a, self.path_b), 120), style="red")
+        t.append("\n          B ", style="bold green")
+        t.append(literal(short_name(self.path_b, self.path_a), 120), style="green")
+        yield Static(t, id="compare-title")
+        yield CompareTable(id="compare-table")
+        yield Static(Text("comparing…", style="cyan"), id="compare-status")
+        yield MagiFooter()
+
+    def on_mount(self) -> None:
+        self.query_one(CompareTable).focus()
+        self._compare()
+
+    @work(thread=True, exclusive=True)
+    def _compare(self) -> None:
+        try:
+            from magi_tui.model.compare import compare_runs
+
+            a = RunModel(self.path_a).load()
+            b = RunModel(self.path_b).load()
+            c = compare_runs(a, b)
+            rows = compare_rows(c, show_all=True)
+        except Exception as exc:  # a broken run is a message, not a crash
+            self.app.call_from_thread(self._failed, f"cannot compare: {type(exc).__name__}: {exc}")
+            return
+        self.app.call_from_thread(self._show, c, rows)
+
+    def _failed(self, message: str) -> None:
+        self.query_one("#compare-status", Static).update(Text(literal(message), style="red"))
+        self.loaded = True
+
+    def _show(self, c, rows: list[tuple[str, str, Any]]) -> None:
+        self.comparison = c
+        table = self.query_one(CompareTable)
+        table.clear_options()
+        self.row_objects = []
+        options = []
+        for style, text, obj in rows[2:]:  # the title already names A and B
+            st = STYLES.get(style, "")
+            # a wrapped line keeps its indent: at 80 columns nothing is cut off
+            options.append(Option(Text(literal(text) or " ", style=st, overflow="fold")))
+            self.row_objects.append(obj)
+        table.add_options(options)
+        table.highlighted = 0 if options else None
+        n_diff = sum(1 for p in c.passes if p.after_differs)
+        self.query_one("#compare-status", Static).update(Text(
+            f"{'changed' if c.changed else 'no change'} · {n_diff} pass graph(s) differ · "
+            "d / Enter on a pass: diff its graph A vs B", style="dim"))
+        self.loaded = True
+
+    def current_object(self) -> Any:
+        i = self.query_one(CompareTable).highlighted
+        if i is None or not (0 <= i < len(self.row_objects)):
+            return None
+        return self.row_objects[i]
+
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        message.stop()
+        self.action_diff_pass()
+
+    def action_next_pass(self) -> None:
+        """Move to the next pass whose graph differs between A and B."""
+        table = self.query_one(CompareTable)
+        start = (table.highlighted or 0) + 1
+        order = list(range(start, len(self.row_objects))) + list(range(0, start))
+        for i in order:
+            obj = self.row_objects[i]
+            if isinstance(obj, PassCompare) and obj.after_differs:
+                table.highlighted = i
+                return
+        self.notify("No pass graph differs between A and B.", timeout=3)
+
+    def action_diff_pass(self) -> None:
+        obj = self.current_object()
+        if not isinstance(obj, PassCompare):
+            self.notify("Select a pass or piece row (under “Passes and pieces”) to diff its graph A vs B.",
+                        severity="warning")
+            return
+        if not obj.both:
+            self.notify(f"{literal(obj.lifecycle)} ran on one side only: nothing to diff.", severity="warning")
+            return
+        left, right = obj.a.after, obj.b.after
+        if left is None or right is None or left.path is None or right.path is None:
+            why = (left.problem if left is not None and left.path is None else None) or \
+                  (right.problem if right is not None and right.path is None else None) or "no graph file"
+            self.notify(f"{literal(obj.lifecycle)}: cannot diff ({literal(why)}).", severity="warning")
+            return
+        from magi_tui.ui.screens.diff import DiffScreen
+
+        self.app.push_screen(DiffScreen(left, right, left_run=self.path_a, right_run=self.path_b))
