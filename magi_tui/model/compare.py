@@ -312,7 +312,7 @@ class PassCompare:
 
     @property
     def where(self) -> str:
-        parts = [self.frame]
+        parts = [self.frame] if self.frame else []
         if self.frame_compile_id is not None:
             parts.append(f"compile {self.frame_compile_id}")
         if self.subgraph_index is not None:
@@ -798,7 +798,7 @@ def compare_rows(c: Comparison, show_all: bool = False) -> list[tuple[str, str, 
         for tag, side in (("A", p.a), ("B", p.b)):
             if side is not None and side.changed_graph is not None:
                 by.append(f"{tag} {'changed' if side.changed_graph else 'kept'}")
-        out.append((mark[0], f"  {mark[1]:9} {p.lifecycle} · {p.where}" + (f"  ({', '.join(by)})" if by else ""), p))
+        out.append((mark[0], f"  {mark[1]:9} {p.lifecycle}" + (f" · {p.where}" if p.where else "") + (f"  ({', '.join(by)})" if by else ""), p))
     if more:
         out.append(("dim", f"    ... {more} more (--all)"))
     one = [p for p in c.passes if not p.both]

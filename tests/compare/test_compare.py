@@ -83,3 +83,20 @@ def test_compare_unusable_input_is_exit_2(traced_pair, tmp_path, capsys):
     root = a.parents[2]          # .../a holds one run: a root is fine
     assert main(["compare", str(root), str(b)]) == 0
     capsys.readouterr()
+
+
+@pytest.mark.usefixtures("fixtures_dir")
+def test_upstream_runs_without_compile_ids_align_by_code_object(capsys):
+    """The shared transformer runs (cold, then warm cache): no compile ids, so frames come from
+    compiled_functions/ and passes are matched by lifecycle, piece and occurrence."""
+    from tests.support.paths import COLD, WARM
+
+    code, j = _json(capsys, "compare", str(COLD), str(WARM), "--json")
+    assert code == 0
+    assert [f["status"] for f in j["frames"]] == ["both"] and j["frames"][0]["name"] == "forward"
+    assert j["cache"]["a"]["misses"] > 0 and j["cache"]["b"]["hits"] > 0 and j["cache"]["delta"]["hits"] > 0
+    both = [p for p in j["passes"] if p["status"] == "both"]
+    assert both and all(p["frame"] == "" and p["after_differs"] is False for p in both)
+    # the warm run loads pieces from the cache: their post-grad passes ran in A only
+    assert any(p["status"] == "only_a" and p["lifecycle"] == "PostCleanupPass" for p in j["passes"])
+    assert j["compile_s"]["a"] > j["compile_s"]["b"]
