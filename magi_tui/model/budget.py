@@ -354,7 +354,8 @@ def _check_baseline(policy: Policy, pairs: list[tuple[RunModel, RunModel]]) -> l
             fl.ok = False
             frame = (ev.summary or {}).get("frame")
             fl.line = (f"baseline.no_new_failures: new failure #{ev.index} {ev.lifecycle or ev.frag}"
-                       + (f" in frame {frame}" if frame else "") + f": {h.reason or '-'}"
+                       + (f" in frame {frame}" if frame else "")
+                       + (f" ({ev.compile_id})" if ev.compile_id else "") + f": {h.reason or '-'}"
                        + (" (recovered)" if h.recovered else "") + tag)
 
         ta, tb = c.compile_s
@@ -404,6 +405,9 @@ def check(runs: list[RunModel], policy: Policy, baseline: list[RunModel] | None 
         if problem:
             raise PolicyError(problem)
         results += _check_baseline(policy, pairs)
+    for r in results:  # one line per broken budget, whatever the run's text held (a message with newlines)
+        r.line = " ".join(r.line.split())
+        r.details = [" ".join(d.split()) for d in r.details]
     return CheckReport(runs, policy, results, base)
 
 
