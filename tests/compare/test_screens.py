@@ -83,3 +83,29 @@ async def test_ranks_view_shows_the_divergent_rank_first(two_ranks):
         assert "compile_ids: compile 0/1 (f) on rank(s) 1 only" in text
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen), what="back on the runs list")
+
+
+@pytest.mark.usefixtures("fixtures_dir")
+@pytest.mark.parametrize("no_color", [False, True])
+async def test_compare_screen_on_upstream_runs_at_80x24(monkeypatch, no_color):
+    """The shared cold / warm transformer runs (no compile ids), also under NO_COLOR; a pass row's diff opens."""
+    from tests.support.paths import COLD, WARM
+
+    if no_color:
+        monkeypatch.setenv("NO_COLOR", "1")
+    app = MagiApp(COLD)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.screen is not None and type(app.screen).__name__ == "RunScreen")
+        app.push_screen(CompareScreen(COLD, WARM))
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.loaded,
+                       what="the compare screen")
+        text = screen_text(app)
+        assert "Traceback" not in text and "cannot compare" not in text
+        assert "run_20261122_111900/model_1_TwoLayerTransformer_rank_0" in text   # same model dir: run ids shown
+        assert "Cache (hits / misses / bypasses)" in text and not unsafe_on_screen(app)
+        screen = app.screen
+        i = next(k for k, o in enumerate(screen.row_objects) if getattr(o, "both", False))
+        screen.query_one(CompareTable).highlighted = i
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.diff is not None,
+                       what="the pass's diff")
