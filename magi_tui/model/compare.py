@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any, Iterable
 
+from magi_format.layout import event_folder_rel as fmt_event_folder_rel
 from magi_tui.model.checks import Analysis, BreakEntry, FrameRow, RecompileInfo, analyse
 from magi_tui.model.diff import read_side
 from magi_tui.model.events import Event
@@ -36,7 +37,7 @@ from magi_tui.model.report import cascade_json
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade
 
-MAX_GRAPH_READS = 400        # graph files read per comparison side, at most
+MAX_GRAPH_READS = 2000       # graph files read per comparison, at most (the rest: not compared)
 GRAPH_MAX_LINES = 50_000
 _SKIP_LIFECYCLES = frozenset({"compile", "dynamo_capture"})
 
@@ -81,33 +82,59 @@ def _graph_name(ev: Event) -> str | None:
     return None
 
 
-@dataclass
 class GraphRef:
-    """One graph file of a run (what the diff screen opens: ``path`` and ``title``)."""
+    """One graph file of a run (what the diff screen opens: ``path`` and ``title``).
 
-    run: RunModel
-    event: Event
-    name: str
-    path: Any  # Path | None
-    problem: str | None = None
+    The file is located (checked to be a regular file inside the run) only when ``path`` is first
+    asked for: a run with 100k events has tens of thousands of pass graphs, and a comparison reads a
+    bounded number of them."""
+
+    __slots__ = ("run", "event", "name", "_found")
+
+    def __init__(self, run: RunModel, event: Event, name: str) -> None:
+        self.run = run
+        self.event = event
+        self.name = name
+        self._found: tuple[Any, str | None] | None = None
+
+    def _locate(self) -> tuple[Any, str | None]:
+        if self._found is None:
+            self._found = (None, "not listed")
+            for fname, path, problem in self.run.files(self.event):
+                if fname == self.name:
+                    self._found = (path, problem)
+                    break
+        return self._found
+
+    @property
+    def path(self):
+        """The file (a regular file inside the run), else None (see ``problem``)."""
+        return self._locate()[0]
+
+    @property
+    def problem(self) -> str | None:
+        return self._locate()[1]
+
+    @property
+    def rel(self) -> str:
+        """Where the file is, relative to the run dir (not checked)."""
+        return f"{fmt_event_folder_rel(self.event.index, self.event.name, self.event.subgraph)}/{self.name}"
 
     @property
     def title(self) -> str:
         return f"{self.event.index:04d} {self.event.name} · {self.name}"
 
     def as_json(self) -> dict[str, Any]:
-        return {"index": self.event.index, "event": self.event.name, "file": self.name,
-                "path": None if self.path is None else str(self.path), "problem": self.problem}
+        out: dict[str, Any] = {"index": self.event.index, "event": self.event.name, "file": self.name,
+                               "rel": self.rel}
+        if self._found is not None:  # read for the comparison: whether it could be
+            out["problem"] = self._found[1]
+        return out
 
 
 def graph_ref(run: RunModel, ev: Event) -> GraphRef | None:
     name = _graph_name(ev)
-    if name is None:
-        return None
-    for fname, path, problem in run.files(ev):
-        if fname == name:
-            return GraphRef(run, ev, name, path, problem)
-    return GraphRef(run, ev, name, None, "not listed")
+    return None if name is None else GraphRef(run, ev, name)
 
 
 class _GraphReader:
@@ -118,14 +145,17 @@ class _GraphReader:
         self._cache: dict[str, tuple[str, ...] | None] = {}
 
     def lines(self, ref: GraphRef | None) -> tuple[str, ...] | None:
-        if ref is None or ref.path is None:
+        if ref is None:
             return None
-        key = str(ref.path)
+        key = f"{ref.run.path}\0{ref.rel}"
         if key in self._cache:
             return self._cache[key]
         if self.budget <= 0:
             return None
         self.budget -= 1
+        if ref.path is None:
+            self._cache[key] = None
+            return None
         lines, problem = read_side(ref.path, ref.run.path, GRAPH_MAX_LINES)
         # comments (``# File: /home/…/model.py:12 in forward``) name paths of one machine: not the graph
         out = None if problem else tuple(_norm(ln) for ln in lines if not ln.lstrip().startswith("#"))
@@ -225,8 +255,8 @@ def side_facts(run: RunModel, reader: _GraphReader | None = None) -> Side:
                     cf.compile_s = (cf.compile_s or 0.0) + d / 1000.0
                 cf.status = "ok" if ev.phase == "after" and cf.status != "failed" else "failed"
             elif ev.frag == "dynamo_capture" and ev.phase == "after" and cf.graph_hash_source != "recorded":
-                h = reader.digest(graph_ref(run, ev) if "captured_graph.py" not in (ev.files or ()) else
-                                  _named_ref(run, ev, "captured_graph.py"))
+                h = reader.digest(GraphRef(run, ev, "captured_graph.py") if "captured_graph.py" in (ev.files or ())
+                                  else graph_ref(run, ev))
                 if h is not None:
                     cf.graph_hash, cf.graph_hash_source = h, "captured_graph"
             continue
@@ -246,13 +276,6 @@ def side_facts(run: RunModel, reader: _GraphReader | None = None) -> Side:
         pf = PassFacts(base + (occurrences[base],), lc, ev.subgraph_index, gi, ev.compile_id, before, after)
         side.passes.setdefault(fkey, []).append(pf)
     return side
-
-
-def _named_ref(run: RunModel, ev: Event, name: str) -> GraphRef | None:
-    for fname, path, problem in run.files(ev):
-        if fname == name:
-            return GraphRef(run, ev, name, path, problem)
-    return None
 
 
 # -- aligning frames ---------------------------------------------------------------------------------
@@ -489,7 +512,9 @@ class Comparison:
                            "only_b": sum(1 for f in self.frames if f.status == "only_b"),
                            "graphs_differ": sum(1 for f in self.frames if f.graphs_differ)},
                 "passes": {"both": sum(1 for p in self.passes if p.both),
-                           "after_differs": sum(1 for p in self.passes if p.after_differs)},
+                           "after_differs": sum(1 for p in self.passes if p.after_differs),
+                           # past the read budget (MAX_GRAPH_READS files) or a graph that could not be read
+                           "not_compared": sum(1 for p in self.passes if p.both and p.after_differs is None)},
             },
             "graph_breaks": {
                 "added": [b.as_json() for b in self.breaks_added],
@@ -613,17 +638,20 @@ def _compare_passes(a: Side, b: Side, name_of: dict, reader: _GraphReader) -> li
     for k in keys:
         pa, pb = ia.get(k), ib.get(k)
         frame, fcid, sgi, gi, lc, occ = k
-        pc = PassCompare(frame, lc, sgi, gi, fcid, occ, pa, pb)
-        for p in (pa, pb):
+        out.append(PassCompare(frame, lc, sgi, gi, fcid, occ, pa, pb))
+    # the graphs after each pass, A against B, first; then whether each pass changed its graph. A run
+    # with tens of thousands of passes is compared as far as the read budget goes (None past it).
+    for pc in out:
+        if pc.a is not None and pc.b is not None:
+            la, lb = reader.lines(pc.a.after), reader.lines(pc.b.after)
+            if la is not None and lb is not None:
+                pc.after_differs = la != lb
+    for pc in out:
+        for p in (pc.a, pc.b):
             if p is not None and p.before is not None and p.after is not None:
                 la, lb = reader.lines(p.before), reader.lines(p.after)
                 if la is not None and lb is not None:
                     p.changed_graph = _strip_header(la) != _strip_header(lb)
-        if pa is not None and pb is not None:
-            la, lb = reader.lines(pa.after), reader.lines(pb.after)
-            if la is not None and lb is not None:
-                pc.after_differs = la != lb
-        out.append(pc)
     return out
 
 
@@ -686,11 +714,11 @@ class _Rows(list):
         super().append(tuple(row) if len(row) == 3 else (row[0], row[1], None))
 
 
-def compare_rows(c: Comparison, show_all: bool = False) -> list[tuple[str, str, Any]]:
+def compare_rows(c: Comparison, show_all: bool = False, cap: int | None = None) -> list[tuple[str, str, Any]]:
     """The comparison for people: ``(style, text, object)`` rows, the object being what the row is
     about (a :class:`PassCompare` for a pass row: the compare screen diffs its graphs). The CLI prints
     the text; the compare screen styles it."""
-    cap = None if show_all else 8
+    cap = None if show_all else (cap or 8)
     out = _Rows()
     aa, ab = c.a.analysis, c.b.analysis
     js = c.as_json()
@@ -790,10 +818,11 @@ def compare_rows(c: Comparison, show_all: bool = False) -> list[tuple[str, str, 
         out.append(("dim", f"    ... {more} more frame(s) (--all)"))
 
     out.append(("head", "Passes and pieces (graph after, A vs B)"))
-    both = [p for p in c.passes if p.both]
+    # what changed first: passes whose graph differs, then the same, then those not compared
+    both = sorted((p for p in c.passes if p.both), key=lambda p: {True: 0, False: 1, None: 2}[p.after_differs])
     items, more = capped(both)
     for p in items:
-        mark = {True: ("warn", "≠ differs"), False: ("same", "= same"), None: ("dim", "? unreadable")}[p.after_differs]
+        mark = {True: ("warn", "≠ differs"), False: ("same", "= same"), None: ("dim", "? not read")}[p.after_differs]
         by = []
         for tag, side in (("A", p.a), ("B", p.b)):
             if side is not None and side.changed_graph is not None:

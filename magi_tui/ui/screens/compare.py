@@ -23,6 +23,7 @@ from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.widgets.footer import MagiFooter
 
+MAX_ROWS_PER_LIST = 400   # a run with 30k passes stays quick to show; the CLI's --json has them all
 STYLES = {"head": "bold", "add": "green", "del": "red", "warn": "yellow", "same": "", "dim": "dim", "": ""}
 
 
@@ -77,7 +78,7 @@ class CompareScreen(Screen):
             a = RunModel(self.path_a).load()
             b = RunModel(self.path_b).load()
             c = compare_runs(a, b)
-            rows = compare_rows(c, show_all=True)
+            rows = compare_rows(c, cap=MAX_ROWS_PER_LIST)
         except Exception as exc:  # a broken run is a message, not a crash
             self.app.call_from_thread(self._failed, f"cannot compare: {type(exc).__name__}: {exc}")
             return
