@@ -18,9 +18,10 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from magi_format.text import literal
-from magi_tui.model.compare import PassCompare, compare_rows
+from magi_tui.model.compare import PassCompare, compare_rows, compare_runs
 from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
+from magi_tui.ui.screens.diff import DiffScreen
 from magi_tui.ui.widgets.footer import MagiFooter
 
 MAX_ROWS_PER_LIST = 400   # a run with 30k passes stays quick to show; the CLI's --json has them all
@@ -73,8 +74,6 @@ class CompareScreen(Screen):
     @work(thread=True, exclusive=True)
     def _compare(self) -> None:
         try:
-            from magi_tui.model.compare import compare_runs
-
             a = RunModel(self.path_a).load()
             b = RunModel(self.path_b).load()
             c = compare_runs(a, b)
@@ -144,6 +143,4 @@ class CompareScreen(Screen):
                   (right.problem if right is not None and right.path is None else None) or "no graph file"
             self.notify(f"{literal(obj.lifecycle)}: cannot diff ({literal(why)}).", severity="warning")
             return
-        from magi_tui.ui.screens.diff import DiffScreen
-
         self.app.push_screen(DiffScreen(left, right, left_run=self.path_a, right_run=self.path_b))

@@ -18,9 +18,10 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from magi_format.text import literal
-from magi_tui.model.ranks import RankRun, ranks_lines
+from magi_tui.model.ranks import RankRun, find_jobs, ranks_lines
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.screens.compare import STYLES
+from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.widgets.footer import MagiFooter
 
 
@@ -58,8 +59,6 @@ class RanksScreen(Screen):
     @work(thread=True, exclusive=True)
     def _scan(self) -> None:
         try:
-            from magi_tui.model.ranks import find_jobs
-
             jobs, loners = find_jobs(self.root)
         except Exception as exc:
             self.app.call_from_thread(self._show, [], [], f"cannot read ranks: {type(exc).__name__}: {exc}")
@@ -107,6 +106,4 @@ class RanksScreen(Screen):
         if not isinstance(obj, RankRun):
             self.notify("Select a rank row to open its run.", severity="warning")
             return
-        from magi_tui.ui.screens.run import RunScreen
-
         self.app.push_screen(RunScreen(obj.run.path))

@@ -20,6 +20,8 @@ from magi_tui.model.discovery import find_runs
 from magi_tui.model.report import fmt_duration, fmt_time, run_label
 from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
+from magi_tui.ui.screens.compare import CompareScreen
+from magi_tui.ui.screens.ranks import RanksScreen
 from magi_tui.ui.widgets.footer import MagiFooter
 
 STATUS_STYLE = {"failed": "bold red", "recovered": "yellow", "ok": "green", "incomplete": "cyan",
@@ -208,13 +210,9 @@ class RunsScreen(Screen):
             self.notify("Mark two runs with m (or mark one and move to another), then press c.",
                         severity="warning")
             return
-        from magi_tui.ui.screens.compare import CompareScreen
-
         self.app.push_screen(CompareScreen(Path(pair[0]), Path(pair[1])))
 
     def action_ranks(self) -> None:
-        from magi_tui.ui.screens.ranks import RanksScreen
-
         self.app.push_screen(RanksScreen(self.root))
 
     def action_filter(self) -> None:
