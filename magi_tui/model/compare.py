@@ -328,6 +328,7 @@ class PassCompare:
     a: PassFacts | None
     b: PassFacts | None
     after_differs: bool | None = None      # the graph after the pass, A vs B
+    before_differs: bool | None = None     # the graph it was given, A vs B (False + after_differs: the pass did it)
 
     @property
     def both(self) -> bool:
@@ -355,7 +356,8 @@ class PassCompare:
                 "graph_index": self.graph_index, "frame_compile_id": self.frame_compile_id,
                 "occurrence": self.occurrence,
                 "status": "both" if self.both else ("only_a" if self.a is not None else "only_b"),
-                "after_differs": self.after_differs, "a": side(self.a), "b": side(self.b)}
+                "after_differs": self.after_differs, "before_differs": self.before_differs,
+                "a": side(self.a), "b": side(self.b)}
 
 
 @dataclass
@@ -647,6 +649,11 @@ def _compare_passes(a: Side, b: Side, name_of: dict, reader: _GraphReader) -> li
             if la is not None and lb is not None:
                 pc.after_differs = la != lb
     for pc in out:
+        if pc.after_differs is not None:
+            la, lb = reader.lines(pc.a.before), reader.lines(pc.b.before)
+            if la is not None and lb is not None:
+                pc.before_differs = _strip_header(la) != _strip_header(lb)
+    for pc in out:
         for p in (pc.a, pc.b):
             if p is not None and p.before is not None and p.after is not None:
                 la, lb = reader.lines(p.before), reader.lines(p.after)
@@ -827,7 +834,12 @@ def compare_rows(c: Comparison, show_all: bool = False, cap: int | None = None) 
         for tag, side in (("A", p.a), ("B", p.b)):
             if side is not None and side.changed_graph is not None:
                 by.append(f"{tag} {'changed' if side.changed_graph else 'kept'}")
-        out.append((mark[0], f"  {mark[1]:9} {p.lifecycle}" + (f" · {p.where}" if p.where else "") + (f"  ({', '.join(by)})" if by else ""), p))
+        if p.after_differs and p.before_differs is False:
+            by.append("same input: the pass made the difference")
+        elif p.after_differs and p.before_differs:
+            by.append("its input differs too")
+        out.append((mark[0], f"  {mark[1]:9} {p.lifecycle}" + (f" · {p.where}" if p.where else "")
+                    + (f"  ({', '.join(by)})" if by else ""), p))
     if more:
         out.append(("dim", f"    ... {more} more (--all)"))
     one = [p for p in c.passes if not p.both]

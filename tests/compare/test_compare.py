@@ -39,18 +39,18 @@ def test_compare_json_names_what_changed(traced_pair, capsys):
     assert j["failures"] == {"new": [], "fixed": [], "a_unrecovered": 0, "b_unrecovered": 0}
     assert set(j["compile_s"]) >= {"a", "b", "delta", "phases"} and j["compile_s"]["a"] > 0
     assert set(j["cache"]) == {"a", "b", "delta"}
-    # frames aligned by code object: f on both sides (compiled once in A, twice in B), the resume
-    # function after the break in B only
+    # frames aligned by code object: f on both sides (compiled once in A, twice in B, the same Dynamo graph
+    # for compile 0), h (with the break) in B only
     frames = {fr["name"]: fr for fr in j["frames"]}
     f = frames["f"]
     assert f["status"] == "both" and f["compiles"] == {"a": 1, "b": 2, "delta": 1}
-    assert f["recompiles"]["b"] == 1 and f["graph_breaks"]["b"] >= 1
-    assert f["op_counts"]["a"] == [3] and f["op_counts"]["b"][0] < 3   # B's graph stops at the print
-    assert f["graphs_differ"] is True
+    assert f["recompiles"] == {"a": 0, "b": 1, "delta": 1} and f["graph_breaks"]["b"] == 0
+    assert f["op_counts"] == {"a": [3], "b": [3, 3]} and f["graphs_differ"] is False
     ids = {c["frame_compile_id"]: c for c in f["compile_ids"]}
-    assert ids[0]["same_graph"] is False and ids[1]["a"] is None and ids[1]["b"]["compile_id"].endswith("/1")
-    resume = [fr for fr in j["frames"] if fr["name"].startswith("torch_dynamo_resume_in_f")]
-    assert resume and resume[0]["status"] == "only_b"
+    assert ids[0]["same_graph"] is True and ids[0]["a"]["graph_hash"] == ids[0]["b"]["graph_hash"]
+    assert ids[1]["a"] is None and ids[1]["b"]["compile_id"].endswith("/1")
+    assert frames["h"]["status"] == "only_b" and frames["h"]["graph_breaks"]["b"] >= 1
+    assert added[0]["frames"] and added[0]["frames"][0].startswith("h (pair.py:")
 
 
 def test_passes_on_both_sides_say_whether_the_graph_changed(traced_pair):
@@ -60,10 +60,11 @@ def test_passes_on_both_sides_say_whether_the_graph_changed(traced_pair):
     swap = both["SwapPass"]
     assert swap.after_differs is True
     assert swap.a.changed_graph is False and swap.b.changed_graph is True  # only B's pass rewrote relu
+    assert swap.before_differs is False                                    # from the same graph
     assert swap.a.after.path is not None and swap.b.after.path is not None and swap.a.after.title
     assert "compiler_compile" in both and "graph_split" in both
     text = compare_text(c)
-    assert "+ GB0059" in text and "SwapPass" in text and "(A kept, B changed)" in text
+    assert "+ GB0059" in text and "SwapPass" in text and "(A kept, B changed, same input: the pass made the difference)" in text
 
 
 def test_a_run_against_itself_is_unchanged(traced_pair, capsys):
