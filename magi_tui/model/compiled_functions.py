@@ -9,7 +9,8 @@ entry). Only paths are collected here; files are read by the views on demand, th
 Nothing outside the run is indexed or read: a ``compiled_functions/`` that is itself a link out of the
 run gives no functions (:func:`compiled_functions_problem` says why), links out of the run in a listing
 are left out, and a fixed-name file (``guards.txt``, ``overview.md``, ...) that is a link out, a FIFO
-or a device is kept in the index so the view can say it was refused — but never read here.
+or a device is not indexed as a path (so no consumer of the index can read it) but named in
+``refused`` with the reason, for the view to show.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ class Entry:
     guard_leaves: int | None
     compiled_fns: list[CompiledFn] = field(default_factory=list)
     resume_fns: list["Function"] = field(default_factory=list)
+    #: fixed-name files that are there but refused: (file name, why)
+    refused: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -66,19 +69,28 @@ class Function:
     duplicate_of: str | None = None   # a resume fn already shown elsewhere
     truncated: bool = False           # deeper resume fns not indexed (depth bound)
     problem: str | None = None        # indexing stopped here (a hostile or broken tree)
+    #: fixed-name files that are there but refused: (file name, why)
+    refused: list[tuple[str, str]] = field(default_factory=list)
 
 
 #: bytes of guards.txt read to count its leaves
 MAX_GUARDS_BYTES = 64 << 20
 
 
-def _file(p: Path) -> Path | None:
-    """``p`` if something that is not a directory is there (a file, or a link / FIFO the reader will
-    refuse with a message), else None."""
+def _file(p: Path, base: Path | None = None, refused: list | None = None) -> Path | None:
+    """``p`` if it is a regular file inside ``base``; None if nothing is there. Something else there
+    (a link out of the run, a FIFO, a device, a directory) is None too, and named in ``refused``."""
     try:
-        return p if p.is_symlink() or (p.exists() and not p.is_dir()) else None
+        if not (p.is_symlink() or p.exists()):
+            return None
     except (OSError, ValueError):
         return None
+    problem = _files.problem_of(p, base)
+    if problem is None:
+        return p
+    if refused is not None:
+        refused.append((p.name, problem))
+    return None
 
 
 def _count_leaves(guards: Path, base: Path | None = None) -> int | None:
@@ -167,8 +179,10 @@ def _compiled_fns(d: Path, base: Path | None = None) -> list[CompiledFn]:
 
 
 def _function(path: Path, depth: int, seen: set[str], base: Path | None = None) -> Function:
-    fn = Function(path.name, path, _file(path / "overview.md"), _file(path / "decompiled_code.py"),
-                  _file(path / "bytecode_info.txt"))
+    refused: list[tuple[str, str]] = []
+    fn = Function(path.name, path, _file(path / "overview.md", base, refused),
+                  _file(path / "decompiled_code.py", base, refused),
+                  _file(path / "bytecode_info.txt", base, refused), refused=refused)
     try:
         _entries(fn, path, depth, seen, base)
     except Exception as exc:  # a hostile tree: keep what was indexed, say where it stopped
@@ -183,18 +197,22 @@ def _entries(fn: Function, path: Path, depth: int, seen: set[str], base: Path | 
         if m and _is_dir(e):
             entries.append((int(m.group(1)), e))
     for idx, e in sorted(entries):
-        g = _file(e / "guards.txt")
-        entry = Entry(idx, e, _file(e / "decompiled_code.py"), _file(e / "bytecode_info.txt"), g,
-                      _count_leaves(g, base) if g else None, _compiled_fns(e / "compiled_fns", base))
+        refused: list[tuple[str, str]] = []
+        g = _file(e / "guards.txt", base, refused)
+        entry = Entry(idx, e, _file(e / "decompiled_code.py", base, refused),
+                      _file(e / "bytecode_info.txt", base, refused), g,
+                      _count_leaves(g, base) if g else None, _compiled_fns(e / "compiled_fns", base),
+                      refused=refused)
         rdir = e / "resume_fns"
         if _is_dir(rdir) and (base is None or is_inside(base, rdir)):
             for r in sorted(p for p in _listdir(rdir, base) if _is_dir(p)):
                 if r.name in seen:
-                    entry.resume_fns.append(Function(r.name, r, _file(r / "overview.md"), None, None,
+                    entry.resume_fns.append(Function(r.name, r, _file(r / "overview.md", base), None, None,
                                                      duplicate_of=r.name))
                 elif depth >= MAX_RESUME_DEPTH:
-                    entry.resume_fns.append(Function(r.name, r, _file(r / "overview.md"),
-                                                     _file(r / "decompiled_code.py"), None, truncated=True))
+                    entry.resume_fns.append(Function(r.name, r, _file(r / "overview.md", base),
+                                                     _file(r / "decompiled_code.py", base), None,
+                                                     truncated=True))
                 else:
                     seen.add(r.name)
                     entry.resume_fns.append(_function(r, depth + 1, seen, base))

@@ -75,10 +75,9 @@ def _why(exc: BaseException) -> str:
     return literal(str(exc), 200) or type(exc).__name__
 
 
-def open_regular(path: Path | str, root: Path | str | None = None) -> tuple[int, os.stat_result]:
-    """An fd (read-only, blocking) on a regular file, and its ``fstat``; :class:`FileProblem` else.
-
-    With ``root``: the path must resolve inside it. The caller closes the fd."""
+def _precheck(path: Path | str, root: Path | str | None) -> tuple[Path, str]:
+    """The resolved path and its display name, if it may be opened; :class:`FileProblem` else.
+    Nothing is opened: only resolved and ``stat``-ed."""
     name = display_name(path)
     try:
         p = Path(path)
@@ -87,21 +86,46 @@ def open_regular(path: Path | str, root: Path | str | None = None) -> tuple[int,
             raise FileProblem(f"refused: {name} leads outside the run directory (a link)")
         real = p.resolve()
         st = os.stat(real)  # before open: a FIFO or device is never opened
-        what = _kind(st.st_mode)
-        if what:
-            raise FileProblem(f"{name} is {what}, not a file: not shown")
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) \
-            | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(real, flags)
     except FileProblem:
         raise
     except UnsafePath as exc:
         raise FileProblem(f"refused: {name}: {_why(exc)}") from None
     except OSError as exc:
         if exc.errno == getattr(os, "ELOOP", -1):
-            raise FileProblem(f"refused: {name} changed into a link while opening") from None
+            raise FileProblem(f"refused: {name} is a link loop") from None
         raise FileProblem(f"cannot read {name}: {_why(exc)}") from None
     except (ValueError, RuntimeError, TypeError) as exc:
+        raise FileProblem(f"cannot read {name}: {_why(exc)}") from None
+    what = _kind(st.st_mode)
+    if what:
+        raise FileProblem(f"{name} is {what}, not a file: not shown")
+    return real, name
+
+
+def problem_of(path: Path | str, root: Path | str | None = None) -> str | None:
+    """Why ``path`` would be refused (outside ``root``, not a regular file, unreadable), without
+    opening it; None when it looks readable."""
+    try:
+        _precheck(path, root)
+    except FileProblem as exc:
+        return str(exc)
+    return None
+
+
+def open_regular(path: Path | str, root: Path | str | None = None) -> tuple[int, os.stat_result]:
+    """An fd (read-only, blocking) on a regular file, and its ``fstat``; :class:`FileProblem` else.
+
+    With ``root``: the path must resolve inside it. The caller closes the fd."""
+    real, name = _precheck(path, root)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) \
+        | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError as exc:
+        if exc.errno == getattr(os, "ELOOP", -1):
+            raise FileProblem(f"refused: {name} changed into a link while opening") from None
+        raise FileProblem(f"cannot read {name}: {_why(exc)}") from None
+    except (ValueError, TypeError) as exc:
         raise FileProblem(f"cannot read {name}: {_why(exc)}") from None
     try:
         st = os.fstat(fd)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 SECRET = "S3CRET-6f1d2c-never-on-screen"
@@ -65,8 +66,11 @@ def outside_dir(tmp: Path) -> Path:
     return out
 
 
-def build_hostile_run(run: Path, outside: Path, *, huge_bytes: int = 0) -> Path:
-    """One run dir with every hostile thing in it (``huge_bytes``: size of the one-line artifact)."""
+def build_hostile_run(run: Path, outside: Path, *, huge_bytes: int = 0, bytecode_hazards: bool = False) -> Path:
+    """One run dir with every hostile thing in it (``huge_bytes``: size of the one-line artifact).
+
+    ``bytecode_hazards``: the functions' ``bytecode_info.txt`` is a FIFO / a link out of the run
+    (read by the triage's frame analysis, ``model/frames.py``: see ``test_pilot``'s xfail)."""
     te = run / "timeline_events"
     files = te / "files"
     secret = outside / "secret.txt"
@@ -125,7 +129,10 @@ def build_hostile_run(run: Path, outside: Path, *, huge_bytes: int = 0) -> Path:
                                f"- [`x`](./entry_0/decompiled_code.py)\n")
     (fn / "decompiled_code.py").parent.mkdir(parents=True, exist_ok=True)
     (fn / "decompiled_code.py").symlink_to(secret)
-    _fifo(fn / "bytecode_info.txt")
+    if bytecode_hazards:
+        _fifo(fn / "bytecode_info.txt")
+    else:
+        _write(fn / "bytecode_info.txt", f"co_name: forward{ESC}\n")
     e0 = fn / "entry_0"
     e0.mkdir(parents=True)
     (e0 / "guards.txt").symlink_to(outside / "entry_0" / "guards.txt")
@@ -141,6 +148,9 @@ def build_hostile_run(run: Path, outside: Path, *, huge_bytes: int = 0) -> Path:
     _write(e1 / "guards.txt", f"[Root] (1 leaf guards){ESC}\n  LEAF: {HOSTILE}\n")
     (fn / "entry_2").symlink_to(outside / "entry_0", target_is_directory=True)
     (cf / "evil").symlink_to(outside, target_is_directory=True)
+    if bytecode_hazards:
+        (cf / "linked_bytecode" / "entry_0").mkdir(parents=True)
+        (cf / "linked_bytecode" / "bytecode_info.txt").symlink_to(secret)
     big = cf / "big"
     _write(big / "overview.md", ("x" * 100 + "\n") * 3000)  # over the Markdown bound: shown as lines
     _write(big / "entry_0" / "decompiled_code.py", "pass\n")
@@ -152,6 +162,24 @@ def build_linked_cf_run(run: Path, outside: Path) -> Path:
     _write(run / "timeline_events" / "timeline.jsonl", _line(0, "fullgraph_after_x", [], lifecycle_name="x"))
     (run / "compiled_functions").symlink_to(outside, target_is_directory=True)
     return run
+
+
+def fifos_opened(root: Path) -> list[str]:
+    """FIFOs under ``root`` that some reader has open right now (and is perhaps blocked on): each is
+    opened for writing and closed at once, so a reader blocked in ``open`` gets EOF and goes on."""
+    hit = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in filenames:
+            p = os.path.join(dirpath, n)
+            try:
+                if not stat.S_ISFIFO(os.lstat(p).st_mode):
+                    continue
+                fd = os.open(p, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: nobody reads it
+                continue
+            os.close(fd)
+            hit.append(p)
+    return hit
 
 
 def build_root(tmp: Path, *, huge_bytes: int = 0) -> tuple[Path, Path]:

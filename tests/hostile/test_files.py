@@ -23,7 +23,7 @@ from tests.hostile.hostile_run import LONG, SECRET, build_hostile_run, build_lin
 @pytest.fixture
 def hostile(tmp_path):
     outside = outside_dir(tmp_path)
-    return build_hostile_run(tmp_path / "run", outside), outside
+    return build_hostile_run(tmp_path / "run", outside, bytecode_hazards=True), outside
 
 
 def _walk_cf(fns):
@@ -52,15 +52,20 @@ def test_compiled_functions_links_out_are_refused_with_a_message(hostile):
     fwd = next(f for f in fns if f.name.startswith("forward"))
     assert [e.index for e in fwd.entries] == [0, 1]  # entry_2 links out: left out
     e0 = fwd.entries[0]
-    assert e0.guard_leaves is None  # guards.txt links out: never read, not even to count leaves
+    assert e0.guards is None and e0.guard_leaves is None  # guards.txt links out: not even counted
     assert e0.resume_fns == []  # resume_fns/__resume_at_1 links out
     assert fwd.entries[1].guard_leaves == 1
-    # the fixed-name files that link out / are FIFOs / dirs are kept, and the reader says why
-    for p, what in ((fwd.decompiled, "outside the run"), (e0.guards, "outside the run"),
-                    (fwd.bytecode, "FIFO"), (e0.bytecode, None)):
-        if p is None:
-            assert what is None  # a directory named bytecode_info.txt is not a file at all
-            continue
+    # fixed-name files that link out / are FIFOs / dirs are no paths (no consumer of the index can
+    # read them) but are named with the reason, for the browser to show
+    assert fwd.decompiled is None and fwd.bytecode is None and e0.bytecode is None
+    why = dict(fwd.refused)
+    assert "outside the run" in why["decompiled_code.py"] and "FIFO" in why["bytecode_info.txt"]
+    why = dict(e0.refused)
+    assert "outside the run" in why["guards.txt"] and "directory" in why["bytecode_info.txt"]
+    assert all(SECRET not in p for _, p in fwd.refused + e0.refused)
+    # and the readers refuse them too, given the root
+    for p, what in ((fwd.path / "decompiled_code.py", "outside the run"),
+                    (e0.path / "guards.txt", "outside the run"), (fwd.path / "bytecode_info.txt", "FIFO")):
         tf = files.open_for_view(p, run)
         assert tf.error and what in tf.error
         assert SECRET not in "".join(tf.lines(0, 10))

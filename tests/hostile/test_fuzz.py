@@ -47,7 +47,7 @@ def base_run(tmp_path_factory):
     shutil.copytree(COLD, run)
     for p in run.rglob("*"):
         os.chmod(p, 0o755 if p.is_dir() else 0o644)
-    hostile = build_hostile_run(tmp / "hostile", outside)
+    hostile = build_hostile_run(tmp / "hostile", outside, bytecode_hazards=True)
     # graft the hostile run's files folders and compiled_functions next to the real ones
     for d in (hostile / "timeline_events" / "files").iterdir():
         os.rename(d, run / "timeline_events" / "files" / d.name)

@@ -19,11 +19,16 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Markdown, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from magi_tui.model import files
-from magi_tui.model.compiled_functions import (CompiledFn, Entry, Function, compiled_functions_problem,
-                                               index_compiled_functions)
-from magi_tui.ui.keys import TREE_VIM_KEYS
 from magi_format.text import literal
+from magi_tui.model import files
+from magi_tui.model.compiled_functions import (
+    CompiledFn,
+    Entry,
+    Function,
+    compiled_functions_problem,
+    index_compiled_functions,
+)
+from magi_tui.ui.keys import TREE_VIM_KEYS
 from magi_tui.ui.widgets.file_view import FileView
 
 MAX_MARKDOWN_BYTES = files.MAX_MARKDOWN_BYTES
@@ -77,6 +82,14 @@ class CompiledFunctionsScreen(Screen):
             return
         parent.add_leaf(Text(literal(label), style=style), path)
 
+    def _refused(self, parent: TreeNode, refused: list[tuple[str, str]]) -> None:
+        """Files that are there but not shown (a link out of the run, a FIFO): the reason is the data,
+        shown in the file pane when the leaf is highlighted."""
+        for name, problem in refused:
+            label = Text(literal(name, 60), style="dim", end="")
+            label.append("  ∅ refused", style="red")
+            parent.add_leaf(label, _Refused(problem))
+
     def _add_function(self, parent: TreeNode, fn: Function, expand: bool = False) -> None:
         label = Text(literal(fn.name), style="bold", end="")
         label.append(f"  {len(fn.entries)} entr{'y' if len(fn.entries) == 1 else 'ies'}", style="dim")
@@ -90,6 +103,7 @@ class CompiledFunctionsScreen(Screen):
         self._leaf(node, "overview.md", fn.overview)
         self._leaf(node, "decompiled_code.py (original)", fn.decompiled)
         self._leaf(node, "bytecode_info.txt", fn.bytecode, "dim")
+        self._refused(node, fn.refused)
         for e in fn.entries:
             self._add_entry(node, e)
 
@@ -102,6 +116,7 @@ class CompiledFunctionsScreen(Screen):
                    e.guards)
         self._leaf(node, "decompiled_code.py (transformed)", e.decompiled)
         self._leaf(node, "bytecode_info.txt", e.bytecode, "dim")
+        self._refused(node, e.refused)
         if e.compiled_fns:
             cfs = node.add(Text("compiled_fns/", style="bold"), None, expand=True)
             for cf in e.compiled_fns:
@@ -141,6 +156,10 @@ class CompiledFunctionsScreen(Screen):
         path = message.node.data
         if isinstance(path, Path):
             self._open(path)
+        elif isinstance(path, _Refused):
+            self.current = None
+            self.query_one("#cf-right", ContentSwitcher).current = "cf-file"
+            self.query_one("#cf-file", FileView).show_message(path.problem)
 
     def _open(self, path: Path) -> None:
         self.current = path
@@ -212,6 +231,13 @@ class CompiledFunctionsScreen(Screen):
             self.notify("Mark a file with m, select another, then press d.", severity="warning")
             return
         self.app.push_screen(DiffScreen(mark.ref, ref, left_run=mark.run_path, right_run=self.run_path))
+
+
+class _Refused:
+    """A tree leaf's data: a file that is there but refused, and why."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
 
 
 class _PathRef:
