@@ -85,3 +85,32 @@ async def test_attach_follows_a_log_being_written(tmp_path):
         assert first < want
         assert [e.index for e in screen.run.events] == list(range(want))
         await wait_for(pilot, lambda: "failed" in tree_labels(screen).lower(), what="the failure in the tree")
+
+
+async def test_mark_in_one_rank_log_and_diff_against_another(tmp_path):
+    shutil.copy(BREAKS_LOG, tmp_path / "dedicated_log_torch_trace_rank_0_a.log")
+    shutil.copy(BREAKS_LOG, tmp_path / "dedicated_log_torch_trace_rank_1_b.log")
+    app = MagiApp(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and len(app.screen.rows) == 2,
+                       what="two runs listed")
+        await pilot.press("enter")
+        first = await loaded_run_screen(pilot)
+        graphs = [e for e in first.run.events if e.name == "fullgraph_after_dynamo_capture"]
+        first.jump_to(graphs[0])
+        await pilot.pause()
+        await pilot.press("m")
+        assert app.mark is not None and app.mark.ref.name == "captured_graph.py"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen), what="the runs list")
+        await pilot.press("down", "enter")
+        second = await loaded_run_screen(pilot)
+        assert second.run.path != first.run.path
+        second.jump_to([e for e in second.run.events if e.name == "fullgraph_after_dynamo_capture"][1])
+        await pilot.pause()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.diff is not None,
+                       what="the diff across the two logs")
+        d = app.screen
+        assert not d.diff.identical and d.diff.hunks  # graph 0 of one rank against graph 1 of the other
+        assert "captured_graph.py" in d.left_title and "captured_graph.py" in d.right_title

@@ -22,13 +22,15 @@ a log and a run the tracer wrote from the same compile carry the same events. Ea
 JSON line the tracer would have written (an in-memory ``timeline.jsonl``: ``Event.offset`` points into
 it), and its files as references: a payload is a byte range of the log, re-read when the file is asked
 for; small derived files (``metrics.json``, ``recompile_reasons.txt``) are kept as text. A file is
-written, on first use, into a private temporary folder (mode 0700, removed when the reader goes), so the
-viewer opens it like any run file. Nothing here imports torch, and nothing raises on file contents.
+written, on first use, into a private temporary folder (mode 0700, removed when the process exits), so
+the viewer opens it — and diffs it, marks it — like any run file. Nothing here imports torch, and nothing raises on file contents.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -37,7 +39,6 @@ import stat
 import tempfile
 import threading
 import time
-import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -480,10 +481,9 @@ class TraceLogReader:
     # -- files ---------------------------------------------------------------------------------
     def _folder(self) -> Path:
         if self._tmp is None:
-            self._tmp = tempfile.mkdtemp(prefix="magi-tui-trace-")
-            weakref.finalize(self, shutil.rmtree, self._tmp, True)
+            self._tmp = str(_session_dir() / f"log{next(_READERS)}")
         d = Path(self._tmp) / f"g{self._generation}"
-        d.mkdir(mode=0o700, exist_ok=True)
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
         return d
 
     def _event_files(self, ev: Event) -> list[tuple[str, Path | None, str | None]]:
@@ -554,6 +554,20 @@ class TraceLogReader:
 
 
 _MAPPING: Any = None
+_SESSION: Path | None = None
+_SESSION_LOCK = threading.Lock()
+_READERS = itertools.count(1)
+
+
+def _session_dir() -> Path:
+    """One private folder (0700) per process for the files of every log opened, removed at exit — not
+    when a reader goes: a file marked in one log stays readable for a diff against another."""
+    global _SESSION
+    with _SESSION_LOCK:
+        if _SESSION is None or not _SESSION.is_dir():
+            _SESSION = Path(tempfile.mkdtemp(prefix="magi-tui-trace-"))
+            atexit.register(shutil.rmtree, str(_SESSION), True)
+        return _SESSION
 
 
 def _mapping() -> Any:
