@@ -16,8 +16,7 @@ import pytest
 
 from magi_tui.model import RunModel, find_runs
 from tests.support.paths import ROOT
-from tests.torchtrace.oracle import (assert_triage_matches, event_compile_ids, model_facts, run_tlparse,
-                                     tlparse_facts)
+from tests.torchtrace.oracle import assert_triage_matches, event_compile_ids, model_facts, run_tlparse, tlparse_facts
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow,
               pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch (the tracer extra)")]
