@@ -510,6 +510,12 @@ class TraceLogReader:
 
     def _write(self, path: Path, src: Any) -> tuple[Path | None, str | None]:
         try:
+            return self._write_copy(path, src)
+        except OSError as exc:  # disk full, the folder removed under us
+            return None, f"cannot write a copy to show: {exc.strerror or type(exc).__name__}"
+
+    def _write_copy(self, path: Path, src: Any) -> tuple[Path | None, str | None]:
+        try:
             st = os.lstat(path)
             return (path, None) if stat.S_ISREG(st.st_mode) else (None, "not a regular file: not shown")
         except FileNotFoundError:
