@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import weakref
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from magi_tui.model.events import Event
+from magi_tui.model.files import FileProblem, open_regular, read_head
 from magi_tui.model.frames import (BreakSite, CfFrame, CfIndex, CodeId, analyse_compiled_functions,
                                    parse_compile_id, resume_site)
 from magi_tui.model.guards import (DEFAULT_RECOMPILE_LIMIT, GuardDiff, Reason, diff_guards, parse_reason,
@@ -197,11 +199,8 @@ def _read_event_file(run: RunModel, ev: Event, name: str, budget: list[int]) -> 
     for fname, path, _problem in run.files(ev):
         if fname == name and path is not None:
             budget[0] -= 1
-            try:
-                with open(path, "rb") as fh:
-                    return fh.read(MAX_TEXT).decode("utf-8", errors="replace")
-            except OSError:
-                return None
+            text, _problem = read_head(path, MAX_TEXT, run.path)
+            return text
     return None
 
 
@@ -510,7 +509,8 @@ class _Analyser:
         older, newer = ent.get(older_i), ent.get(newer_i)
         if older is None or newer is None:
             return None, None
-        a, b = read_guards(older.guards), read_guards(newer.guards)
+        base = self.run.path
+        a, b = read_guards(older.guards, base), read_guards(newer.guards, base)
         names = (f"{cf.rel}/entry_{older_i}", f"{cf.rel}/entry_{newer_i}")
         if a is None or b is None:
             return None, names
@@ -715,15 +715,18 @@ class _Analyser:
             for name in LOG_NAMES:
                 f = d / name
                 try:
-                    if not f.is_file():
+                    if not stat.S_ISREG(os.lstat(f).st_mode):  # not a link (it could lead anywhere), FIFO, dir
                         continue
-                    with open(f, "rb") as fh:
-                        fh.seek(0, 2)
-                        size = fh.tell()
-                        fh.seek(max(0, size - 4096))
-                        data = fh.read().decode("utf-8", errors="replace")
+                    fd, st = open_regular(f)
+                except (OSError, ValueError, FileProblem):
+                    continue
+                try:
+                    size = st.st_size
+                    data = os.pread(fd, 4096, max(0, size - 4096)).decode("utf-8", errors="replace")
                 except OSError:
                     continue
+                finally:
+                    os.close(fd)
                 lines = [ln for ln in data.splitlines() if ln.strip()]
                 if size > 4096 and lines:
                     lines = lines[1:]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from magi_tui.model.compiled_functions import Entry, Function, index_compiled_functions
+from magi_tui.model.files import read_head
 
 _CID = re.compile(r"^\[?(?P<ca>!\d+/)?(?P<fid>\d+)/(?P<fcid>\d+)(?:_(?P<attempt>\d+))?\]?$")
 _RESUME_DIR = re.compile(r"^__resume_at_(\d+)_\d+$")
@@ -45,20 +46,15 @@ def resume_site(co_name: str | None) -> tuple[str, int] | None:
     return (m.group("fn"), int(m.group("line"))) if m else None
 
 
-def read_code_info(path: Path) -> dict[str, str]:
-    """``co_name``, ``co_filename``, ``co_firstlineno`` from the head of a ``bytecode_info.txt``."""
+def read_code_info(path: Path, base: Path | None = None) -> dict[str, str]:
+    """``co_name``, ``co_filename``, ``co_firstlineno`` from the head of a ``bytecode_info.txt`` (a regular
+    file inside ``base``, opened through :mod:`magi_tui.model.files`; anything else gives ``{}``)."""
     out: dict[str, str] = {}
-    try:
-        with open(path, "r", encoding="utf-8", errors="replace") as fh:
-            for _ in range(8):
-                line = fh.readline(2000)
-                if not line:
-                    break
-                k, sep, v = line.partition(":")
-                if sep and k.strip() in ("co_name", "co_qualname", "co_filename", "co_firstlineno"):
-                    out[k.strip()] = v.strip().strip("'\"")
-    except OSError:
-        pass
+    text, _problem = read_head(path, 4000, base)
+    for line in (text or "").splitlines()[:8]:
+        k, sep, v = line.partition(":")
+        if sep and k.strip() in ("co_name", "co_qualname", "co_filename", "co_firstlineno"):
+            out[k.strip()] = v.strip().strip("'\"")
     return out
 
 
@@ -131,8 +127,8 @@ def _rel(run_dir: Path, p: Path) -> str:
         return p.as_posix()
 
 
-def _code_of(fn: Function, fallback: str) -> CodeId:
-    info = read_code_info(fn.path / "bytecode_info.txt")
+def _code_of(fn: Function, fallback: str, base: Path | None = None) -> CodeId:
+    info = read_code_info(fn.path / "bytecode_info.txt", base)
     name = info.get("co_name") or fallback
     line = info.get("co_firstlineno")
     m = _RESUME_DIR.match(fn.name)
@@ -144,6 +140,10 @@ def analyse_compiled_functions(run_dir: Path) -> CfIndex:
     """Every compiled code object (deduplicated: the writer copies each resume tree under every parent
     entry) and every graph-break site, with counts."""
     run_dir = Path(run_dir)
+    try:
+        base: Path | None = run_dir.resolve()
+    except (OSError, ValueError, RuntimeError):
+        return CfIndex()
     out = CfIndex()
     seen: set[tuple] = set()
     sites: dict[tuple, BreakSite] = {}
@@ -151,7 +151,7 @@ def analyse_compiled_functions(run_dir: Path) -> CfIndex:
     def visit(fn: Function, parent: CfFrame | None) -> None:
         if len(out.frames) >= _MAX_FRAMES:
             return
-        code = _code_of(fn, fn.name)
+        code = _code_of(fn, fn.name, base)
         if code.key in seen or fn.duplicate_of is not None:
             return
         seen.add(code.key)
@@ -160,7 +160,7 @@ def analyse_compiled_functions(run_dir: Path) -> CfIndex:
         for entry in fn.entries:
             here: set[tuple] = set()
             for r in entry.resume_fns:
-                rcode = _code_of(r, r.name)
+                rcode = _code_of(r, r.name, base)
                 site = resume_site(rcode.name)
                 if site is not None:
                     skey = (rcode.file or code.file, site[1], site[0])

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from magi_tui.model.files import read_head
+
 #: torch's default ``torch._dynamo.config.recompile_limit`` (``cache_size_limit`` before 2.6)
 DEFAULT_RECOMPILE_LIMIT = 8
 #: guards.txt is read up to this many bytes (a guard tree of a huge model is still bounded)
@@ -179,15 +181,12 @@ def normalise_guard_line(line: str) -> str:
     return s
 
 
-def read_guards(path: Path | None) -> list[str] | None:
+def read_guards(path: Path | None, base: Path | None = None) -> list[str] | None:
+    """A guards.txt's lines (bounded), read only if it is a regular file inside ``base``; None else."""
     if path is None:
         return None
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_GUARDS_BYTES)
-    except OSError:
-        return None
-    return data.decode("utf-8", errors="replace").splitlines()
+    text, _problem = read_head(path, MAX_GUARDS_BYTES, base)
+    return None if text is None else text.splitlines()
 
 
 @dataclass
