@@ -47,3 +47,49 @@ def test_guard_files_unreadable(fx_copy):
     assert len(a.recompiles) == 6
     toy = [r for r in a.recompiles if r.frame.startswith("toy_with_break ")]
     assert toy[-1].guard_diff is None  # entry_0's guards cannot be read: no diff, no crash
+
+
+def test_fifos_and_links_out_are_never_opened(fx_copy, tmp_path):
+    """A FIFO would block a reader forever; a link out of the run could show any file."""
+    import os
+    import threading
+
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("co_name: STOLEN\nSECRET\n")
+    cf = fx_copy("recompile_explain")
+    fwd = cf / "compiled_functions" / "forward"
+    (fwd / "bytecode_info.txt").unlink()
+    os.mkfifo(fwd / "bytecode_info.txt")
+    toy = cf / "compiled_functions" / "toy_with_break"
+    (toy / "bytecode_info.txt").unlink()
+    (toy / "bytecode_info.txt").symlink_to(secret)
+    (toy / "entry_0" / "guards.txt").unlink()
+    os.mkfifo(toy / "entry_0" / "guards.txt")
+    (cf / "run.log").symlink_to(secret)
+    done: list = []
+    t = threading.Thread(target=lambda: done.append(analyse(RunModel(cf).load())), daemon=True)
+    t.start()
+    t.join(20)
+    assert done, "triage blocked on a FIFO"
+    a = done[0]
+    assert all("STOLEN" not in f.frame for f in a.frames)
+    assert a.log_tail is None
+    text = triage_text(RunModel(cf).load(), show_all=True)
+    assert "SECRET" not in text and "STOLEN" not in text
+
+
+def test_a_run_log_that_is_a_link_is_not_shown(fx_copy, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET\n")
+    root = fx_copy("dynamo_failure")
+    (root.parent / "run.log").symlink_to(secret)
+    from magi_tui.model.discovery import find_runs
+
+    (found,) = find_runs(root)
+    a = analyse(RunModel(found.path).load())
+    assert a.status == "empty" and a.log_tail is None
+    (root.parent / "run.log").unlink()
+    (root.parent / "run.log").write_text("the real error\n")
+    a = analyse(RunModel(found.path).load())
+    assert a.log_tail == ["the real error"]
