@@ -497,7 +497,10 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
         self._set_frame(st, m.get("co_name"))
     if st is not None and st.pending_recompile is not None:
         self._flush_recompile(r)
-    for reason in m.get("restart_reasons") or []:
+    restarts = m.get("restart_reasons")
+    if isinstance(restarts, str):  # one reason, not a list of characters
+        restarts = [restarts] if restarts else []
+    for reason in restarts if isinstance(restarts, (list, tuple)) else []:
         r.events.append(self._point(st, RESTART, restart_reason=str(reason)[:2000],
                                     reason=first_line(str(reason))))
     fail = m.get("fail_type")

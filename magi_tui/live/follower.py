@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Union
 
-from magi_format.layout import TIMELINE_DIR, TIMELINE_FILE
+from magi_format.layout import TIMELINE_FILE
 from magi_tui.model.run import RunModel, RunUpdate
 
 WATCH_STEP_MS = 10       # watchfiles' sleep between checks: sets the lag (TUI.md §3.3: 20 ms -> ~27 ms median)
@@ -188,8 +188,10 @@ class RunFollower:
     async def _watch(self) -> None:
         from watchfiles import awatch
 
-        folder = self.run.path / TIMELINE_DIR
-        target = str(folder / TIMELINE_FILE)
+        # the file the reader follows: timeline_events/timeline.jsonl, or a TORCH_TRACE log itself
+        target_path = Path(self.run.reader.path)
+        folder = target_path.parent
+        target = str(target_path)
 
         def only_timeline(_change, path: str) -> bool:
             return path == target

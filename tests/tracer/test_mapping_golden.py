@@ -147,3 +147,15 @@ def test_dynamic_shapes_backward_log():
     assert len(fw_codegen) == 3
     guards = [e["attributes"]["leaf_guard_count"] for e in evs if e["name"] == "fullgraph_after_build_guards"]
     assert all(g > 0 for g in guards)
+
+
+def test_a_restart_reason_given_as_one_string_is_one_restart():
+    """compilation_metrics from a hostile or older log may carry ``restart_reasons`` as a string."""
+    from tracer.mapping import TraceMapper
+
+    mapper = TraceMapper({})
+    md = {"compilation_metrics": {"compile_id": "0/0", "co_name": "f", "restart_reasons": "Restarting analysis",
+                                  "entire_frame_compile_time_s": 0.1},
+          "frame_id": 0, "frame_compile_id": 0, "attempt": 0}
+    events = [e for e in mapper.handle(md, None) if e[0].endswith("restart_analysis")]
+    assert len(events) == 1
