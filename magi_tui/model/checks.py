@@ -18,13 +18,11 @@ import stat
 import weakref
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from magi_tui.model.events import Event
 from magi_tui.model.files import FileProblem, open_regular, read_head
-from magi_tui.model.frames import (BreakSite, CfFrame, CfIndex, CodeId, analyse_compiled_functions,
-                                   parse_compile_id, resume_site)
+from magi_tui.model.frames import CfFrame, CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
 from magi_tui.model.guards import (DEFAULT_RECOMPILE_LIMIT, GuardDiff, Reason, diff_guards, parse_reason,
                                    read_guards, reason_from_diff)
 from magi_tui.model.run import RunModel

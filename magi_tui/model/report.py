@@ -164,7 +164,6 @@ def _one(text: str | None, limit: int = 160) -> str:
 def triage_text(run: RunModel, show_all: bool = False) -> str:
     """The report for people: status, the checks, then where to look and why (lists capped at a few
     rows unless ``show_all``)."""
-    t = run.triage
     a = analyse(run)
     lines = [f"{run.path}", f"  status: {a.status}   events: {len(run.events)}"
              + (f"   malformed lines: {len(run.malformed)}" if run.malformed else "")

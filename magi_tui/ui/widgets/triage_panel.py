@@ -18,11 +18,11 @@ from textual.containers import Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from magi_format.text import fmt_seconds, literal
 from magi_tui.model.checks import Analysis, Check, analyse
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
 from magi_tui.ui.messages import EventMessage
-from magi_format.text import fmt_seconds, literal
 
 CAP = 200
 #: in a live run the analysis (frames, compile time) is refreshed at most this often unless findings change
@@ -107,7 +107,7 @@ class TriagePanel(Vertical):
 
     # -- summary ---------------------------------------------------------------------------------
     def summary_text(self) -> Text:
-        run, t = self.run, self.run.triage
+        run = self.run
         a = self.analysis()
         text = Text(end="")
         text.append("Status ", style="bold")
