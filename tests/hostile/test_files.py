@@ -3,8 +3,8 @@ on a FIFO, never raises, and reads a huge one-line file in bounded pieces."""
 
 from __future__ import annotations
 
+import json
 import os
-import resource
 import time
 from pathlib import Path
 
@@ -242,3 +242,18 @@ def test_pretty_json_and_markdown_are_model_functions(tmp_path):
     assert problem is None and text == "# t\\x1b[2J\\u202e\n"
     md.write_text("x" * (files.MAX_MARKDOWN_BYTES + 1))
     assert files.markdown_text(md, tmp_path) == (None, None)
+
+
+@pytest.mark.xfail(strict=True, reason="model/reader.py follows a timeline.jsonl (or timeline_events/) that "
+                   "links out of the run: fix reported to the lead (TimelineReader.read: refuse when "
+                   "not is_inside(run_dir, path))")
+def test_a_timeline_linked_out_of_the_run_is_not_read(tmp_path):
+    outside = outside_dir(tmp_path)
+    (outside / "timeline.jsonl").write_text(json.dumps(
+        {"index": 0, "name": SECRET, "relative_time": "0.0ms", "files": [],
+         "attributes": {"scope": "fullgraph"}, "datetime": "x", "timestamp": 1.0}) + "\n")
+    run = tmp_path / "run"
+    (run / "timeline_events").mkdir(parents=True)
+    (run / "timeline_events" / "timeline.jsonl").symlink_to(outside / "timeline.jsonl")
+    model = RunModel(run).load()
+    assert [e.name for e in model.events] == [] and model.error

@@ -7,7 +7,6 @@ Deterministic (``derandomize``) and quick: the whole module runs in well under 3
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import shutil
@@ -22,10 +21,10 @@ from magi_tui.model import files
 from magi_tui.model.compiled_functions import compiled_functions_problem, index_compiled_functions
 from magi_tui.model.diff import compute_diff, diff_files, read_side
 from magi_tui.model.discovery import find_runs, normalise
-from magi_tui.model.layout import event_files, event_folder, event_folder_rel, list_event_folders
+from magi_tui.model.layout import event_folder, event_folder_rel, list_event_folders
 from magi_tui.model.run import RunModel
-from tests.support.paths import COLD
 from tests.hostile.hostile_run import ESC, HOSTILE, LONG, SECRET, build_hostile_run, outside_dir
+from tests.support.paths import COLD
 
 pytestmark = pytest.mark.usefixtures("fixtures_dir")
 

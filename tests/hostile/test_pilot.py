@@ -191,7 +191,7 @@ async def test_every_screen_on_hostile_runs(tmp_path, monkeypatch):
     assert not fifos.hits, f"a reader opened a FIFO: {fifos.hits}"
     assert app._exception is None
     assert not spy.bad
-    print(f"\nlongest event-loop stall: " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in lag.max.items()))
+    print("\nlongest event-loop stall: " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in lag.max.items()))
     assert lag.max.get("huge", 0.0) < MAX_STALL_S, lag.max
 
 
@@ -349,3 +349,35 @@ async def _compiled(pilot, screen: RunScreen, check: Checker) -> None:
     check("compiled functions other pane")
     await pilot.press("escape")
     await wait_for(pilot, lambda: app.screen is screen, what="back from compiled functions")
+
+
+@pytest.mark.xfail(strict=True, reason="screens/run.py RunScreen._load keeps applying slices after q popped "
+                   "the screen (NoMatches/MountError on its removed widgets): fix reported to the lead "
+                   "(return from the load loop once the screen left app.screen_stack)")
+async def test_closing_a_run_while_it_loads(tmp_path):
+    from benchmarks.synth import write_synthetic_run
+
+    root = tmp_path / "magi_depyf"
+    write_synthetic_run(root / "run_20261122_111900" / "model_1_X_rank_0", 150_000, with_files=0)
+    write_synthetic_run(root / "run_20261122_111800" / "model_1_Y_rank_0", 10, with_files=0)
+    app = MagiApp(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and len(app.screen.rows) == 2,
+                       timeout=30, what="the runs list")
+        runs_screen = app.screen
+        table = runs_screen.query_one("DataTable")
+        table.focus()
+        for row in range(2):  # the big run
+            table.move_cursor(row=row)
+            await pilot.pause(0.05)
+            if "150000" in "".join(str(c) for c in table.get_row_at(row)):
+                break
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.run.events,
+                       what="the run screen")
+        if app.screen.loaded:
+            pytest.skip("the run loaded too fast to close it while loading")
+        await pilot.press("q", "n")
+        await pilot.pause(2.0)
+        assert app.screen is runs_screen
+    assert app._exception is None

@@ -136,9 +136,9 @@ class CompiledFunctionsScreen(Screen):
         node = parent.add(label, cf.path)
         for x in cf.extras:
             self._leaf(node, x.name, x)
-        for name, files in cf.submods:
+        for name, sub_files in cf.submods:
             sub = node.add(Text(literal(name)), None)
-            for f in files:
+            for f in sub_files:
                 self._leaf(sub, f.name, f)
 
     def _build(self, fns: list[Function], problem: str | None = None) -> None:

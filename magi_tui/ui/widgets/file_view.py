@@ -22,7 +22,6 @@ from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
-from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -30,10 +29,11 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input
+from textual.worker import get_current_worker
 
+from magi_format.text import literal
 from magi_tui.model import files
 from magi_tui.model.textfile import TextFile
-from magi_format.text import literal
 
 WINDOW = 200            # lines lexed together
 MAX_WINDOWS = 24        # cached windows
