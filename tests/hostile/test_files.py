@@ -257,3 +257,12 @@ def test_a_timeline_linked_out_of_the_run_is_not_read(tmp_path):
     (run / "timeline_events" / "timeline.jsonl").symlink_to(outside / "timeline.jsonl")
     model = RunModel(run).load()
     assert [e.name for e in model.events] == [] and model.error
+
+
+def test_diff_marks_changes_in_the_shown_text():
+    from magi_tui.model.diff import Row
+    from magi_tui.ui.widgets.diff_view import DiffView, _display
+
+    row = Row("replace", 1, "\tx = \x1b[31m1", 1, "\tx = \x1b[31m2")
+    (left,), (right,) = DiffView._spans(row)
+    assert _display(row.left)[left[0]:left[1]] == "1" and _display(row.right)[right[0]:right[1]] == "2"

@@ -21,15 +21,20 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from magi_tui.model.diff import Diff, Row
 from magi_format.text import literal
+from magi_tui.model.diff import Diff, Row, intraline
 
 MARK = {"equal": " ", "replace": "~", "delete": "-", "insert": "+", "fold": " "}
 
 
+def _display(line: str) -> str:
+    """A diff line as shown: tabs expanded, control / bidi / surrogate characters as escapes."""
+    return literal(line.expandtabs(4))
+
+
 @lru_cache(maxsize=4096)
 def _highlight(line: str, language: str | None) -> Text:
-    text = literal(line.expandtabs(4))
+    text = _display(line)
     if not language:
         return Text(text)
     try:
@@ -158,12 +163,20 @@ class DiffView(ScrollView, can_focus=True):
                 segs = self._side(row.left_no, row.left, "equal", [], width, gw, "left")
             return Strip(segs).crop_extend(0, width, base).apply_style(base)
         half = (width - 1) // 2
-        lspans, rspans = row.spans() if row.kind == "replace" else ([], [])
+        lspans, rspans = self._spans(row) if row.kind == "replace" else ([], [])
         left = Strip(self._side(row.left_no, row.left, row.kind, lspans, half, gw, "left")).crop_extend(0, half, base)
         right = Strip(self._side(row.right_no, row.right, row.kind, rspans, width - half - 1, gw, "right"))
         right = right.crop_extend(0, width - half - 1, base)
         sep = Segment("│", self.get_component_rich_style("diff--gutter"))
         return Strip([*left, sep, *right], width).apply_style(base)
+
+    @staticmethod
+    def _spans(row: Row) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """The changed parts of a replace row, in the shown text (escapes and expanded tabs change
+        the offsets of the raw line)."""
+        if row._spans is None:
+            row._spans = intraline(_display(row.left), _display(row.right))
+        return row._spans
 
     # -- actions -------------------------------------------------------------------------------
     def action_hunk(self, direction: int) -> None:
