@@ -841,8 +841,18 @@ class _Analyser:
         cache = self._cache()
         status, why = self._status()
         frames = sorted(self.frames.values(), key=lambda r: -r.compiles)  # stable: discovery order on ties
+        compile_time = self._compile_time()
+        if not has_cids and len(frames) == 1 and run.events:
+            # an upstream run (no compile ids) that compiled one frame: all it recorded is that frame's
+            only = frames[0]
+            c = cache["counts"]
+            only.cache_hits, only.cache_misses, only.cache_bypasses = c["hits"], c["misses"], c["bypasses"]
+            only.bypass_reasons.update(cache["reasons"]["bypass"])
+            only.compile_s = compile_time["total_s"]
+            if only.compile_s is not None:
+                compile_time["per_frame"] = {only.frame: only.compile_s}
         a = Analysis(status, list(self.t.restarts), self.t.problems, worklist, recompiles, frames, cache,
-                     self._compile_time(), [], incomplete_reasons=why,
+                     compile_time, [], incomplete_reasons=why,
                      graph_break_total=sum(b.count for b in worklist), recompile_total=len(recompiles))
         if status == "empty":
             a.empty_note = ("Nothing was recorded in timeline_events/. Either Dynamo failed before the backend "

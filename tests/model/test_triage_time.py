@@ -27,3 +27,10 @@ def test_cold_transformer_phases_and_pieces(fx):
     assert [k for k, _ in pieces] == [0, 1, 2]
     assert pieces[0][1] > pieces[1][1] > pieces[2][1] > 1.0
     assert "per piece: 0: 17.0s" in triage_text(run)
+
+
+def test_single_frame_upstream_run_gets_the_runs_time_and_cache(fx):
+    a = analyse(RunModel(fx / COLD).load())
+    (frame,) = a.frames
+    assert frame.name == "forward" and frame.compile_s == a.compile_time["total_s"] > 20
+    assert (frame.cache_hits, frame.cache_misses, frame.cache_bypasses) == (0, 4, 0)
