@@ -28,15 +28,16 @@ _KEEP_SET = frozenset(_KEEP_FULL_ATTRS_IF)
 _SCOPES = tuple(f"subgraph_{i}" for i in range(64))
 
 #: name -> (interned name, phase word or None, fragment, subgraph index from the name, special)
-_NAME_CACHE: dict[str, tuple[str, str | None, str, int | None, bool]] = {}
+#: name -> (..., the kind the name alone gives: :func:`name_kind`)
+_NAME_CACHE: dict[str, tuple[str, str | None, str, int | None, bool, str]] = {}
 _NAME_CACHE_MAX = 50_000  # names come from a small vocabulary; don't let a hostile file grow it
 
 
-def _parse_name(name: str) -> tuple[str, str | None, str, int | None, bool]:
+def _parse_name(name: str) -> tuple[str, str | None, str, int | None, bool, str]:
     iname = _intern(name)
     phase, frag, sgi = parse_name(name)
     frag = _intern(frag)
-    out = (iname, phase, frag, sgi, _is_special(frag))
+    out = (iname, phase, frag, sgi, _is_special(frag), name_kind(frag))
     if len(_NAME_CACHE) < _NAME_CACHE_MAX:
         _NAME_CACHE[name] = out
     return out
@@ -63,71 +64,18 @@ class Event:
     __slots__ = (
         "seq", "session", "index", "name", "scope", "subgraph_index", "phase", "lifecycle",
         "frag", "files", "timestamp", "duration_ms", "graph_index", "span",
-        "compile_id", "subgraph", "line_no", "offset", "length", "attrs", "summary", "depth",
+        "compile_id", "subgraph", "line_no", "offset", "length", "attrs", "summary", "depth", "kind",
     )
-
-    def __init__(self) -> None:
-        self.attrs: dict[str, Any] | None = None
-        self.span = None  # the lifecycle span it belongs to (set by the Pairer)
-        self.depth = 0  # lifecycles open when it happened (set by the Pairer)
+    #: ``kind``: a coarse category for marks, computed once when the event is built (see :func:`kind_of`,
+    #: the one place the rules live)
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any], *, seq: int, session: int, line_no: int,
                  offset: int, length: int) -> "Event":
-        """Build from a decoded JSON object (already checked to be a dict with a str name).
-
-        This runs once per line of a possibly huge file, so it avoids regexes (names are parsed once
-        per distinct name and cached) and generic helpers on the common, well-typed path.
-        """
-        ev = cls()
+        """Build from a decoded JSON object (already checked to be a dict with a str name)."""
         attrs = obj.get("attributes")
-        if type(attrs) is not dict:
-            attrs = {}
-        name = obj["name"]
-        ev.seq = seq
-        ev.session = session
-        idx = obj.get("index")
-        ev.index = idx if type(idx) is int else (idx if isinstance(idx, int) and not isinstance(idx, bool) else -1)
-        parsed = _NAME_CACHE.get(name)
-        if parsed is None:
-            parsed = _parse_name(name)
-        iname, phase, frag, name_sgi, special = parsed
-        ev.name = iname
-        ev.frag = frag
-        ev.line_no = line_no
-        ev.offset = offset
-        ev.length = length
-        files = obj.get("files")
-        if type(files) is list and files:
-            try:
-                ev.files = tuple(map(_intern, files))
-            except TypeError:  # a non-string in the list
-                ev.files = tuple(_intern(f) for f in files if type(f) is str)
-        else:
-            ev.files = ()
-        ts = obj.get("timestamp")
-        ev.timestamp = ts if type(ts) is float and _isfinite(ts) else _opt_float(ts)
-        get = attrs.get
-        dur = get("duration_ms")
-        ev.duration_ms = dur if dur is None or (type(dur) is float and _isfinite(dur)) else _opt_float(dur)
-        gi = get("graph_index")
-        ev.graph_index = gi if gi is None or type(gi) is int else None
-        cid = get("compile_id")
-        ev.compile_id = None if cid is None else _intern(cid if type(cid) is str else str(cid))
-        sub = get("subgraph")
-        ev.subgraph = sub if type(sub) is str and sub else None
-        lc = get("lifecycle_name")
-        ev.lifecycle = _intern(lc) if type(lc) is str else None
-        ev.phase = phase if ev.lifecycle is not None else None
-        sgi = get("subgraph_index")
-        if sgi is None or type(sgi) is not int:
-            sgi = name_sgi
-        ev.subgraph_index = sgi
-        ev.scope = "fullgraph" if sgi is None else (_SCOPES[sgi] if 0 <= sgi < 64 else f"subgraph_{sgi}")
-        ev.summary = _summary(attrs) if not _SUMMARY_SET.isdisjoint(attrs) else None
-        if ev.phase == "failed" or special or not _KEEP_SET.isdisjoint(attrs):
-            ev.attrs = attrs
-        return ev
+        return make_event(obj["name"], obj.get("index"), obj.get("files"), obj.get("timestamp"),
+                          attrs if type(attrs) is dict else {}, seq, session, line_no, offset, length)
 
     # -- classification -------------------------------------------------------------------------
     @property
@@ -145,11 +93,6 @@ class Event:
     def pair_key(self) -> tuple:
         """Before/after/failed of one lifecycle share this key (FORMAT.md §10.8, plus compile id)."""
         return (self.lifecycle, self.subgraph_index, self.graph_index, self.compile_id)
-
-    @property
-    def kind(self) -> str:
-        """A coarse category for marks (see :func:`kind_of`, the one place the rules live)."""
-        return kind_of(self.phase, self.frag, self.summary)
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Event({self.seq}, {self.index}, {self.name!r})"
@@ -230,3 +173,67 @@ _KEEP_FRAGS = frozenset({"recompile_limit_hit", "tracer_stopped"})
 def _is_special(frag: str) -> bool:
     """Whether an event of this name keeps its whole attribute map (triage reports on it)."""
     return name_kind(frag) != "" or frag in _KEEP_FRAGS
+
+
+_new_event = Event.__new__
+
+
+def make_event(name: str, idx: Any, files: Any, ts: Any, attrs: dict[str, Any], seq: int, session: int,
+               line_no: int, offset: int, length: int) -> Event:
+    """Build an :class:`Event` from a line's fields (``name`` a non-empty str, ``attrs`` a dict).
+
+    This runs once per line of a possibly huge file, so it avoids regexes (names are parsed once per
+    distinct name and cached) and generic helpers on the common, well-typed path."""
+    ev = _new_event(Event)
+    ev.seq = seq
+    ev.session = session
+    ev.index = idx if type(idx) is int else (idx if isinstance(idx, int) and not isinstance(idx, bool) else -1)
+    parsed = _NAME_CACHE.get(name)
+    if parsed is None:
+        parsed = _parse_name(name)
+    iname, phase, frag, name_sgi, special, nkind = parsed
+    ev.name = iname
+    ev.frag = frag
+    ev.line_no = line_no
+    ev.offset = offset
+    ev.length = length
+    ev.span = None
+    ev.depth = 0
+    if type(files) is list and files:
+        try:
+            ev.files = tuple(map(_intern, files))
+        except TypeError:  # a non-string in the list
+            ev.files = tuple(_intern(f) for f in files if type(f) is str)
+    else:
+        ev.files = ()
+    ev.timestamp = ts if type(ts) is float and _isfinite(ts) else _opt_float(ts)
+    get = attrs.get
+    dur = get("duration_ms")
+    ev.duration_ms = dur if dur is None or (type(dur) is float and _isfinite(dur)) else _opt_float(dur)
+    gi = get("graph_index")
+    ev.graph_index = gi if gi is None or type(gi) is int else None
+    cid = get("compile_id")
+    ev.compile_id = None if cid is None else _intern(cid if type(cid) is str else str(cid))
+    sub = get("subgraph")
+    ev.subgraph = sub if type(sub) is str and sub else None
+    lc = get("lifecycle_name")
+    if type(lc) is str:
+        ev.lifecycle = _intern(lc)
+        ev.phase = phase
+    else:
+        ev.lifecycle = ev.phase = phase = None
+    sgi = get("subgraph_index")
+    if sgi is None or type(sgi) is not int:
+        sgi = name_sgi
+    ev.subgraph_index = sgi
+    ev.scope = "fullgraph" if sgi is None else (_SCOPES[sgi] if 0 <= sgi < 64 else f"subgraph_{sgi}")
+    summary = ev.summary = _summary(attrs) if not _SUMMARY_SET.isdisjoint(attrs) else None
+    ev.attrs = attrs if phase == "failed" or special or not _KEEP_SET.isdisjoint(attrs) else None
+    # the kind rules (kind_of), computed once: the name's kind is cached with the name
+    if phase == "failed" or phase == "skip":
+        ev.kind = phase
+    elif nkind or summary is None:
+        ev.kind = nkind
+    else:
+        ev.kind = kind_of(phase, frag, summary)
+    return ev

@@ -20,14 +20,35 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from magi_tui.model.events import Event
+import msgspec
+
+from magi_tui.model.events import Event, make_event
 
 CHUNK = 8 << 20  # bytes per read; bounds memory on huge files
+LONG_LINE_FIRST = 1 << 16  # an over-long line is read in growing reads from this size up to CHUNK
 _DECODER = json.JSONDecoder()
 _scan_once = _DECODER.scan_once
 _decode = _DECODER.decode
 _FINGERPRINT = 256
+
+
+class _Line(msgspec.Struct):
+    """The fields of a timeline line the model keeps: decoding into this skips building the others
+    (``datetime``, ``relative_time``: read back from the line when shown). Typed ``Any``: the checks
+    and their messages stay in :meth:`TimelineReader._parse_block`'s own code."""
+
+    name: Any = None
+    index: Any = None
+    files: Any = None
+    timestamp: Any = None
+    attributes: Any = None
+
+
+_fast_decode = msgspec.json.Decoder(_Line).decode
+#: what the fast decoder may raise; the line then goes through the stdlib path, which decides
+_FAST_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, ValueError, RecursionError)
 
 
 @dataclass
@@ -157,7 +178,10 @@ class TimelineReader:
             if last_nl < 0:
                 if pos + len(data) >= size or len(data) < want:
                     break  # an incomplete last line: wait for its newline
-                # one line longer than CHUNK: read it whole
+                if pos > self.offset and want < CHUNK:
+                    self.more = True  # the budget ends inside a line: the next read starts with it
+                    break
+                # one line longer than the budget (or than CHUNK): read it whole
                 data = _read_long_line(fd, pos, size)
                 last_nl = data.rfind(b"\n")
                 if last_nl < 0:
@@ -167,62 +191,100 @@ class TimelineReader:
             pos += len(block)
             budget -= len(block)
         self.offset = pos
+        if pos >= size:
+            self.more = False
         # only a line still waiting for its newline counts as partial, not bytes a budget left unread
         self.partial = 0 if self.more else max(0, size - pos)
 
     def _parse_block(self, block: bytes, base: int, result: ReadResult) -> None:
         """Parse complete lines (``block`` ends with a newline). Hot path: one ``bytes.split``, then per
-        line a UTF-8 decode and the C JSON scanner, without ``json.loads``' per-call encoding sniffing."""
-        scan = _scan_once
+        line msgspec decodes only the fields kept; a line it refuses, or that is not plainly well-typed,
+        goes through :meth:`_parse_line` (the stdlib decoder, whose verdict and messages are the rules)."""
+        fast = _fast_decode
+        fast_errors = _FAST_ERRORS
         events = result.events
+        append = events.append
+        slow = self._parse_line
         pos = base
+        line_no = self.line_no
+        seq = self.seq
+        session = self.session
+        last_index = self.last_index
         for raw in block.split(b"\n")[:-1]:
-            self.line_no += 1
+            line_no += 1
             line_offset = pos
-            pos += len(raw) + 1
+            n = len(raw)
+            pos += n + 1
             try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                self._bad(result, _reason(exc), raw)
-                continue
+                if not raw.isascii():
+                    raw.decode("utf-8")  # msgspec does not check the bytes of fields it skips
+                obj = fast(raw)
+            except fast_errors:
+                obj = None
+            if obj is not None:
+                name = obj.name
+                idx = obj.index
+                attrs = obj.attributes
+                if (type(name) is str and name and (idx is None or type(idx) is int)
+                        and (attrs is None or type(attrs) is dict)):
+                    if idx is not None:
+                        if last_index is not None and idx <= last_index:
+                            session += 1
+                        last_index = idx
+                    append(make_event(name, idx, obj.files, obj.timestamp, attrs if attrs is not None else {},
+                                      seq, session, line_no, line_offset, n))
+                    seq += 1
+                    continue
+            # the careful path, with the reader's state as it is at this line
+            self.line_no, self.seq, self.session, self.last_index = line_no, seq, session, last_index
+            slow(raw, line_offset, result)
+            seq, session, last_index = self.seq, self.session, self.last_index
+        self.line_no, self.seq, self.session, self.last_index = line_no, seq, session, last_index
+
+    def _parse_line(self, raw: bytes, line_offset: int, result: ReadResult) -> None:
+        """One line by the stdlib decoder's rules (``self.line_no`` is this line's number)."""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._bad(result, _reason(exc), raw)
+            return
+        try:
+            obj, end = _scan_once(text, 0)
+            if end != len(text) and text[end:].strip(" \t\r"):
+                obj = _decode(text)  # JSON's own rules for what may follow (or "Extra data")
+        except StopIteration:  # no value at column 1: blank, leading blanks or a BOM, or garbage
+            if not raw.strip():
+                return
             try:
-                obj, end = scan(text, 0)
-                if end != len(text) and text[end:].strip(" \t\r"):
-                    obj = _decode(text)  # JSON's own rules for what may follow (or "Extra data")
-            except StopIteration:  # no value at column 1: blank, leading blanks or a BOM, or garbage
-                if not raw.strip():
-                    continue
-                try:
-                    obj = _decode(text.lstrip("\ufeff"))
-                except (ValueError, RecursionError) as exc:
-                    self._bad(result, _reason(exc), raw)
-                    continue
+                obj = _decode(text.lstrip("\ufeff"))
             except (ValueError, RecursionError) as exc:
                 self._bad(result, _reason(exc), raw)
-                continue
-            if not isinstance(obj, dict):
-                self._bad(result, f"not a JSON object ({type(obj).__name__})", raw)
-                continue
-            name = obj.get("name")
-            if not isinstance(name, str) or not name:
-                self._bad(result, "missing or non-string 'name'", raw)
-                continue
-            idx = obj.get("index")
-            if idx is not None and (not isinstance(idx, int) or isinstance(idx, bool)):
-                self._bad(result, "'index' is not an integer", raw)
-                continue
-            attrs = obj.get("attributes")
-            if attrs is not None and not isinstance(attrs, dict):
-                self._bad(result, "'attributes' is not an object", raw)
-                continue
-            if isinstance(idx, int):
-                if self.last_index is not None and idx <= self.last_index:
-                    self.session += 1
-                self.last_index = idx
-            ev = Event.from_obj(obj, seq=self.seq, session=self.session, line_no=self.line_no,
-                                offset=line_offset, length=len(raw))
-            self.seq += 1
-            events.append(ev)
+                return
+        except (ValueError, RecursionError) as exc:
+            self._bad(result, _reason(exc), raw)
+            return
+        if not isinstance(obj, dict):
+            self._bad(result, f"not a JSON object ({type(obj).__name__})", raw)
+            return
+        name = obj.get("name")
+        if not isinstance(name, str) or not name:
+            self._bad(result, "missing or non-string 'name'", raw)
+            return
+        idx = obj.get("index")
+        if idx is not None and (not isinstance(idx, int) or isinstance(idx, bool)):
+            self._bad(result, "'index' is not an integer", raw)
+            return
+        attrs = obj.get("attributes")
+        if attrs is not None and not isinstance(attrs, dict):
+            self._bad(result, "'attributes' is not an object", raw)
+            return
+        if isinstance(idx, int):
+            if self.last_index is not None and idx <= self.last_index:
+                self.session += 1
+            self.last_index = idx
+        result.events.append(Event.from_obj(obj, seq=self.seq, session=self.session, line_no=self.line_no,
+                                            offset=line_offset, length=len(raw)))
+        self.seq += 1
 
     def _error(self, result: ReadResult, reason: str) -> None:
         if reason != self.error:
@@ -245,8 +307,10 @@ def _reason(exc: BaseException) -> str:
 
 def _read_long_line(fd: int, pos: int, size: int) -> bytes:
     parts = []
+    want = LONG_LINE_FIRST
     while pos < size:
-        data = os.pread(fd, CHUNK, pos)
+        data = os.pread(fd, min(want, CHUNK, size - pos), pos)
+        want *= 2
         if not data:
             break
         nl = data.find(b"\n")

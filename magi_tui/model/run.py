@@ -18,7 +18,7 @@ from magi_format.runname import parse_run_name
 from magi_tui.model.events import Event
 from magi_tui.model.layout import event_files, event_folder_rel
 from magi_tui.model.pairing import Pairer, Span
-from magi_tui.model.reader import Malformed, TimelineReader
+from magi_tui.model.reader import Malformed, ReadResult, TimelineReader
 from magi_tui.model.torchtrace import is_trace_log, log_run_name
 from magi_tui.model.tree import Group, RunTree
 from magi_tui.model.triage import Failure, Triage, TriageBuilder
@@ -84,28 +84,41 @@ class RunModel:
 
     # -- reading -------------------------------------------------------------------------------
     def update(self, max_bytes: int | None = None) -> RunUpdate:
-        res = self.reader.read(max_bytes)
+        return self.ingest(self.reader.read(max_bytes))
+
+    def ingest(self, res: ReadResult) -> RunUpdate:
+        """Fold what one ``self.reader.read()`` returned into the model. The read (the parsing) may run in
+        another thread; the ingest runs where the model is used (the app's loop), in read order."""
         up = RunUpdate(malformed=res.malformed, reset=res.reset, deleted=res.deleted)
         if res.reset:
             self._clear()
         self.malformed.extend(res.malformed)
         tri = self.triage_builder
         n_fail = len(tri.triage.failures)
+        self.events.extend(res.events)
+        before_pairing = tri.before_pairing
+        pair = self.pairer.add
+        tree_add = self.tree.add
+        tri_add = tri.add
+        new_items = up.new_items.append
+        closed = up.closed.append
+        recovered = up.recovered
         for ev in res.events:
-            self.events.append(ev)
-            outer = tri.before_pairing(ev)
-            span, created = self.pairer.add(ev)
+            outer = before_pairing(ev)
+            span, created = pair(ev)
             if span is None:
-                group, gnew = self.tree.add(ev)
-                up.new_items.append((group, ev, gnew))
+                group, gnew = tree_add(ev)
+                new_items((group, ev, gnew))
             elif created:
-                group, gnew = self.tree.add(span)
-                up.new_items.append((group, span, gnew))
+                group, gnew = tree_add(span)
+                new_items((group, span, gnew))
             else:
-                up.closed.append(span)
+                closed(span)
                 if ev.phase == "failed" and span.group is not None:
                     self.tree.mark_failed(span.group)
-            up.recovered.extend(tri.add(ev, span, outer))
+            rec = tri_add(ev, span, outer)
+            if rec:
+                recovered.extend(rec)
         up.events = res.events
         up.failures = tri.triage.failures[n_fail:]
         return up

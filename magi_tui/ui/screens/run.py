@@ -1,14 +1,14 @@
 """The run screen: event tree (or flat timeline) on the left, detail or triage on the right.
 
-The run is read on the UI loop in slices (``RunModel.update(max_bytes=...)`` then yield), so the first
-screen paints after the first slice and keys stay responsive while a 100k-event file loads; a live run
+The run is parsed in a thread worker in bounded reads and each read is folded into the model on the UI
+loop, so the first screen paints after the first read and keys stay responsive while a 100k-event file
+loads; a live run
 is followed by a :class:`magi_tui.live.follower.RunFollower`, whose reports arrive as
 :class:`~magi_tui.ui.messages.LiveEvent` messages.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -20,21 +20,25 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Static
 
 from magi_format.text import literal
+from magi_tui.live.follower import Deleted, FilesMayHaveChanged, FollowFailed, Restored, RunFollower, Updated
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel, RunUpdate
-from magi_tui.live.follower import Deleted, FilesMayHaveChanged, FollowFailed, Restored, RunFollower, Updated
 from magi_tui.ui.actions import bindings
+from magi_tui.ui.mark import Mark
 from magi_tui.ui.messages import LiveEvent
-from magi_tui.ui.widgets.footer import MagiFooter
+from magi_tui.ui.screens.compiled import CompiledFunctionsScreen
+from magi_tui.ui.screens.diff import DiffScreen
 from magi_tui.ui.widgets.detail import EventDetail, FileRef, graph_file
 from magi_tui.ui.widgets.event_tree import EventTree
+from magi_tui.ui.widgets.file_view import FileView
+from magi_tui.ui.widgets.footer import MagiFooter
 from magi_tui.ui.widgets.timeline_view import TimelineView
 from magi_tui.ui.widgets.triage_panel import TriagePanel
 
-SLICE_BYTES = 1 << 15  # ~90 events per read
+LOAD_FIRST_BYTES = 1 << 18  # the first read (~700 events): the first screen comes after it
+LOAD_READ_BYTES = 1 << 20   # each later read (~2,700 events: a few ms to fold in on the UI loop)
+LOAD_SHOW_EVENTS = 20_000   # while loading, bring the tree up to date every this many events
 DETAIL_SETTLE_S = 0.06  # the detail pane follows the cursor once it rests this long
-LOAD_FLUSH_S = 0.25    # while loading, show what was read this often
-SLICE_S = 0.005        # read for at most this long, then let the UI breathe (keys wait <~15 ms)
 
 
 class RunScreen(Screen):
@@ -53,7 +57,6 @@ class RunScreen(Screen):
         self._first_paint_done = False
         self._triage_default_done = False
         self._pending: RunUpdate | None = None
-        self._last_flush = 0.0
         self._detail_pending: tuple[str, Any] | None = None
         self._detail_timer = None
         self.follower: RunFollower | None = None
@@ -109,54 +112,71 @@ class RunScreen(Screen):
         self.query_one("#run-title", Static).update(t)
 
     # -- loading -------------------------------------------------------------------------------
-    @work(exclusive=True, group="load")
-    async def _load(self) -> None:
-        """Read the file in time-boxed slices on the UI loop, showing each slice before the next, so
-        the first screen appears after the first slice and a key press never waits long."""
+    @work(thread=True, exclusive=True, group="load")
+    def _load(self) -> None:
+        """Parse the file in a thread, in bounded reads; each read is folded into the model on the UI
+        loop (``call_from_thread`` waits for it, so reading never runs ahead of what is shown and the
+        model is only ever changed on the loop). The first read is small, so the first screen comes
+        at once; the tree is then brought up to date every ``LOAD_SHOW_EVENTS`` events (a cadence in
+        events, not in time, so a busy machine does not do more work)."""
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
         started = time.perf_counter()
+        reader = self.run.reader
         first = True
-        while True:
-            batch: RunUpdate | None = None
-            t_end = time.perf_counter() + SLICE_S
-            progressed = False
-            while time.perf_counter() < t_end:
-                before = self.run.reader.offset
-                up = self.run.update(max_bytes=SLICE_BYTES)
-                moved = self.run.reader.offset != before or up.reset
-                progressed = progressed or bool(moved)
-                batch = up if batch is None else batch.merge(up)
-                if not moved or up.reset or first:
-                    break
-            self.apply_update(batch, initial=first)
+        while not worker.is_cancelled:
+            before = reader.offset
+            res = reader.read(LOAD_FIRST_BYTES if first else LOAD_READ_BYTES)
+            moved = reader.offset != before or bool(res.reset)
+            if not self._call_ui(self._ingest, res, first):
+                return
             first = False
-            if not progressed:
+            if not moved:
                 break
-            await asyncio.sleep(0)
-        self.on_loaded(len(self.run.events), time.perf_counter() - started)
+        if not worker.is_cancelled:
+            self._call_ui(self._loaded_after_refresh, len(self.run.events), time.perf_counter() - started)
+
+    def _loaded_after_refresh(self, events: int, seconds: float) -> None:
+        # ``loaded`` once what was read is on screen (tests and benchmarks wait for it)
+        self.call_after_refresh(self.on_loaded, events, seconds)
+
+    def _call_ui(self, callback, *args) -> bool:
+        """Run ``callback`` on the UI loop and wait for it; False when the app or screen is gone."""
+        try:
+            self.app.call_from_thread(callback, *args)
+        except RuntimeError:  # the app is closing
+            return False
+        return self.is_attached
+
+    def _ingest(self, res, initial: bool) -> None:
+        if not self.is_attached:
+            return
+        self.apply_update(self.run.ingest(res), initial=initial)
 
     def apply_update(self, up: RunUpdate, *, initial: bool = False) -> None:
         """Show what one ``RunModel.update()`` read (called on the UI loop, in read order).
 
-        While the initial load is running, updates are coalesced and shown every ``LOAD_FLUSH_S``:
-        each tree change re-renders every visible row, which would otherwise cost more than the
-        parsing. Once loaded (live), every update is shown at once."""
+        While the initial load is running, updates are coalesced and shown every ``LOAD_SHOW_EVENTS``
+        events (each tree change re-renders the visible rows); the title follows every read. Once
+        loaded (live), every update is shown at once."""
         if initial or up.reset or self.loaded:
             if self._pending is not None:
                 pending, self._pending = self._pending, None
                 if not (initial or up.reset):
                     up = pending.merge(up)
             self._show_update(up, initial=initial)
-            self._last_flush = time.perf_counter()
             return
         self._pending = up if self._pending is None else self._pending.merge(up)
-        if time.perf_counter() - self._last_flush >= LOAD_FLUSH_S:
+        if len(self._pending.events) >= LOAD_SHOW_EVENTS:
             self.flush_pending()
+        else:
+            self._update_title()
 
     def flush_pending(self) -> None:
         if self._pending is not None:
             pending, self._pending = self._pending, None
             self._show_update(pending)
-        self._last_flush = time.perf_counter()
 
     def _show_update(self, up: RunUpdate, *, initial: bool = False) -> None:
         tree = self.query_one(EventTree)
@@ -399,8 +419,6 @@ class RunScreen(Screen):
         self.notify(f"follow {'on: the newest event is selected as it arrives' if self.follow else 'off'}")
 
     def action_search(self) -> None:
-        from magi_tui.ui.widgets.file_view import FileView
-
         self.query_one("#right", ContentSwitcher).current = "detail"
         fv = self.query_one("#detail-file", FileView)
         fv.focus()
@@ -422,15 +440,11 @@ class RunScreen(Screen):
         if ref is None:
             self.notify("Select an event with files to mark.", severity="warning")
             return
-        from magi_tui.ui.app import Mark
-
         self.app.mark = Mark(self.run.path, ref)
         self.notify(f"marked {literal(ref.title, 70)} — select another event (any run) and press d")
         self._update_title()
 
     def action_diff(self) -> None:
-        from magi_tui.ui.screens.diff import DiffScreen
-
         detail = self.query_one(EventDetail)
         ev = detail.current_event
         mark = getattr(self.app, "mark", None)
@@ -461,8 +475,6 @@ class RunScreen(Screen):
         self.app.push_screen(DiffScreen(left, right, left_run=self.run.path, right_run=self.run.path))
 
     def action_compiled_functions(self) -> None:
-        from magi_tui.ui.screens.compiled import CompiledFunctionsScreen
-
         if not self.run.has_compiled_functions:
             self.notify("This run has no compiled_functions/ (the compile failed, is still running, "
                         "or nothing was compiled).", severity="warning")

@@ -12,16 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from magi_format.text import literal
 from magi_tui.model.events import Event
 from magi_tui.model.pairing import Span
 from magi_tui.model.run import RunModel, RunUpdate
 from magi_tui.model.tree import CompileNode, Group
 from magi_tui.ui.actions import bindings, vim_bindings
-from magi_format.text import literal
 from magi_tui.ui.labels import event_label, now, span_label
 
 BUCKET = 400
@@ -186,7 +185,9 @@ class EventTree(Tree[NodeData]):
         data = node.data
         data.loaded = True
         g: Group = data.obj
-        for item in g.items[data.start:data.start + BUCKET]:
+        placed = node.parent.data.placed if node.parent is not None and node.parent.data is not None else len(g.items)
+        # only what the group has placed: later items come through _catch_up, once
+        for item in g.items[data.start:min(data.start + BUCKET, placed)]:
             self._add_item(node, item)
 
     def _load_span(self, node: TreeNode[NodeData]) -> None:
@@ -215,54 +216,76 @@ class EventTree(Tree[NodeData]):
         self._recovered = {f.event.seq for f in self.run.triage.failures if f.recovered}
 
     def apply(self, update: RunUpdate) -> None:
-        """Add what ``update`` brought, keeping selection, expansion and scroll."""
+        """Add what ``update`` brought, keeping selection, expansion and scroll.
+
+        The model's groups are the truth: a loaded group is brought up to ``len(group.items)`` (what was
+        placed is counted in ``placed``), so an update shown late, or a group loaded on expand before
+        its update arrived, never places an item twice. Only the labels of what changed are redone."""
         if update.reset:
             self.rebuild()
             return
         for f in update.recovered:
             self._recovered.add(f.event.seq)
-        touched_groups: set[tuple] = set()
-        touched_buckets: dict[int, tuple] = {}
-        for group, item, _new in update.new_items:
-            gnode = self._ensure_group_node(group)
-            touched_groups.add(group.key)
-            data = gnode.data
-            if not data.loaded or data.placed >= len(group.items):
-                continue  # not shown yet (loads on expand), or already placed by a load
-            pos = data.placed
-            data.placed += 1
-            if not data.children and pos >= BUCKET:  # grew past one bucket: regroup
-                gnode.remove_children()
-                self._load_group(gnode)
-                continue
-            if data.children:
-                start = (pos // BUCKET) * BUCKET
-                bnode = data.children.get(start)
-                if bnode is None:
-                    bnode = self._add_bucket(gnode, group, start)
-                else:
-                    touched_buckets[id(bnode)] = (bnode, group, start)
-                if bnode.data.loaded:
-                    self._add_item(bnode, item)
-            else:
-                self._add_item(gnode, item)
-        for bnode, group, start in touched_buckets.values():
-            bnode.set_label(self._bucket_label(group, start))
+        touched: dict[tuple, Group] = {}
+        for group, _item, _new in update.new_items:
+            if group.key not in touched:
+                touched[group.key] = group
+                self._ensure_group_node(group)
         for span in update.closed:
             self._relabel_span(span)
+            if span.group is not None and span.end is not None and span.end.phase == "failed":
+                touched.setdefault(span.group.key, span.group)
         for f in update.recovered:
             span = self.run.span_of(f.event)
             if span is not None:
                 self._relabel_span(span)
-        for key in touched_groups:
+        compiles: set[tuple] = set()
+        for key, group in touched.items():
             node = self._group_nodes[key]
-            node.set_label(self._group_label(node.data.obj))
-        for (session, cid), cnode in self._compile_nodes.items():
-            cnode.set_label(self._compile_label(cnode.data.obj))
+            self._catch_up(node)
+            node.set_label(self._group_label(group))
+            compiles.add((group.session, group.compile_id))
+        for ckey in compiles:
+            cnode = self._compile_nodes.get(ckey)
+            if cnode is not None:
+                cnode.set_label(self._compile_label(cnode.data.obj))
         if len(self._group_nodes) == 1:
             for node in self._group_nodes.values():
                 if not node.is_expanded and not node.data.loaded:
                     node.expand()
+
+    def _catch_up(self, gnode: TreeNode[NodeData]) -> None:
+        """Give a loaded group nodes for the items the model added since it was placed."""
+        data = gnode.data
+        if data is None or not data.loaded:
+            return  # not shown yet: loads on expand
+        group: Group = data.obj
+        items = group.items
+        n = len(items)
+        if data.placed >= n:
+            return
+        if not data.children and n > BUCKET:  # grew past one bucket: regroup
+            gnode.remove_children()
+            self._load_group(gnode)
+            return
+        if not data.children:
+            for item in items[data.placed:n]:
+                self._add_item(gnode, item)
+            data.placed = n
+            return
+        touched_buckets: dict[int, TreeNode[NodeData]] = {}
+        for pos in range(data.placed, n):
+            start = (pos // BUCKET) * BUCKET
+            bnode = data.children.get(start)
+            if bnode is None:
+                bnode = self._add_bucket(gnode, group, start)
+            else:
+                touched_buckets[start] = bnode
+            if bnode.data.loaded:
+                self._add_item(bnode, items[pos])
+        data.placed = n
+        for start, bnode in touched_buckets.items():
+            bnode.set_label(self._bucket_label(group, start))
 
     def _relabel_span(self, span: Span) -> None:
         node = self._item_nodes.get(span.first.seq)
@@ -296,6 +319,7 @@ class EventTree(Tree[NodeData]):
             parent.expand()
             parent = parent.parent
         self.ensure_loaded(gnode)
+        self._catch_up(gnode)  # the item may be newer than what the tree has shown so far
         gnode.expand()
         container = gnode
         if gnode.data.children:
