@@ -31,6 +31,7 @@ MARKS: dict[str, tuple[str, str]] = {
     "graph_break": ("✂ graph break", "yellow"),
     "cache_hit": ("● cache hit", "green"),
     "cache_miss": ("○ cache miss", "yellow"),
+    "cache_bypass": ("◌ cache bypass", "yellow"),
     "cache_store": ("▼ stored", "blue"),
     "cache_skip": ("⊘ store skipped", "yellow"),
     "open": ("… open", "cyan"),
@@ -39,7 +40,7 @@ MARKS: dict[str, tuple[str, str]] = {
 
 
 def _mark(text: Text, kind: str) -> None:
-    mark, style = MARKS[kind]
+    mark, style = MARKS.get(kind) or (f"· {kind}", "")  # a kind the labels do not know yet is still shown
     text.append("  ")
     text.append(mark, style=style)
 
@@ -64,7 +65,7 @@ def event_label(ev: Event, *, recovered: bool = False, with_scope: bool = False,
     elif kind:
         _mark(t, kind)
         reason = (ev.summary or {}).get("reason")
-        if reason and kind in ("cache_miss", "cache_skip", "recompile", "graph_break", "restart"):
+        if reason and kind in ("cache_miss", "cache_bypass", "cache_skip", "recompile", "graph_break", "restart"):
             t.append(" " + literal(reason, 60), style="dim")
     if ev.duration_ms is not None:
         t.append(f"  {fmt_ms(ev.duration_ms)}", style="dim")
@@ -95,7 +96,7 @@ def span_label(span: Span, *, recovered: bool = False, now: float | None = None,
         if end_kind and end_kind in MARKS:
             _mark(t, end_kind)
             reason = (span.end.summary or {}).get("reason") if span.end else None
-            if reason and end_kind in ("cache_miss", "cache_skip"):
+            if reason and end_kind in ("cache_miss", "cache_bypass", "cache_skip"):
                 t.append(" " + literal(reason, 50), style="dim")
         else:
             _mark(t, "ok")

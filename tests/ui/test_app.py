@@ -123,3 +123,29 @@ async def test_markup_and_ansi_in_messages_render_literally(tmp_path):
         assert "\\x1b[31mred" in text
         assert "op [/foo]" in text
         assert "\x1b" not in text
+
+
+async def test_every_event_kind_has_a_mark_in_the_tree(tmp_path):
+    """Each kind the model gives an event (cache hit / miss / bypass, recompile, break, ...) is shown with
+    its mark and reason; a new kind never crashes the tree."""
+    from magi_tui.ui.labels import MARKS
+
+    run = record_run(tmp_path / "kinds", [
+        ("fullgraph_before_compile", {"scope": "fullgraph", "lifecycle_name": "compile"}),
+        ("fullgraph_cache_bypass", {"scope": "fullgraph", "cache": "fx_graph", "reason": "No shape env"}),
+        ("fullgraph_cache_miss", {"scope": "fullgraph", "cache": "fx_graph", "reason": "full_miss"}),
+        ("fullgraph_cache_hit", {"scope": "fullgraph", "cache": "fx_graph", "reason": "cache hit"}),
+        ("fullgraph_recompile", {"scope": "fullgraph", "reason": "size mismatch", "frame": "f"}),
+        ("fullgraph_graph_break", {"scope": "fullgraph", "reason": "print", "gb_id": "GB0059"}),
+        ("fullgraph_after_compile", {"scope": "fullgraph", "lifecycle_name": "compile", "duration_ms": 3.0}),
+    ])
+    app = MagiApp(run)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        kinds = {e.kind for e in screen.run.events} - {""}
+        assert {"cache_bypass", "cache_miss", "cache_hit", "recompile", "graph_break"} <= kinds
+        assert kinds <= set(MARKS), kinds - set(MARKS)
+        await pilot.press("l", "l")  # open the compile's group
+        await wait_for(pilot, lambda: "◌ cache bypass No shape env" in screen_text(app), what="the bypass row")
+        text = screen_text(app)
+        assert "○ cache miss full_miss" in text and "⟳ recompile size mismatch" in text
