@@ -16,18 +16,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from magi_tui.model.diff import compute_diff
-from magi_tui.model.textfile import TextFile
 from magi_format.text import literal
+from magi_tui.model.diff import diff_files
 from magi_tui.ui.widgets.diff_view import DiffView
-
-MAX_DIFF_LINES = 200_000
-
-
-def _lines(path: Path) -> list[str]:
-    tf = TextFile(path)
-    n = min(tf.line_count, MAX_DIFF_LINES)
-    return [tf.line(i) for i in range(n)]
 
 
 def side_title(ref: Any, run_path: Path | None, other_run: Path | None) -> str:
@@ -71,12 +62,10 @@ class DiffScreen(Screen):
 
     @work(thread=True, exclusive=True)
     def _compute(self) -> None:
-        try:
-            a = _lines(self.left.path)
-            b = _lines(self.right.path)
-            diff = compute_diff(a, b)
-        except OSError as exc:
-            self.app.call_from_thread(self._failed, f"cannot read: {exc}")
+        # each side read once, in block reads (model.diff.read_side); a problem comes back as text
+        diff, problem = diff_files(self.left.path, self.right.path)
+        if diff is None:
+            self.app.call_from_thread(self._failed, problem or "cannot read")
             return
         self.app.call_from_thread(self._show, diff)
 

@@ -1,0 +1,288 @@
+"""Issue #11 in one script: every row of the speed table against its anchor, measured in the same run,
+interleaved (ours, anchor, ours, anchor, ...), each in a fresh process, medians of ``--repeat``.
+
+    .venv/bin/python benchmarks/bench_speed.py [--events 100000] [--repeat 3] [--toolong /tmp/tl/bin/python]
+                                               [--skip-live] [--live-seconds 10]
+
+Figures are CPU seconds of the whole process (user + system, all threads), because the machine is
+shared and wall time is noisy; wall seconds are printed beside them.
+
+* ``tui_load``: ``MagiApp(run)`` under ``run_test(120x40)``, from interpreter start to ``RunScreen.loaded``
+  (the whole run read, folded in and the tree on screen). Anchor: toolong (``toolong.ui.UI``, same size)
+  from interpreter start to the whole file indexed and painted. toolong pins ``textual<0.59``, so it
+  runs from its own venv (``--toolong``: its python; ``pip install toolong`` into a venv under /tmp).
+* ``tui_peak_rss``: VmHWM of those two processes.
+* ``triage_json``: ``python -m magi_tui triage --json RUN`` (whole process, its output to /dev/null).
+  Anchors: a loop of ``orjson.loads`` per line, and of ``json.loads``, each a whole process.
+* ``diff``: a DiffScreen on two 20,000-line graph dumps (1 % of lines changed, a few inserted and
+  removed), from ``push_screen`` to the diff painted (CPU of the app process over that interval).
+  Anchor: a plain ``difflib.unified_diff`` process on the same files (whole process).
+* ``live``: ``benchmarks/bench_live.py`` at 1,000 events/s, follow on (goal p50 <= 30 ms, p99 <= 100 ms,
+  0 lost). The real-terminal comparison with toolong (one appended line -> on screen) is not measured
+  here.
+
+Prints one JSON object: per row the medians, the anchor's, and ``ratio`` (ours / anchor; <= 1 meets
+the goal).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+
+def _cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _hwm_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+# -- children --------------------------------------------------------------------------------------
+def child_tui(run: str) -> dict:
+    import asyncio
+
+    from magi_tui.ui.app import MagiApp
+    from magi_tui.ui.screens.run import RunScreen
+
+    out: dict = {}
+
+    async def main() -> None:
+        t0 = time.perf_counter()
+        app = MagiApp(Path(run))
+        async with app.run_test(size=(120, 40)) as pilot:
+            while not (isinstance(app.screen, RunScreen) and app.screen.loaded):
+                await asyncio.sleep(0.005)
+            await pilot.pause()
+            out.update(cpu_s=_cpu(), wall_s=time.perf_counter() - t0, events=len(app.screen.run.events),
+                       peak_rss_mb=_hwm_mb())
+
+    asyncio.run(main())
+    return out
+
+
+_TOOLONG_CHILD = r'''
+import asyncio, json, resource, sys, time
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF); return r.ru_utime + r.ru_stime
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"): return int(line.split()[1]) / 1024
+path, n = sys.argv[1], int(sys.argv[2])
+from toolong.ui import UI
+from toolong.log_lines import LogLines
+async def main():
+    t0 = time.perf_counter()
+    app = UI([path])
+    async with app.run_test(size=(120, 40)) as pilot:
+        while True:
+            ll = app.screen.query(LogLines)
+            if ll and ll.first().line_count >= n:
+                break
+            await asyncio.sleep(0.005)
+        await pilot.pause()
+        print(json.dumps({"cpu_s": cpu(), "wall_s": time.perf_counter() - t0, "lines": ll.first().line_count,
+                          "peak_rss_mb": hwm()}))
+asyncio.run(main())
+'''
+
+
+def child_diff(a: str, b: str) -> dict:
+    import asyncio
+
+    from textual.app import App
+
+    from magi_tui.ui.screens.diff import DiffScreen
+    from magi_tui.ui.widgets.diff_view import DiffView
+
+    class Ref:
+        def __init__(self, p: str) -> None:
+            self.path = Path(p)
+            self.title = Path(p).name
+
+    class DiffApp(App):
+        pass
+
+    out: dict = {}
+
+    async def main() -> None:
+        app = DiffApp()
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            c0, t0 = _cpu(), time.perf_counter()
+            screen = DiffScreen(Ref(a), Ref(b))
+            app.push_screen(screen)
+            while screen.diff is None:
+                await asyncio.sleep(0.002)
+            await pilot.pause()
+            view = screen.query_one(DiffView)
+            out.update(cpu_s=_cpu() - c0, wall_s=time.perf_counter() - t0, rows=len(view.rows),
+                       added=screen.diff.added, removed=screen.diff.removed)
+
+    asyncio.run(main())
+    return out
+
+
+# -- data ------------------------------------------------------------------------------------------
+def write_graph_pair(folder: Path, n: int = 20_000, seed: int = 0) -> tuple[Path, Path]:
+    rng = random.Random(seed)
+    ops = ["add.Tensor", "mul.Tensor", "mm.default", "view.default", "permute.default", "relu.default",
+           "sum.dim_IntList", "native_layer_norm.default", "clone.default", "expand.default"]
+    lines = []
+    for i in range(n):
+        op = rng.choice(ops)
+        lines.append(f"    %{op.split('.')[0]}_{i} : [num_users=1] = call_function[target=torch.ops.aten.{op}]"
+                     f"(args = (%arg_{rng.randrange(i + 1)}, %buf_{rng.randrange(i + 1)}), kwargs = {{}})\n")
+    b = list(lines)
+    for _ in range(n // 100):  # 1 % changed
+        k = rng.randrange(n)
+        b[k] = b[k].replace("num_users=1", "num_users=2")
+    for _ in range(20):  # a few inserted and removed
+        k = rng.randrange(len(b))
+        if rng.random() < 0.5:
+            del b[k]
+        else:
+            b.insert(k, f"    %extra_{k} : [num_users=0] = call_function[target=torch.ops.aten.clone.default]\n")
+    pa, pb = folder / "before_graph.txt", folder / "after_graph.txt"
+    pa.write_text("".join(lines))
+    pb.write_text("".join(b))
+    return pa, pb
+
+
+# -- the driver ------------------------------------------------------------------------------------
+def _run_child(args: list[str], python: str = sys.executable) -> dict:
+    proc = subprocess.run([python, *args], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{args[:2]} failed: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _whole_process(cmd: list[str]) -> dict:
+    """CPU (user + sys) and wall of one whole process, from ``wait4``'s rusage."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    err = p.stderr.read().decode(errors="replace") if p.stderr else ""
+    if p.returncode not in (0, 1):  # triage exits 1 on a failed run
+        raise RuntimeError(f"{cmd[:4]} exited {p.returncode}: {err[-2000:]}")
+    return {"cpu_s": ru.ru_utime + ru.ru_stime, "wall_s": time.perf_counter() - t, "peak_rss_mb": ru.ru_maxrss / 1024}
+
+
+_ORJSON_LOOP = "import orjson,sys\nwith open(sys.argv[1],'rb') as fh:\n    objs=[orjson.loads(l) for l in fh]\n"
+_JSON_LOOP = "import json,sys\nwith open(sys.argv[1],'rb') as fh:\n    objs=[json.loads(l) for l in fh]\n"
+_DIFFLIB = ("import difflib,sys\na=open(sys.argv[1]).readlines()\nb=open(sys.argv[2]).readlines()\n"
+            "d=list(difflib.unified_diff(a,b))\n")
+
+
+def _med(rows: list[dict], key: str) -> float | None:
+    vals = [r[key] for r in rows if r.get(key) is not None]
+    return round(statistics.median(vals), 3) if vals else None
+
+
+def _row(ours: list[dict], anchors: dict[str, list[dict]], key: str = "cpu_s", **extra) -> dict:
+    out = {"ours": _med(ours, key), "ours_wall_s": _med(ours, "wall_s"), "all_ours": [round(r[key], 3) for r in ours]}
+    for name, rows in anchors.items():
+        if rows:
+            out[name] = _med(rows, key)
+            out[f"all_{name}"] = [round(r[key], 3) for r in rows]
+            if out["ours"] is not None and out[name]:
+                out[f"ratio_vs_{name}"] = round(out["ours"] / out[name], 2)
+    out.update(extra)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--events", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--toolong", default="/tmp/toolong_venv/bin/python",
+                    help="a python with toolong installed (its own venv: it pins textual<0.59)")
+    ap.add_argument("--only", nargs="*", default=["tui", "triage", "diff", "live"])
+    ap.add_argument("--live-seconds", type=float, default=10)
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        kind, *rest = args.child
+        res = child_tui(*rest) if kind == "tui" else child_diff(*rest)
+        print(json.dumps(res))
+        return
+
+    from synth import write_synthetic_run
+
+    results: dict = {"events": args.events, "repeat": args.repeat, "python": sys.version.split()[0]}
+    have_toolong = Path(args.toolong).exists() and subprocess.run(
+        [args.toolong, "-c", "import toolong"], capture_output=True).returncode == 0
+    with tempfile.TemporaryDirectory(prefix="bench_speed_") as tmp:
+        run = Path(tmp) / "magi_depyf" / "run_20261122_111900" / "model_1_Synthetic_rank_0"
+        write_synthetic_run(run, args.events)
+        timeline = run / "timeline_events" / "timeline.jsonl"
+        n_lines = sum(1 for _ in open(timeline, "rb"))
+        results["timeline_mb"] = round(timeline.stat().st_size / 1e6, 1)
+
+        if "tui" in args.only:
+            ours, tl = [], []
+            tl_script = Path(tmp) / "toolong_child.py"
+            tl_script.write_text(_TOOLONG_CHILD)
+            for _ in range(args.repeat):
+                ours.append(_run_child([__file__, "--child", "tui", str(run)]))
+                if have_toolong:
+                    tl.append(_run_child([str(tl_script), str(timeline), str(n_lines)], python=args.toolong))
+            results["tui_load"] = _row(ours, {"toolong": tl}, events=ours[0]["events"],
+                                       note=None if have_toolong else "toolong not installed: no anchor")
+            results["tui_peak_rss_mb"] = _row(ours, {"toolong": tl}, key="peak_rss_mb")
+
+        if "triage" in args.only:
+            ours, oj, js = [], [], []
+            for _ in range(args.repeat):
+                ours.append(_whole_process([sys.executable, "-m", "magi_tui", "triage", "--json", str(run)]))
+                oj.append(_whole_process([sys.executable, "-c", _ORJSON_LOOP, str(timeline)]))
+                js.append(_whole_process([sys.executable, "-c", _JSON_LOOP, str(timeline)]))
+            results["triage_json"] = _row(ours, {"orjson_loop": oj, "json_loop": js})
+
+        if "diff" in args.only:
+            a, b = write_graph_pair(Path(tmp))
+            ours, dl = [], []
+            for _ in range(args.repeat):
+                ours.append(_run_child([__file__, "--child", "diff", str(a), str(b)]))
+                dl.append(_whole_process([sys.executable, "-c", _DIFFLIB, str(a), str(b)]))
+            results["diff_20k"] = _row(ours, {"difflib_process": dl}, rows=ours[0]["rows"])
+            results["diff_20k_wall"] = _row(ours, {"difflib_process": dl}, key="wall_s")
+
+    if "live" in args.only:
+        proc = subprocess.run([sys.executable, str(HERE / "bench_live.py"), "--rates", "1000",
+                               "--seconds", str(args.live_seconds), "--idle-seconds", "2"],
+                              capture_output=True, text=True, check=False)
+        rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{\"rate")]
+        results["live_1000_per_s"] = ({k: rows[0][k] for k in ("lost", "duplicated", "latency_ms", "applied_ms",
+                                                                "read_ms", "cpu_busy_pct")}
+                                      if rows else {"error": proc.stderr[-1500:]})
+        if rows:
+            lat = rows[0]["latency_ms"]
+            results["live_1000_per_s"]["goal_met"] = (rows[0]["lost"] == 0 and lat["p50"] <= 30 and lat["p99"] <= 100)
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
