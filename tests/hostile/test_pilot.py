@@ -233,10 +233,6 @@ async def _every_screen(app, run: Path, spy: Spy, lag: Lag) -> None:
         lag.stop()
 
 
-@pytest.mark.xfail(strict=True, reason="model/frames.py read_code_info opens compiled_functions/<fn>/"
-                   "bytecode_info.txt with a blocking open() on the UI thread (TriagePanel.on_mount -> "
-                   "checks.analyse -> frames.analyse_compiled_functions): a FIFO hangs the app, a link out "
-                   "of the run is read. Fix reported to the lead (use files.read_head(path, n, run_dir)).")
 async def test_triage_frame_analysis_on_fifo_and_linked_bytecode_info(tmp_path, monkeypatch):
     run = build_hostile_run(tmp_path / "run", outside_dir(tmp_path), bytecode_hazards=True)
     spy = Spy(monkeypatch, tmp_path / "outside")
@@ -351,10 +347,9 @@ async def _compiled(pilot, screen: RunScreen, check: Checker) -> None:
     await wait_for(pilot, lambda: app.screen is screen, what="back from compiled functions")
 
 
-@pytest.mark.xfail(strict=True, reason="screens/run.py RunScreen._load keeps applying slices after q popped "
-                   "the screen (NoMatches/MountError on its removed widgets): fix reported to the lead "
-                   "(return from the load loop once the screen left app.screen_stack)")
 async def test_closing_a_run_while_it_loads(tmp_path):
+    """q then n while a big run is still loading: no MountError / NoMatches from the load still
+    applying slices to the closed screen's widgets."""
     from benchmarks.synth import write_synthetic_run
 
     root = tmp_path / "magi_depyf"
