@@ -23,8 +23,15 @@ from typing import Any
 from magi_tui.model.events import Event
 from magi_tui.model.files import FileProblem, open_regular, read_head
 from magi_tui.model.frames import CfFrame, CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
-from magi_tui.model.guards import (DEFAULT_RECOMPILE_LIMIT, GuardDiff, Reason, diff_guards, parse_reason,
-                                   read_guards, reason_from_diff)
+from magi_tui.model.guards import (
+    DEFAULT_RECOMPILE_LIMIT,
+    GuardDiff,
+    Reason,
+    diff_guards,
+    parse_reason,
+    read_guards,
+    reason_from_diff,
+)
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade, Restart
 
@@ -287,30 +294,8 @@ def _hints(v: Any) -> list[str]:
 
 
 def run_status(run: RunModel) -> tuple[str, list[str]]:
-    """``(status, why incomplete)``: ``failed`` (a failure not recovered), ``incomplete`` (a compile was
-    cut short: lifecycles left open, the tracer stopped, a partial last line), ``recovered`` (restarts or
-    failures, all recovered), ``ok``, ``empty`` (nothing recorded)."""
-    t = run.triage
-    why: list[str] = []
-    if t.tracer_stopped:
-        why.append(f"the tracer stopped recording: {_first_line(t.tracer_stopped[0].reason) or 'no reason given'}")
-    open_spans = run.open_spans
-    if open_spans:
-        why.append(f"{len(open_spans)} lifecycle(s) never closed (first: #{open_spans[0].first.index} "
-                   f"{open_spans[0].first.name})")
-    if run.partial_line:
-        why.append("the last line of timeline.jsonl is incomplete")
-    if not run.events:
-        return ("incomplete" if run.partial_line else "empty"), why
-    if any(not c.recovered for c in t.problems):
-        return "failed", why
-    if why:
-        return "incomplete", why
-    if any(not r.recovered for r in t.restarts) or t.unrecovered_cascades:
-        return "failed", why
-    if t.restarts or t.cascades:
-        return "recovered", why
-    return "ok", why
+    """``(status, why incomplete)``: the run's own rule (:meth:`RunModel.status_why`)."""
+    return run.status_why()
 
 
 # -- the analysis -----------------------------------------------------------------------------------

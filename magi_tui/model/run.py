@@ -157,23 +157,38 @@ class RunModel:
 
     @property
     def status(self) -> str:
-        """``ok`` / ``failed`` / ``recovered`` / ``incomplete`` / ``empty`` (issue 2's rules).
+        """``ok`` / ``failed`` / ``recovered`` / ``incomplete`` / ``empty``: see :meth:`status_why`."""
+        return self.status_why()[0]
 
-        ``failed``: a failure not recovered; ``recovered``: failures, all recovered; ``incomplete``: no
-        failure, and lifecycles left open or a partial last line; ``empty``: no event at all.
+    def status_why(self) -> tuple[str, list[str]]:
+        """``(status, why incomplete)`` — the one rule, used by the CLI, the runs list and the header.
+
+        ``failed``: a failure not recovered (a restart whose retry never finished too); ``incomplete``: a
+        compile was cut short (lifecycles left open, the tracer stopped, a partial last line);
+        ``recovered``: restarts or failures, all recovered; ``ok``; ``empty``: nothing recorded.
         """
-        if not self.events:
-            if self.partial_line:
-                return "incomplete"
-            return "empty"
         t = self.triage
-        if t.unrecovered:
-            return "failed"
-        if t.failures:
-            return "recovered"
-        if self.pairer.open or self.pairer.abandoned or self.partial_line:
-            return "incomplete"
-        return "ok"
+        why: list[str] = []
+        if t.tracer_stopped:
+            reason = next((ln.strip() for ln in str(t.tracer_stopped[0].reason).splitlines() if ln.strip()), "")
+            why.append(f"the tracer stopped recording: {reason or 'no reason given'}")
+        open_spans = self.open_spans
+        if open_spans:
+            why.append(f"{len(open_spans)} lifecycle(s) never closed (first: #{open_spans[0].first.index} "
+                       f"{open_spans[0].first.name})")
+        if self.partial_line:
+            why.append(f"the last line of {TIMELINE_FILE} is incomplete")
+        if not self.events:
+            return ("incomplete" if self.partial_line else "empty"), why
+        if any(not c.recovered for c in t.problems):
+            return "failed", why
+        if why:
+            return "incomplete", why
+        if any(not r.recovered for r in t.restarts) or t.unrecovered_cascades:
+            return "failed", why
+        if t.restarts or t.cascades:
+            return "recovered", why
+        return "ok", why
 
     @property
     def started(self) -> float | None:

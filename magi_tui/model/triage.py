@@ -197,6 +197,12 @@ class TriageBuilder:
             prev = self._prev
             new_cascade = prev is None or prev.phase != "failed" or prev.session != ev.session \
                 or self._cascade is None
+            if not new_cascade and self._cascade.restart:
+                # a restart propagates its own exception up the enclosing lifecycles; a failed event with
+                # another, non-restart exception right after it is a failure of its own, never folded
+                et = _attr(ev, "exception_type", "error_type", "fail_type")
+                if et and not et.endswith("RestartAnalysis") and et != self._cascade.head.exception_type:
+                    new_cascade = True
             head = ev if new_cascade else self._cascade.head.event
             # the failed lifecycle's own key: from its ``before`` when it has one (the failed event may
             # lack an attribute such as graph_index that the before carried)

@@ -113,3 +113,17 @@ def test_real_failure_fixture_is_failed(fx, name):
     assert a.status == "failed" and a.problems and not a.problems[0].recovered
     assert a.problems[0].head.exception_type == "ValueError"
     assert triage_exit_code([run]) == 1
+
+
+def test_a_different_failure_right_after_a_restart_is_not_folded_into_it(tmp_path):
+    """A restart propagates its own exception up the enclosing lifecycles; a failure with another
+    exception that happens to follow it (nothing in between) is a failure of its own."""
+    run = RunModel(write_run(tmp_path / "r", [
+        lc(0, "before", "compile"), lc(1, "before", "compiler_compile"),
+        lc(2, "failed", "compiler_compile", exception_type="TensorifyScalarRestartAnalysis"),
+        lc(3, "failed", "compile", exception_type="ValueError", exception_message="bad shape"),
+    ])).load()
+    t = run.triage
+    assert len(t.restarts) == 1 and len(t.problems) == 1
+    assert t.problems[0].head.exception_type == "ValueError" and not t.problems[0].recovered
+    assert run.status == "failed"
