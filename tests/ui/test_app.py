@@ -149,3 +149,12 @@ async def test_every_event_kind_has_a_mark_in_the_tree(tmp_path):
         await wait_for(pilot, lambda: "◌ cache bypass No shape env" in screen_text(app), what="the bypass row")
         text = screen_text(app)
         assert "○ cache miss full_miss" in text and "⟳ recompile size mismatch" in text
+
+
+async def test_header_counts_a_restart_as_a_restart_not_as_failures():
+    app = MagiApp(COLD)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await loaded_run_screen(pilot)
+        title = screen_text(app).splitlines()[0]
+        assert "recovered" in title and "1 restart(s)" in title
+        assert "failure" not in title and "failed" not in title  # 5 failed events, but all one restart

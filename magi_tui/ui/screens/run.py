@@ -98,9 +98,14 @@ class RunScreen(Screen):
         style = {"failed": "bold red", "recovered": "yellow", "ok": "green", "empty": "dim"}.get(status, "cyan")
         t.append(f"  {status}", style=style)
         t.append(f"  {len(r.events)} events", style="dim")
-        if r.triage.failures:
-            t.append(f"  {len(r.triage.failures)} failed ({len(r.triage.unrecovered)} unrecovered)",
-                     style="red" if r.triage.unrecovered else "yellow")
+        tri = r.triage
+        problems = tri.problems  # one per failure, whatever it cascaded into; restarts are not failures
+        if problems:
+            unrec = sum(1 for c in problems if not c.recovered)
+            t.append(f"  {len(problems)} failure(s)" + (f", {unrec} unrecovered" if unrec else ", recovered"),
+                     style="red" if unrec else "yellow")
+        if tri.restarts:
+            t.append(f"  {len(tri.restarts)} restart(s)", style="magenta")
         if r.malformed:
             t.append(f"  {len(r.malformed)} malformed line(s)", style="yellow")
         if not self.loaded:
