@@ -22,6 +22,7 @@ from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.screens.compare import CompareScreen
 from magi_tui.ui.screens.ranks import RanksScreen
+from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.widgets.footer import MagiFooter
 
 STATUS_STYLE = {"failed": "bold red", "recovered": "yellow", "ok": "green", "incomplete": "cyan",
@@ -171,8 +172,6 @@ class RunsScreen(Screen):
     def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
         path = message.row_key.value
         if path:
-            from magi_tui.ui.screens.run import RunScreen
-
             self.app.push_screen(RunScreen(Path(path), live=path in self.live_paths))
 
     # -- run vs run, rank vs rank -----------------------------------------------------------------
