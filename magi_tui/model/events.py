@@ -62,10 +62,30 @@ class Event:
     """
 
     __slots__ = (
-        "seq", "session", "index", "name", "scope", "subgraph_index", "phase", "lifecycle",
+        "seq", "session", "_idelta", "name", "scope", "subgraph_index", "phase", "lifecycle",
         "frag", "files", "timestamp", "duration_ms", "graph_index", "span",
-        "compile_id", "subgraph", "line_no", "offset", "length", "attrs", "summary", "depth", "kind",
+        "compile_id", "subgraph", "_lskip", "_bytes", "attrs", "summary", "depth", "kind",
     )
+    # Memory (issue #14 item 5): an int above 256 is a 28-32 byte object of its own, so ``index`` and
+    # ``line_no`` are kept as their (usually small, shared) difference from ``seq``, and the line's
+    # byte span as one int; identical ``files`` tuples and ``summary`` maps are shared between events
+    # (read-only). The properties below give the plain values.
+
+    @property
+    def index(self) -> int:
+        return self.seq + self._idelta
+
+    @property
+    def line_no(self) -> int:
+        return self.seq + self._lskip
+
+    @property
+    def offset(self) -> int:
+        return self._bytes >> 32
+
+    @property
+    def length(self) -> int:
+        return self._bytes & 0xFFFFFFFF
     #: ``kind``: a coarse category for marks, computed once when the event is built (see :func:`kind_of`,
     #: the one place the rules live)
 
@@ -176,6 +196,10 @@ def _is_special(frag: str) -> bool:
 
 
 _new_event = Event.__new__
+#: identical ``files`` tuples / ``summary`` maps are shared (bounded: a hostile file cannot grow them)
+_FILES_CACHE: dict[tuple, tuple[str, ...]] = {}
+_SUMMARY_CACHE: dict[tuple, dict[str, str]] = {}
+_SHARE_MAX = 20_000
 
 
 def make_event(name: str, idx: Any, files: Any, ts: Any, attrs: dict[str, Any], seq: int, session: int,
@@ -187,23 +211,30 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, attrs: dict[str, Any], 
     ev = _new_event(Event)
     ev.seq = seq
     ev.session = session
-    ev.index = idx if type(idx) is int else (idx if isinstance(idx, int) and not isinstance(idx, bool) else -1)
+    if type(idx) is not int:
+        idx = idx if isinstance(idx, int) and not isinstance(idx, bool) else -1
+    ev._idelta = idx - seq
+    ev._lskip = line_no - seq
+    ev._bytes = offset << 32 | length if length <= 0xFFFFFFFF else offset << 32 | 0xFFFFFFFF
     parsed = _NAME_CACHE.get(name)
     if parsed is None:
         parsed = _parse_name(name)
     iname, phase, frag, name_sgi, special, nkind = parsed
     ev.name = iname
     ev.frag = frag
-    ev.line_no = line_no
-    ev.offset = offset
-    ev.length = length
     ev.span = None
     ev.depth = 0
     if type(files) is list and files:
         try:
-            ev.files = tuple(map(_intern, files))
-        except TypeError:  # a non-string in the list
-            ev.files = tuple(_intern(f) for f in files if type(f) is str)
+            key = tuple(files)
+            shared = _FILES_CACHE.get(key)
+        except TypeError:  # an unhashable item: a list or a map in the list
+            key = shared = None
+        if shared is None:
+            shared = tuple(_intern(f) for f in files if type(f) is str)
+            if key is not None and len(_FILES_CACHE) < _SHARE_MAX:
+                _FILES_CACHE[key] = shared
+        ev.files = shared
     else:
         ev.files = ()
     ev.timestamp = ts if type(ts) is float and _isfinite(ts) else _opt_float(ts)
@@ -215,7 +246,7 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, attrs: dict[str, Any], 
     cid = get("compile_id")
     ev.compile_id = None if cid is None else _intern(cid if type(cid) is str else str(cid))
     sub = get("subgraph")
-    ev.subgraph = sub if type(sub) is str and sub else None
+    ev.subgraph = _intern(sub) if type(sub) is str and sub else None
     lc = get("lifecycle_name")
     if type(lc) is str:
         ev.lifecycle = _intern(lc)
@@ -227,7 +258,17 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, attrs: dict[str, Any], 
         sgi = name_sgi
     ev.subgraph_index = sgi
     ev.scope = "fullgraph" if sgi is None else (_SCOPES[sgi] if 0 <= sgi < 64 else f"subgraph_{sgi}")
-    summary = ev.summary = _summary(attrs) if not _SUMMARY_SET.isdisjoint(attrs) else None
+    summary = None
+    if not _SUMMARY_SET.isdisjoint(attrs):
+        summary = _summary(attrs)
+        if summary is not None:
+            key = tuple(summary.items())
+            shared = _SUMMARY_CACHE.get(key)
+            if shared is not None:
+                summary = shared
+            elif len(_SUMMARY_CACHE) < _SHARE_MAX:
+                _SUMMARY_CACHE[key] = summary
+    ev.summary = summary
     ev.attrs = attrs if phase == "failed" or special or not _KEEP_SET.isdisjoint(attrs) else None
     # the kind rules (kind_of), computed once: the name's kind is cached with the name
     if phase == "failed" or phase == "skip":

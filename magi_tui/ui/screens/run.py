@@ -163,7 +163,7 @@ class RunScreen(Screen):
         """Show what one ``RunModel.update()`` read (called on the UI loop, in read order).
 
         While the initial load is running, updates are coalesced and shown every ``LOAD_SHOW_EVENTS``
-        events (each tree change re-renders the visible rows); the title follows every read. Once
+        events (each tree change re-renders the visible rows, a title change relayouts the screen). Once
         loaded (live), every update is shown at once."""
         if initial or up.reset or self.loaded:
             if self._pending is not None:
@@ -174,9 +174,7 @@ class RunScreen(Screen):
             return
         self._pending = up if self._pending is None else self._pending.merge(up)
         if len(self._pending.events) >= LOAD_SHOW_EVENTS:
-            self.flush_pending()
-        else:
-            self._update_title()
+            self.flush_pending()  # the title too: updating it relayouts and repaints the screen
 
     def flush_pending(self) -> None:
         if self._pending is not None:
