@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "model"))
-from magi_model_helpers import COLD, FIXTURES, WARM, ev_line, lc, write_run  # noqa: E402
-
 from magi_tui import cli  # noqa: E402
 from magi_tui.cli import main  # noqa: E402
+from tests.support.paths import COLD, FIXTURES, WARM
+from tests.support.timeline import ev_line, lc, write_run
 
 needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found (set MAGI_TUI_FIXTURES)")
 
@@ -181,7 +178,7 @@ def test_directory_instead_of_timeline(capsys, tmp_path):
 
 def test_unreadable_timeline(capsys, tmp_path, monkeypatch):
     run = write_run(tmp_path / "r", [lc(0, "before", "x")])
-    good = write_run(tmp_path / "good", [lc(0, "before", "x"), lc(1, "after", "x")])
+    write_run(tmp_path / "good", [lc(0, "before", "x"), lc(1, "after", "x")])  # readable, complete
     real_open = os.open
 
     def deny(path, *a, **k):

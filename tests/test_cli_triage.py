@@ -4,17 +4,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "model"))
-from magi_model_helpers import COLD, FIXTURES, ev_line, write_run  # noqa: E402
-
 from magi_tui.cli import main  # noqa: E402
 from magi_tui.model import RunModel  # noqa: E402
 from magi_tui.model.checks import analyse  # noqa: E402
+from tests.support.paths import COLD, FIXTURES
+from tests.support.timeline import ev_line, write_run
 
 needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found (set MAGI_TUI_FIXTURES)")
 

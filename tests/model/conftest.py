@@ -1,4 +1,4 @@
-"""Fixtures for the model tests (helpers live in magi_model_helpers.py)."""
+"""Fixtures for the model tests (helpers live in tests/support/)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from magi_model_helpers import FIXTURES
+from tests.support.paths import FIXTURES
 
 
 @pytest.fixture
 def fx() -> Path:
-    if FIXTURES is None:
+    if not FIXTURES.is_dir():
         pytest.skip("fixtures not found (set MAGI_TUI_FIXTURES to shared/fixtures/magi_depyf)")
     return FIXTURES
 

@@ -7,15 +7,14 @@ would check by hand (first failure of the cold transformer run, the warm run's c
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
 
-from magi_model_helpers import COLD, WARM
 from magi_tui.model import RunModel, find_runs, index_compiled_functions
 from magi_tui.model.discovery import SKIP_DIRS
 from magi_tui.model.layout import event_files, event_folder, list_event_folders
+from tests.support.paths import COLD, WARM
 
 # fixture dir -> (number of runs, statuses)
 EXPECTED = {

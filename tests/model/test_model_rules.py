@@ -3,10 +3,10 @@ hand-written timelines in the writer's exact shape."""
 
 from __future__ import annotations
 
-from magi_model_helpers import ev_line, lc, write_run
 from magi_tui.model import RunModel
 from magi_tui.model.layout import event_files, event_folder, event_folder_rel, list_event_folders
 from magi_tui.model.report import triage_json
+from tests.support.timeline import ev_line, lc, write_run
 
 
 def model(tmp_path, lines) -> RunModel:

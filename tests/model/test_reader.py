@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from magi_model_helpers import ev_line, lc, write_run
 from magi_tui.model import RunModel
 from magi_tui.model import reader as reader_mod
 from magi_tui.model.reader import TimelineReader
+from tests.support.timeline import ev_line, lc, write_run
 
 
 def tl(run_dir):

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from magi_model_helpers import ev_line, lc
 from magi_tui.model import RunModel
 from magi_tui.model.reader import TimelineReader
 from magi_tui.model.report import run_row, triage_json, triage_text
+from tests.support.timeline import ev_line, lc
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 STATUSES = {"ok", "failed", "recovered", "incomplete", "empty"}

@@ -8,12 +8,12 @@ import os
 
 import pytest
 
-from magi_model_helpers import ev_line, write_run
+from magi_format.safepath import UnsafePath, is_inside, safe_join
 from magi_format.text import literal
 from magi_tui.cli import main
 from magi_tui.model import RunModel, index_compiled_functions
 from magi_tui.model.layout import event_files, event_folder
-from magi_format.safepath import UnsafePath, is_inside, safe_join
+from tests.support.timeline import ev_line, write_run
 
 
 @pytest.fixture

@@ -4,12 +4,12 @@ finding. The kind rules live in one place (``events.kind_of``)."""
 
 from __future__ import annotations
 
-from magi_model_helpers import COLD, WARM, ev_line, lc, write_run
-
 from magi_tui.model import RunModel
 from magi_tui.model.checks import analyse
 from magi_tui.model.events import KINDS, kind_of, name_kind
 from magi_tui.model.report import triage_json, triage_text
+from tests.support.paths import COLD, WARM
+from tests.support.timeline import ev_line, lc, write_run
 
 
 def _compile(i: int, cid: str, frame: str, *extra: str) -> list[str]:

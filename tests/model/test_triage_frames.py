@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from magi_model_helpers import REPO, ev_line, write_run
-
 from magi_tui.model import RunModel
 from magi_tui.model.checks import analyse
 from magi_tui.model.report import triage_json, triage_text
+from tests.support.paths import ROOT as REPO
+from tests.support.timeline import ev_line, write_run
 
 TRACE_LOGS = REPO.parent / "shared" / "fixtures" / "torch_trace"
 _GLOG = re.compile(r"^[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]*:\d+\] (\{.*\})$")

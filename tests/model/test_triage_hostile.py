@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 
-from magi_model_helpers import ev_line, write_run
-
 from magi_tui.cli import main
 from magi_tui.model import RunModel
 from magi_tui.model.checks import analyse
 from magi_tui.model.report import triage_json, triage_text
+from tests.support.timeline import ev_line, write_run
 
 
 def test_wrong_types_everywhere(tmp_path, capsys):

@@ -7,13 +7,13 @@ import pytest
 
 pytest.importorskip("textual")
 
-from magi_model_helpers import FIXTURES  # noqa: E402
 from test_triage_frames import TRACE_LOGS, trace_run  # noqa: E402
 
 from magi_tui.model import RunModel  # noqa: E402
 from magi_tui.model.checks import analyse  # noqa: E402
 from magi_tui.ui.app import MagiApp  # noqa: E402
 from magi_tui.ui.widgets.triage_panel import TriagePanel  # noqa: E402
+from tests.support.paths import FIXTURES
 from tests.support.pilot import loaded_run_screen, screen_text, selected_event, wait_for  # noqa: E402
 
 needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found")

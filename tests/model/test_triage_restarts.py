@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from magi_model_helpers import COLD, WARM, ev_line, lc, write_run
-
 from magi_tui.cli import triage_exit_code
 from magi_tui.model import RunModel
 from magi_tui.model.checks import analyse
 from magi_tui.model.report import triage_json, triage_text
+from tests.support.paths import COLD, WARM
+from tests.support.timeline import ev_line, lc, write_run
 
 
 def test_cold_transformer_one_restart_recovered_exit_0(fx):

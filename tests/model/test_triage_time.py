@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 
-from magi_model_helpers import COLD
-
 from magi_tui.model import RunModel
 from magi_tui.model.checks import analyse
 from magi_tui.model.report import triage_text
+from tests.support.paths import COLD
 
 
 def test_cold_transformer_phases_and_pieces(fx):

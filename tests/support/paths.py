@@ -7,7 +7,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("MAGI_SHARED", ROOT.parent / "shared"))
-FIXTURES = SHARED / "fixtures" / "magi_depyf"
+#: the real upstream run dirs ($MAGI_TUI_FIXTURES overrides, e.g. a copy elsewhere)
+FIXTURES = Path(os.environ.get("MAGI_TUI_FIXTURES", SHARED / "fixtures" / "magi_depyf"))
 TORCH_TRACE = SHARED / "fixtures" / "torch_trace"
 TRANSFORMER = FIXTURES / "transformer" / "magi_depyf"
 COLD = TRANSFORMER / "run_20261122_111900" / "model_1_TwoLayerTransformer_rank_0"
