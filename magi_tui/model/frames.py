@@ -14,8 +14,8 @@ counts compiles per frame and graph-break sites, when the timeline has no such e
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from magi_tui.model.compiled_functions import Entry, Function, index_compiled_functions

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
