@@ -13,9 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-from magi_tui import __version__
-
 from magi_format.text import json_literal, literal
+from magi_tui import __version__
 
 __all__ = ["main", "literal"]
 

@@ -7,4 +7,6 @@ if ! command -v tmux >/dev/null 2>&1; then
   # the end-to-end tests drive the real app in tmux, as a person would
   (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null 2>&1 || echo "tmux unavailable: end-to-end tests will be skipped"
 fi
+# the layers and the code's hygiene are part of the suite: lint before the tests
+.venv/bin/ruff check .
 exec .venv/bin/python -m pytest -q "$@"
