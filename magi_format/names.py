@@ -87,6 +87,18 @@ POST_GRAD_PASSES = "post_grad_passes"  # attrs on Inductor events of a backward 
 AFTER_DYNAMO_CAPTURE = "after_dynamo_capture"
 AFTER_INDUCTOR_CODEGEN = "after_inductor_codegen"
 AFTER_BUILD_GUARDS = "after_build_guards"      # attrs: guard_latency_us, guard_lines, leaf_guard_count
+# -- dynamic shapes (torch's ShapeEnv records), one point event each; user_* = the innermost user frame
+#    of the record's user_stack (user_file, user_line, user_function, source_line, user_frame "file:line")
+SHAPE_SYMBOL = "shape_symbol"                  # attrs: symbol ("s77"), val (hint, "5"), vr (value range
+                                               #   "[2, int_oo]"), source ("L['x'].size()[0]"; "" if unbacked),
+                                               #   unbacked (bool: create_unbacked_symbol), user_*
+SHAPE_SPECIALIZATION = "shape_specialization"  # attrs: symbol, sources (list of str), value, reason, user_*
+SHAPE_GUARD = "shape_guard"                    # attrs: expr ("s77 > 3"), user_* (guard_added_fast)
+FX_GRAPH_RUNNABLE = "fx_graph_runnable"        # files: fx_graph_runnable.py (torch's standalone reproducer of
+                                               #   the graph Inductor compiles); backward: true on a backward's
+# compile phases (chromium_event B/E spans of one compile id) travel as the file ``phases.json`` of the
+# event that closes the compile (after_compile / failed_compile): a list of
+# {"name", "start_us" (from the compile's first span), "dur_us", "depth"}, in start order
 
 
 def aot_graph_base(kind: str) -> str:

@@ -41,12 +41,16 @@ from magi_format.names import (
     CACHE_MISS,
     COMPILE,
     DYNAMO_CAPTURE,
+    FX_GRAPH_RUNNABLE,
     GRAPH_BREAK,
     POST_GRAD_PASSES,
     PRE_GRAD_PASSES,
     RECOMPILE,
     RECOMPILE_LIMIT_HIT,
     RESTART,
+    SHAPE_GUARD,
+    SHAPE_SPECIALIZATION,
+    SHAPE_SYMBOL,
     aot_graph_base,
     lifecycle_event,
     point_event,
@@ -66,12 +70,13 @@ from tracer.torchtext import (
     recompile_limit_of,
 )
 
-IGNORED = frozenset({"chromium_event", "describe_storage", "describe_tensor", "describe_source",
-                     "create_symbol", "guard_added_fast", "link", "dump_file", "symbolic_shape_specialization",
+IGNORED = frozenset({"describe_storage", "describe_tensor", "describe_source", "link", "dump_file",
                      "compilation_metrics_runtime", "bwd_compilation_metrics_runtime"})
 AOT_GRAPHS = ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph", "aot_inference_graph")
 CACHE_ARTIFACT = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$")
 CACHE_EVENTS = {"hit": CACHE_HIT, "miss": CACHE_MISS, "bypass": CACHE_BYPASS}
+#: compile phases (chromium_event spans) kept per compile id, at most
+MAX_PHASES = 400
 
 #: compilation_metrics / bwd_compilation_metrics fields kept in ``metrics.json``
 METRICS_KEEP = ("compile_id", "co_name", "co_filename", "co_firstlineno", "frame_key", "cache_size",
@@ -101,6 +106,8 @@ class CompileState:
     recompile_limit: Any = None
     backward_open: bool = False
     inductor_backward: bool = False                   # the graph Inductor is on is a backward graph
+    phases: list[dict[str, Any]] = field(default_factory=list)     # closed chromium spans (phases.json)
+    phase_stack: list[tuple[str, float]] = field(default_factory=list)  # open chromium spans: (name, ts µs)
 
 
 @dataclass
@@ -125,7 +132,8 @@ BACKWARD_KINDS = frozenset({"inductor_post_grad_graph", "inductor_output_code", 
                             "artifact:before_post_grad_graph", "artifact:inductor_post_grad_graph",
                             "artifact:fx_graph_cache_hit", "artifact:fx_graph_cache_miss",
                             "artifact:fx_graph_cache_bypass", "artifact:aotautograd_cache_hit",
-                            "artifact:aotautograd_cache_miss", "artifact:aotautograd_cache_bypass"})
+                            "artifact:aotautograd_cache_miss", "artifact:aotautograd_cache_bypass",
+                            "artifact:fx_graph_runnable"})
 _TRACER_DIR = str(Path(__file__).resolve().parent) + os.sep
 _TANGENTS = re.compile(r"\btangents_\d+\b")
 
@@ -185,6 +193,9 @@ class TraceMapper:
         if kind == "str":
             if isinstance(body, list) and len(body) == 2:
                 self.strings[body[1]] = body[0]
+            return []
+        if kind == "chromium_event":  # a side channel: never an event of its own, never closes anything
+            self._chromium(md, payload)
             return []
         if kind == "artifact":
             name = str(body.get("name", "")) if isinstance(body, dict) else ""
@@ -276,6 +287,69 @@ class TraceMapper:
     def _point(self, st: CompileState | None, base: str, files: dict[str, str] | None = None,
                **extra: Any) -> EventSpec:
         return (point_event(base), self._attrs(st, **extra), files or {})
+
+    def _chromium(self, md: dict[str, Any], payload: str | None) -> None:
+        """A compile-phase span (``ph`` B / E) of a compile id, kept for that compile's ``phases.json``."""
+        if not payload:
+            return
+        try:
+            ev = json.loads(payload)
+        except ValueError:
+            return
+        if not isinstance(ev, dict) or ev.get("ph") not in ("B", "E"):
+            return
+        args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+        ids = dict(md)
+        if ids.get("frame_id") is None and isinstance(args.get("compile_id"), str):
+            m = re.match(r"^(?:!(\d+)/)?(\d+)/(\d+)", args["compile_id"])
+            if m:
+                ids.update(frame_id=int(m.group(2)), frame_compile_id=int(m.group(3)),
+                           compiled_autograd_id=int(m.group(1)) if m.group(1) else None)
+        st = self._state({k: v for k, v in ids.items() if k != "attempt"})
+        name, ts = str(ev.get("name", "?"))[:200], ev.get("ts")
+        if st is None or not isinstance(ts, (int, float)) or isinstance(ts, bool):
+            return
+        if ev["ph"] == "B":
+            if len(st.phase_stack) < 64:
+                st.phase_stack.append((name, float(ts)))
+            return
+        for i in range(len(st.phase_stack) - 1, -1, -1):
+            if st.phase_stack[i][0] == name:
+                _, start = st.phase_stack.pop(i)
+                del st.phase_stack[i:]
+                if len(st.phases) < MAX_PHASES:
+                    st.phases.append({"name": name, "start_us": start, "dur_us": max(0.0, float(ts) - start),
+                                      "depth": i})
+                return
+
+    def _phases_file(self, st: CompileState | None) -> dict[str, str]:
+        """``phases.json`` of a compile closing now (its spans from the compile's first start), once."""
+        if st is None or not st.phases:
+            return {}
+        spans = sorted(st.phases, key=lambda p: p["start_us"])
+        t0 = spans[0]["start_us"]
+        st.phases = []
+        return {"phases.json": json.dumps([{**p, "start_us": round(p["start_us"] - t0, 1),
+                                            "dur_us": round(p["dur_us"], 1)} for p in spans])}
+
+    def user_site(self, *stacks: Any) -> dict[str, Any]:
+        """``user_file``, ``user_line``, ``user_function``, ``source_line``, ``user_frame``: the innermost
+        frame outside torch / the tracer of the first of ``stacks`` (interned structured stacks) that has one."""
+        for stack in stacks:
+            if not isinstance(stack, list):
+                continue
+            for fr in reversed(stack):
+                if not isinstance(fr, dict):
+                    continue
+                fn = fr.get("filename")
+                fname = self.strings.get(fn, str(fn)) if isinstance(fn, int) else str(fn)
+                if self.is_framework(fname):
+                    continue
+                line = fr.get("line") if isinstance(fr.get("line"), int) else None
+                src = fr.get("loc") or (linecache.getline(fname, line).strip() if line else "") or None
+                return {"user_file": fname, "user_line": line, "user_function": fr.get("name"),
+                        "source_line": src, "user_frame": f"{fname}:{line}"}
+        return {}
 
     def _bw(self, rec: Rec) -> dict[str, Any]:
         return {"backward": True} if rec.context.get("backward") else {}
@@ -402,6 +476,7 @@ class TraceMapper:
             etype = str(fail or "Error").rsplit(".", 1)[-1]
         if fail_reason:
             msg = str(fail_reason)  # torch's str(exception): the whole message, every line
+        files.update(self._phases_file(st))
         extra = self._metric_attrs(metrics)
         if st is not None and DYNAMO_CAPTURE in st.open:
             rec.events.append(self._end(st, "skip", DYNAMO_CAPTURE, reason="compile failed"))
@@ -522,7 +597,7 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
                     r.events.append(self._end(st, "skip", lc, reason="not completed in this compile"))
         if st is None or not st.failed_written:
             files = {"metrics.json": json.dumps({k: m.get(k) for k in METRICS_KEEP if k in m}, indent=2,
-                                                default=str)}
+                                                default=str), **self._phases_file(st)}
             r.events.append(self._end(st, "after", COMPILE, files, **self._metric_attrs(m)))
     if st is not None:
         st.closed = True
@@ -650,3 +725,43 @@ def _before_post_grad(self: TraceMapper, r: Rec) -> None:
 def _after_post_grad(self: TraceMapper, r: Rec) -> None:
     r.events.append(self._end(r.st, "after", POST_GRAD_PASSES, {"post_grad_graph.py": r.payload},
                               **self._bw(r)))
+
+
+# -- dynamic shapes: torch's ShapeEnv records (symbolic_shapes.py) --------------------------------------
+
+@on_kind("create_symbol", "create_unbacked_symbol")
+def _shape_symbol(self: TraceMapper, r: Rec) -> None:
+    b = r.body
+    r.events.append(self._point(
+        r.st, SHAPE_SYMBOL, symbol=str(b.get("symbol", "")), val=b.get("val"), vr=b.get("vr"),
+        source=str(b.get("source") or ""), unbacked=r.kind == "create_unbacked_symbol",
+        **self.user_site(b.get("user_stack"), b.get("stack"))))
+
+
+@on_kind("symbolic_shape_specialization")
+def _shape_specialization(self: TraceMapper, r: Rec) -> None:
+    b = r.body
+    sources = b.get("sources")
+    r.events.append(self._point(
+        r.st, SHAPE_SPECIALIZATION, symbol=str(b.get("symbol", "")),
+        sources=[str(x) for x in sources] if isinstance(sources, list) else [],
+        value=b.get("value"), reason=first_line(str(b.get("reason") or ""), 2000),
+        **self.user_site(b.get("user_stack"), b.get("stack"))))
+
+
+@on_kind("guard_added_fast")
+def _shape_guard(self: TraceMapper, r: Rec) -> None:
+    b = r.body
+    r.events.append(self._point(r.st, SHAPE_GUARD, expr=str(b.get("expr", "")),
+                                **self.user_site(b.get("user_stack"), b.get("stack"))))
+
+
+@on_artifact("fx_graph_runnable")
+def _fx_graph_runnable(self: TraceMapper, r: Rec) -> None:
+    bw = self._bw(r) or ({"backward": True} if _TANGENTS.search(r.payload[:20000]) else {})
+    r.events.append(self._point(r.st, FX_GRAPH_RUNNABLE, {"fx_graph_runnable.py": r.payload}, **bw))
+
+
+@on_kind("chromium_event")  # handled before the table (TraceMapper._chromium); listed so logs know it
+def _chromium_event(self: TraceMapper, r: Rec) -> None:
+    pass

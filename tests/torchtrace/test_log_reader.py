@@ -175,7 +175,10 @@ def test_event_files_hold_the_payloads(whole):
 def test_unmapped_payloads_open_as_artifact_events(whole):
     arts = [e for e in whole.events if e.name == "fullgraph_trace_artifact"]
     names = {whole.attributes(e)["artifact"] for e in arts}
-    assert {"fx_graph_runnable", "torch_version", "torch_dynamo_resume_in_forward_at_149_MODIFIED_BYTECODE"} <= names
+    assert {"torch_version", "torch_dynamo_resume_in_forward_at_149_MODIFIED_BYTECODE"} <= names
+    # fx_graph_runnable has an event of its own now (the reproducer of each compiled graph)
+    assert "fx_graph_runnable" not in names
+    assert [e.files for e in whole.events if e.name == "fullgraph_fx_graph_runnable"][0] == ("fx_graph_runnable.py",)
     ev = next(e for e in arts if whole.attributes(e)["artifact"] == "torch_version")
     (name, path, _), = [f for f in whole.files(ev) if f[0] != "attributes.json"]
     assert name == "torch_version.json" and "pytorch_version" in json.loads(Path(path).read_text())

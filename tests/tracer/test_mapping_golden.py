@@ -120,7 +120,7 @@ def test_graph_breaks_recompiles_failure_log():
     assert fa["exception_type"] == "BackendCompilerFailed"
     assert fa["exception_message"] == ("backend='failing_backend' raised:\n"
                                        "BackendBoom: deliberate failure in custom backend (6 nodes)")
-    assert sorted(failed[0]["files"]) == ["metrics.json", "traceback.txt"]
+    assert sorted(failed[0]["files"]) == ["metrics.json", "phases.json", "traceback.txt"]
     assert failed[0]["metrics"]["fail_type"] == "BackendCompilerFailed"
     assert "entire_frame_compile_time_s" in failed[0]["metrics"]
 
@@ -140,7 +140,9 @@ def test_dynamic_shapes_backward_log():
     assert len(rec) == 1 and rec[0]["frame"] == "f" and "x.size()[0]" in rec[0]["reason"]
     # the backward graphs Inductor loaded (cache hit) inside the forward's compile are marked
     bw = [(e["name"], e["attributes"].get("cache")) for e in evs if e["attributes"].get("backward")]
-    assert bw == [("fullgraph_after_aot_backward_graph", None), ("fullgraph_before_post_grad_passes", "hit"),
+    # (the backward's runnable reproducer is marked too: its graph's inputs are tangents)
+    assert bw == [("fullgraph_after_aot_backward_graph", None), ("fullgraph_fx_graph_runnable", None),
+                  ("fullgraph_before_post_grad_passes", "hit"),
                   ("fullgraph_after_post_grad_passes", "hit"), ("fullgraph_after_inductor_codegen", None),
                   ("fullgraph_cache_hit", "fx_graph")]
     fw_codegen = [e for e in evs if e["name"] == "fullgraph_after_inductor_codegen" and not e["attributes"].get("backward")]
