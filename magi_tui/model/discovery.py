@@ -6,6 +6,9 @@ Accepted: a run dir, its ``timeline_events/``, a ``magi_depyf/`` root, a cache r
 breadth-first, depth-bounded, never descends into a run (its ``files/`` can hold thousands of
 folders) nor into ``visualizations/``, ``magi_cache/``, ``inductor_cache/`` and friends.
 
+A ``TORCH_COMPILE_DEBUG`` run folder (``torch_compile_debug/run_*``, holding ``torchinductor/`` or
+``torchdynamo/``) is a run too (:mod:`magi_tui.model.debugdir`); a path inside one means that run.
+
 A TORCH_TRACE log is a run too (:mod:`magi_tui.model.torchtrace`): a log file given as the path (by
 torch's name ``dedicated_log_torch_trace_*.log`` or by its first line), and every ``*.log`` in the folders walked
 that is named like one or starts with a trace record (``TORCH_TRACE=<dir>`` holds one per rank). Only
@@ -21,6 +24,8 @@ from pathlib import Path
 
 from magi_format.layout import RUN_MARKERS, TIMELINE_DIR, TIMELINE_FILE
 from magi_format.runname import RunName, parse_run_name
+from magi_tui.model.debugdir import MARKERS as DEBUG_MARKERS
+from magi_tui.model.debugdir import debug_run_name, debug_run_root
 from magi_tui.model.torchtrace import is_log_name, is_trace_log, log_run_name
 
 SKIP_DIRS = frozenset({
@@ -62,7 +67,7 @@ def normalise(path: Path) -> Path:
     for parent in list(path.parents)[:8]:  # deeper inside a run (compiled_functions trees nest deep)
         if parent.name in MARKERS and is_run_dir(parent.parent):
             return parent.parent
-    return path
+    return debug_run_root(path) or path  # a TORCH_COMPILE_DEBUG run folder, or a path inside one
 
 
 def find_runs(path: str | os.PathLike[str], max_depth: int = MAX_DEPTH) -> list[FoundRun]:
@@ -93,6 +98,9 @@ def find_runs(path: str | os.PathLike[str], max_depth: int = MAX_DEPTH) -> list[
             found.append(FoundRun(d, parse_run_name(d), TIMELINE_DIR in names,
                                   "compiled_functions" in names))
             continue  # never walk inside a run
+        if names & set(DEBUG_MARKERS):  # a TORCH_COMPILE_DEBUG run folder (magi_tui/model/debugdir)
+            found.append(FoundRun(d, debug_run_name(d), False, False))
+            continue
         for e in entries:  # TORCH_TRACE logs beside (or instead of) run dirs
             if _is_log_file(e, sniffs):
                 p = Path(e.path)

@@ -15,6 +15,7 @@ from typing import Any
 
 from magi_format.layout import TIMELINE_DIR, TIMELINE_FILE
 from magi_format.runname import parse_run_name
+from magi_tui.model.debugdir import debug_run_name, debug_run_root
 from magi_tui.model.events import Event
 from magi_tui.model.layout import event_files, event_folder_rel
 from magi_tui.model.pairing import Pairer, Span
@@ -70,6 +71,12 @@ class RunModel:
 
             self.name_info = log_run_name(p)
             self.reader: TimelineReader | TraceLogReader = TraceLogReader(p)
+        elif debug_run_root(p) is not None:  # TORCH_COMPILE_DEBUG output: read by magi_tui/model/debugdir
+            from magi_tui.model.debugdir.reader import DebugDirReader
+
+            self.path = p = debug_run_root(p)
+            self.name_info = debug_run_name(p)
+            self.reader = DebugDirReader(p)  # type: ignore[assignment]
         else:
             self.name_info = parse_run_name(p)
             self.reader = TimelineReader(p.joinpath(*TIMELINE))

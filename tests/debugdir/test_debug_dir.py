@@ -1,0 +1,141 @@
+"""``TORCH_COMPILE_DEBUG=1`` output opens as a run: recorded here from a tiny Inductor program with one
+graph break (two graphs, so two model folders), shared by the module. One compile per model folder, its
+files as events in pipeline order, every pair closed and diffable with ``d``; found from any path in or
+above it; read incrementally while torch writes it; ``runs`` and ``triage`` accept it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from magi_tui.model import RunModel, find_runs
+from tests.support.paths import ROOT
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+pytest.importorskip("torch")
+
+PROGRAM = """
+import torch
+
+def f(x, y):
+    z = torch.relu(x @ y + 1.0)
+    torch._dynamo.graph_break()
+    return (z * 2).sum(dim=0)
+
+torch.compile(f)(torch.randn(8, 8), torch.randn(8, 8))
+"""
+PIPELINE = ["fullgraph_before_compile", "fullgraph_before_post_grad_passes", "fullgraph_fx_graph_runnable",
+            "fullgraph_after_post_grad_passes", "fullgraph_before_inductor_fusion",
+            "fullgraph_after_inductor_fusion", "fullgraph_after_inductor_codegen"]
+
+
+@pytest.fixture(scope="module")
+def debug_root(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("tcd")
+    (d / "prog.py").write_text(PROGRAM)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_LOGS", "TORCH_TRACE", "TORCHDYNAMO"))}
+    env["TORCH_COMPILE_DEBUG"] = "1"
+    # a warm FX-graph / AOT cache compiles nothing and torch then writes no model folder at all
+    env.update(TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0")
+    proc = subprocess.run([sys.executable, "prog.py"], cwd=d, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return d / "torch_compile_debug"
+
+
+def run_dir(root: Path) -> Path:
+    (only,) = root.glob("run_*")
+    return only
+
+
+def test_one_compile_per_model_folder_in_pipeline_order(debug_root):
+    run_path = run_dir(debug_root)
+    folders = sorted(p.name for p in (run_path / "torchinductor").iterdir() if p.is_dir())
+    assert len(folders) == 2, folders  # what torch 2.13 wrote: one folder per graph around the break
+    found = {f.path for f in find_runs(debug_root)}
+    assert run_path in found  # (and torch's own TORCH_TRACE log under tlparse/, a run of its own)
+    for inside in (run_path / "torchinductor", run_path / "torchinductor" / folders[1] / "output_code.py"):
+        assert [f.path for f in find_runs(inside)] == [run_path]
+        assert RunModel(inside).path == run_path
+    run = RunModel(run_path).load()
+    assert run.status == "ok" and not run.open_spans and not run.malformed
+    assert [c.compile_id for s in run.tree.sessions for c in s.compiles] == folders
+    for cid in folders:
+        names = [e.name for e in run.events if e.compile_id == cid]
+        # then torch's other files (its provenance mappings, written after the code) as debug_file events
+        assert names[:len(PIPELINE) + 1] == PIPELINE + ["fullgraph_after_compile"], names
+    after = [e for e in run.events if e.name == "fullgraph_after_inductor_fusion"][0]
+    files = {e.name: [n for n, p, problem in run.files(e) if p is not None and problem is None]
+             for e in after.span.events}
+    assert files == {"fullgraph_before_inductor_fusion": ["ir_pre_fusion.txt"],
+                     "fullgraph_after_inductor_fusion": ["ir_post_fusion.txt"]}
+
+
+def test_read_while_torch_writes_each_event_once_and_no_link_followed(debug_root, tmp_path):
+    src = run_dir(debug_root)
+    live = tmp_path / src.name
+    (live / "torchinductor").mkdir(parents=True)
+    run = RunModel(live)
+    assert run.reader.__class__.__name__ == "DebugDirReader"
+    (live / "torchinductor" / "model__9_inference_9.9").mkdir()
+    os.symlink("/etc/passwd", live / "torchinductor" / "model__9_inference_9.9" / "output_code.py")
+    order = ["fx_graph_readable.py", "fx_graph_runnable.py", "fx_graph_transformed.py", "ir_pre_fusion.txt",
+             "ir_post_fusion.txt", "output_code.py"]
+    for folder in sorted((src / "torchinductor").iterdir()):
+        if folder.is_dir():
+            (live / "torchinductor" / folder.name).mkdir()
+            for name in order + sorted(set(os.listdir(folder)) - set(order)):
+                shutil.copy2(folder / name, live / "torchinductor" / folder.name / name)
+                run.update()
+    run.update()
+    fresh = RunModel(live).load()
+    assert [(e.name, e.compile_id, e.files) for e in run.events] == \
+           [(e.name, e.compile_id, e.files) for e in fresh.events]
+    assert len(run.events) == len(RunModel(src).load().events)  # the link is never an event nor a file
+    assert not any(e.compile_id == "model__9_inference_9.9" for e in run.events)
+
+
+def test_runs_and_triage_accept_it(debug_root):
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
+                              timeout=120)
+
+    run_path = run_dir(debug_root)
+    out = cli("runs", str(debug_root), "--json")
+    assert out.returncode == 0, out.stderr
+    row = next(r for r in json.loads(out.stdout) if r["path"] == str(run_path))
+    assert row["status"] == "ok" and row["events"] >= 2 * len(PIPELINE) and row["failures"] == 0
+    tri = cli("triage", str(run_path))
+    assert tri.returncode == 0, tri.stdout + tri.stderr
+    assert "status: ok" in tri.stdout and "inductor_fusion" in tri.stdout
+
+
+async def test_d_on_an_after_event_diffs_before_to_after(debug_root):
+    from magi_tui.ui.app import MagiApp
+    from magi_tui.ui.screens.diff import DiffScreen
+    from magi_tui.ui.screens.run import RunScreen
+    from tests.support.pilot import loaded_run_screen, screen_text, wait_for
+
+    app = MagiApp(run_dir(debug_root))
+    async with app.run_test(size=(140, 42)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        for after, left, right in (("fullgraph_after_post_grad_passes", "fx_graph_readable.py",
+                                    "fx_graph_transformed.py"),
+                                   ("fullgraph_after_inductor_fusion", "ir_pre_fusion.txt", "ir_post_fusion.txt")):
+            screen.jump_to(next(e for e in screen.run.events if e.name == after))
+            await pilot.pause()
+            t0 = time.monotonic()
+            await pilot.press("d")
+            await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.diff is not None,
+                           what=f"the diff of {after}")
+            assert time.monotonic() - t0 < 10
+            assert left in app.screen.left_title and right in app.screen.right_title
+            await wait_for(pilot, lambda: right in screen_text(app), what="the diff titles on screen")
+            await pilot.press("q")
+            assert isinstance(app.screen, RunScreen)
