@@ -31,6 +31,8 @@ from magi_tui.model.run import RunModel, RunUpdate
 
 WATCH_STEP_MS = 10       # watchfiles' sleep between checks: sets the lag (TUI.md §3.3: 20 ms -> ~27 ms median)
 WATCH_TIMEOUT_MS = 1000  # wake up once a second to check the watched folder is still the same one
+WATCH_DEBOUNCE_MS = 20   # at most this long between a change and its report while a writer never pauses
+                         # (watchfiles groups changes until the file is quiet for `step` or this long)
 POLL_S = 0.3             # the safety net: a stat + read-to-EOF, whatever the watcher said
 APPLY_MIN_S = 0.02       # report updates at most this often (one or two frames)
 
@@ -204,7 +206,7 @@ class RunFollower:
             self.poll()  # whatever was written before the watch started
             try:
                 watcher = awatch(folder, watch_filter=only_timeline, recursive=False, step=WATCH_STEP_MS,
-                                 debounce=200, rust_timeout=WATCH_TIMEOUT_MS, yield_on_timeout=True)
+                                 debounce=WATCH_DEBOUNCE_MS, rust_timeout=WATCH_TIMEOUT_MS, yield_on_timeout=True)
                 async with aclosing(watcher):
                     async for changes in watcher:
                         if changes:
