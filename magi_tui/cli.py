@@ -188,6 +188,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def cmd_metrics(args: argparse.Namespace) -> int:
+    """Per compile id: times, guards, graph size, restarts, dynamic shapes (docs/HEADLESS.md). Exit 0;
+    2 on unusable input."""
+    from magi_tui.model.metrics import compile_infos, metrics_table
+
+    path = Path(args.path) if args.path else _default_path()
+    runs = [r for r in _load_runs(path) if not r.error]
+    if not runs:
+        return _fail(f"no usable run under {path} (a run dir, or a TORCH_TRACE log)")
+    if args.json:
+        objs = [{"run": str(r.path), "compiles": [i.as_json() for i in compile_infos(r)]} for r in runs]
+        print(_dump_json(objs[0] if len(objs) == 1 else objs))
+    else:
+        print("\n\n".join(literal(f"{r.path}\n" + "\n".join(metrics_table(compile_infos(r))), multiline=True)
+                          for r in runs))
+    return 0
+
+
 def cmd_app(args: argparse.Namespace) -> int:
     path = Path(args.path) if args.path else _default_path()
     if not path.exists():
@@ -197,6 +215,21 @@ def cmd_app(args: argparse.Namespace) -> int:
     app = MagiApp(path, ansi=args.ansi, keymap=args.keymap)
     app.run(mouse=not args.no_mouse)
     return app.return_code or 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The app in a browser (textual-serve): each page load starts ``magi-tui open PATH`` of its own. No
+    authentication: the default host is loopback (reach it with ``ssh -L PORT:localhost:PORT``)."""
+    import shlex
+
+    path = Path(args.path) if args.path else _default_path()
+    if not path.exists():
+        return _fail(f"no such file or directory: {path}")
+    from textual_serve.server import Server
+
+    command = shlex.join([sys.executable, "-m", "magi_tui", "open", os.path.abspath(path)])
+    Server(command, host=args.host, port=args.port, title=f"magi-tui {literal(str(path), 80)}").serve()
+    return 0
 
 
 def cmd_attach(args: argparse.Namespace) -> int:
@@ -293,6 +326,18 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_check)
 
+    sp = sub.add_parser("metrics", help="per compile id: Dynamo / AOT / Inductor / codegen seconds, guards, "
+                                        "graph size, restarts, dynamic shapes (headless)")
+    sp.add_argument("path", nargs="?")
+    sp.add_argument("--json", action="store_true", help="every compile's facts as JSON (phases, stack included)")
+    sp.set_defaults(func=cmd_metrics)
+
+    sp = sub.add_parser("serve", help="serve the explorer to a web browser (textual-serve; no authentication)")
+    sp.add_argument("path", nargs="?")
+    sp.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    sp.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    sp.set_defaults(func=cmd_serve)
+
     sp = sub.add_parser("attach", help="follow a compile in progress under PATH")
     sp.add_argument("path", nargs="?", default="runs")
     ui_opts(sp)
@@ -306,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "check"}
+SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "check", "serve", "metrics"}
 
 
 def main(argv: list[str] | None = None) -> int:

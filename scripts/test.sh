@@ -3,9 +3,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-if ! command -v tmux >/dev/null 2>&1; then
-  # the end-to-end tests drive the real app in tmux, as a person would
-  (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null 2>&1 || echo "tmux unavailable: end-to-end tests will be skipped"
+# the end-to-end tests drive the real app as a person would: in tmux, in a browser (magi-tui serve), over
+# ssh to a private sshd on loopback. Each is installed if missing; a test whose tool is missing skips.
+need=()
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+{ [ -x /usr/sbin/sshd ] && command -v ssh >/dev/null 2>&1; } || need+=(openssh-server)
+if [ ${#need[@]} -gt 0 ]; then
+  apt-get update -qq >/dev/null 2>&1 || true
+  for pkg in "${need[@]}"; do
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null 2>&1 \
+      || echo "$pkg unavailable: the end-to-end tests that need it will be skipped"
+  done
 fi
 # the layers and the code's hygiene are part of the suite: lint before the tests
 .venv/bin/ruff check .
