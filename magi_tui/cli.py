@@ -188,6 +188,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def cmd_metrics(args: argparse.Namespace) -> int:
+    """Per compile id: times, guards, graph size, restarts, dynamic shapes (docs/HEADLESS.md). Exit 0;
+    2 on unusable input."""
+    from magi_tui.model.metrics import compile_infos, metrics_table
+
+    path = Path(args.path) if args.path else _default_path()
+    runs = [r for r in _load_runs(path) if not r.error]
+    if not runs:
+        return _fail(f"no usable run under {path} (a run dir, or a TORCH_TRACE log)")
+    if args.json:
+        objs = [{"run": str(r.path), "compiles": [i.as_json() for i in compile_infos(r)]} for r in runs]
+        print(_dump_json(objs[0] if len(objs) == 1 else objs))
+    else:
+        print("\n\n".join(literal(f"{r.path}\n" + "\n".join(metrics_table(compile_infos(r))), multiline=True)
+                          for r in runs))
+    return 0
+
+
 def cmd_app(args: argparse.Namespace) -> int:
     path = Path(args.path) if args.path else _default_path()
     if not path.exists():
@@ -308,6 +326,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_check)
 
+    sp = sub.add_parser("metrics", help="per compile id: Dynamo / AOT / Inductor / codegen seconds, guards, "
+                                        "graph size, restarts, dynamic shapes (headless)")
+    sp.add_argument("path", nargs="?")
+    sp.add_argument("--json", action="store_true", help="every compile's facts as JSON (phases, stack included)")
+    sp.set_defaults(func=cmd_metrics)
+
     sp = sub.add_parser("serve", help="serve the explorer to a web browser (textual-serve; no authentication)")
     sp.add_argument("path", nargs="?")
     sp.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
@@ -327,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "check", "serve"}
+SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "check", "serve", "metrics"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -191,7 +191,7 @@ class TraceMapper:
             return []
         body = md.get(kind)
         if kind == "str":
-            if isinstance(body, list) and len(body) == 2:
+            if isinstance(body, (list, tuple)) and len(body) == 2:  # live: a tuple (torch's lambda)
                 self.strings[body[1]] = body[0]
             return []
         if kind == "chromium_event":  # a side channel: never an event of its own, never closes anything

@@ -76,6 +76,9 @@ CATALOGUE: tuple[Act, ...] = (
     Act("follow", "F", "toggle_follow", "Follow",
         "Follow a live run: the newest event is selected as it arrives", "run", show=False),
     Act("other_pane", "o", "focus_other", "Other pane", "Move focus to the other pane", "run", show=False),
+    Act("compile_info", "i", "compile_info", "Compile info",
+        "Per compile id: times, guards, graph size, restarts, dynamic shapes, phases, stack trie, reproducer",
+        "run"),
     # -- the runs list -----------------------------------------------------------------------
     Act("runs_back", "escape,q", "back", "Quit", "Clear the filter; quit on the first screen", "runs"),
     Act("filter", "slash", "filter", "Filter", "Filter runs by label, path or status (or just type)", "runs"),
@@ -116,6 +119,16 @@ CATALOGUE: tuple[Act, ...] = (
     Act("ranks_back", "escape,q", "app.pop_screen", "Back", "Back to the runs list", "ranks screen"),
     Act("ranks_open", "enter", "open_rank", "Open rank", "Open the run of the rank under the cursor",
         "ranks screen"),
+    # -- compile info (issue #13: what tlparse shows) ----------------------------------------
+    Act("compile_info_back", "escape,q", "app.pop_screen", "Back", "Back to the run", "compile info"),
+    Act("stack_trie", "s", "toggle_trie", "Stack trie",
+        "Stack trie: which user call stacks triggered which compiles (again: the compile's detail)",
+        "compile info"),
+    Act("reproducer", "r", "write_reproducer", "Write repro",
+        "Write the compile's runnable reproducer (fx_graph_runnable) next to the run, never over a file, "
+        "and show the command", "compile info"),
+    Act("compile_info_pane", "o", "focus_other", "Other pane",
+        "Move focus between the table and the detail (to scroll it)", "compile info"),
 )
 
 _BY_ID = {a.id: a for a in CATALOGUE}

@@ -1,0 +1,161 @@
+"""Compile info: one row per compile id (times, guards, graph size, status, as tlparse's
+compilation_metrics pages), and the highlighted compile's detail below — restart / recompile / failure
+reasons, dynamic shapes (symbols, sources, specialisations, shape guards, each with its user line),
+the compile phases drawn as bars, the user stack that triggered it, its guards. ``s`` shows the stack
+trie instead (which user call stacks triggered which compiles); ``r`` writes the highlighted compile's
+runnable reproducer next to the run and shows the command.
+
+Everything is read by the model (:mod:`magi_tui.model.metrics`) in thread workers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from magi_format.text import literal
+from magi_tui.model.metrics import (
+    STATUS_STYLE,
+    TABLE_HEAD,
+    CompileInfo,
+    compile_infos,
+    detail_lines,
+    guards_lines,
+    stack_trie,
+    table_row,
+    trie_lines,
+    write_reproducer,
+)
+from magi_tui.model.run import RunModel
+from magi_tui.ui.actions import bindings, vim_bindings
+from magi_tui.ui.widgets.footer import MagiFooter
+
+STYLES = {"head": "bold", "ok": "green", "warn": "yellow", "fail": "bold red", "dim": "dim", "text": ""}
+
+
+class CompileTable(OptionList):
+    BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="first", bottom="last")
+
+
+class CompileInfoScreen(Screen):
+    BINDINGS = bindings("compile info")
+    ACTION_SCOPES = ("compile info",)
+    DEFAULT_CSS = """
+    CompileInfoScreen #ci-title { height: 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
+    CompileInfoScreen #ci-head { height: 1; color: $text-muted; text-wrap: nowrap; }
+    CompileInfoScreen #ci-table { height: auto; max-height: 8; border: none; padding: 0; }
+    CompileInfoScreen #ci-scroll { height: 1fr; border-top: solid $panel; }
+    CompileInfoScreen #ci-detail { width: auto; }
+    """
+
+    def __init__(self, run: RunModel, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run = run
+        self.infos: list[CompileInfo] = []
+        self.show_trie = False
+        self.loaded = False
+        self._shown: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text.assemble((" compile info ", "bold reverse"), " ",
+                                   (literal(self.run.path.name, 100), "bold")), id="ci-title")
+        yield Static(Text(TABLE_HEAD), id="ci-head")
+        yield CompileTable(id="ci-table")
+        with VerticalScroll(id="ci-scroll"):
+            yield Static(Text("reading the compiles…", style="cyan"), id="ci-detail")
+        yield MagiFooter()
+
+    def on_mount(self) -> None:
+        self.query_one(CompileTable).focus()
+        self._load()
+
+    @work(thread=True, exclusive=True, group="ci-load")
+    def _load(self) -> None:
+        try:
+            infos = compile_infos(self.run)
+        except Exception as exc:  # never take the app down: say why
+            self.app.call_from_thread(self._fail, f"cannot read the compiles: {type(exc).__name__}: {exc}")
+            return
+        self.app.call_from_thread(self._show, infos)
+
+    def _fail(self, why: str) -> None:
+        self.query_one("#ci-detail", Static).update(Text(literal(why), style="red"))
+        self.loaded = True
+
+    def _show(self, infos: list[CompileInfo]) -> None:
+        self.infos = infos
+        table = self.query_one(CompileTable)
+        table.clear_options()
+        table.add_options([Option(Text(literal(table_row(i)), style=STYLES[STATUS_STYLE[i.status]], no_wrap=True,
+                                       overflow="ellipsis")) for i in infos])
+        if not infos:
+            self.query_one("#ci-detail", Static).update(
+                Text("no compile ids in this run (an upstream run records none: see c, compiled functions)",
+                     style="yellow"))
+            self.loaded = True
+            return
+        table.highlighted = 0
+        self._detail(0)
+
+    def on_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
+        message.stop()
+        if not self.show_trie and message.option_index is not None:
+            self._detail(message.option_index)
+
+    @property
+    def current(self) -> CompileInfo | None:
+        i = self.query_one(CompileTable).highlighted
+        return self.infos[i] if i is not None and 0 <= i < len(self.infos) else None
+
+    def _detail(self, index: int) -> None:
+        self._shown = index
+        self._read_detail(self.infos[index], index)
+
+    @work(thread=True, exclusive=True, group="ci-detail")
+    def _read_detail(self, info: CompileInfo, index: int) -> None:
+        lines = detail_lines(info, guards_lines(self.run, info))
+        self.app.call_from_thread(self._put, lines, index)
+
+    def _put(self, lines: list[tuple[str, str]], index: int | None) -> None:
+        if index is not None and (index != self._shown or self.show_trie):
+            return
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for n, (style, line) in enumerate(lines):
+            text.append(("\n" if n else "") + literal(line), style=STYLES.get(style, ""))
+        self.query_one("#ci-detail", Static).update(text)
+        self.query_one("#ci-scroll", VerticalScroll).scroll_home(animate=False)
+        self.loaded = True
+
+    def action_toggle_trie(self) -> None:
+        self.show_trie = not self.show_trie
+        if self.show_trie:
+            self._put(trie_lines(stack_trie(self.infos)), None)
+        elif self.current is not None:
+            self._detail(self.infos.index(self.current))
+
+    def action_write_reproducer(self) -> None:
+        info = self.current
+        if info is None:
+            self.notify("No compile selected.", severity="warning")
+            return
+        self._write(info)
+
+    @work(thread=True, exclusive=True, group="ci-write")
+    def _write(self, info: CompileInfo) -> None:
+        path, msg = write_reproducer(self.run, info)
+        if path is None:
+            self.app.call_from_thread(self.notify, literal(msg, 300), severity="warning")
+        else:
+            self.app.call_from_thread(self.notify, f"wrote {literal(str(path), 200)} — run it: {literal(msg, 300)}",
+                                      timeout=20)
+
+    def action_focus_other(self) -> None:
+        table = self.query_one(CompileTable)
+        (self.query_one("#ci-scroll", VerticalScroll) if table.has_focus else table).focus()

@@ -1,0 +1,73 @@
+"""Compile info from runs the tracer records here (issue #13): dynamic shapes with the user line that
+caused each, compile phases, metrics per compile id, the stack trie, and torch's runnable reproducer of
+an Inductor graph — written next to the run by the model, and run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from magi_tui.model import RunModel
+from magi_tui.model.metrics import compile_infos, stack_trie, write_reproducer
+from tracer import explain_compilation
+
+pytestmark = pytest.mark.torch
+
+
+def shape_program(x):
+    if x.shape[0] > 3:  # the shape guard's line
+        return x.sin() * 2
+    return x.cos()
+
+
+def test_dynamic_shapes_phases_and_metrics_from_a_recorded_run(tmp_path):
+    with explain_compilation(tmp_path, label="shapes") as run:
+        g = torch.compile(shape_program, backend="eager", dynamic=True)
+        g(torch.randn(5))
+        g(torch.randn(7))   # same graph: no recompile
+        g(torch.randn(2))   # s0 > 3 fails: a recompile, the other branch
+    model = RunModel(run.path).load()
+    infos = compile_infos(model)
+    assert [i.compile_id for i in infos] == ["0/0", "0/1"]
+    first, second = infos
+    assert first.status == second.status == "ok" and first.frame == "shape_program"
+    # the symbol, its source, its value range; the guard on it, at the `if` line of this file
+    sym = first.symbols[0]
+    assert sym.text.startswith(f"{sym.text.split()[0]} = 5 in [2, ") and "from L['x'].size()[0]" in sym.text
+    line = shape_program.__code__.co_firstlineno + 1
+    assert sym.user_frame == f"{__file__}:{line}" and sym.source_line.startswith("if x.shape[0] > 3:")
+    assert any(g.text.endswith("> 3") and g.user_frame == f"{__file__}:{line}" for g in first.shape_guards)
+    assert any(g.text.endswith("<= 3") for g in second.shape_guards)
+    assert second.recompile_reasons and "size()[0]" in second.recompile_reasons[0]
+    # metrics and phases, as torch measured them
+    assert first.total_s > 0 and first.guard_count > 0 and first.graph_op_count >= 2
+    names = [p.name for p in first.phases]
+    assert names[0] == "entire_frame_compile" and "bytecode_tracing" in names and "backend_compile" in names
+    assert abs(first.phases[0].dur_s - first.total_s) < 0.01
+    # the stack trie: both compiles from this test's call lines, torch's frames left out
+    at = {(n.frame.function, n.frame.line): [c.compile_id for c in n.compiles] for _d, n in stack_trie(infos).lines()}
+    assert at[("shape_program", line - 1)] == ["0/0", "0/1"] or \
+        sorted(sum((v for (fn, _ln), v in at.items() if fn == "shape_program"), [])) == ["0/0", "0/1"]
+    assert not any("torch" in fn for (fn, _ln) in at)
+
+
+def small(x):
+    return (x.sin() + 1).sum()
+
+
+def test_inductor_reproducer_is_written_next_to_the_run_and_runs(tmp_path):
+    with explain_compilation(tmp_path, label="repro") as run:
+        torch.compile(small)(torch.randn(8))
+    model = RunModel(run.path).load()
+    (info,) = compile_infos(model)
+    assert info.runnables and info.inductor_s is not None
+    path, cmd = write_reproducer(model, info)
+    assert path is not None and path.parent == run.path.parent and path.name == "repro_0_0.py"
+    assert cmd == f"python {path}"
+    assert write_reproducer(model, info)[0] is None  # never over the file
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
