@@ -518,8 +518,3 @@ class RunScreen(Screen):
         from magi_tui.ui.screens.compile_info import CompileInfoScreen
 
         self.app.push_screen(CompileInfoScreen(self.run))
-
-    def action_compile_info(self) -> None:
-        from magi_tui.ui.screens.compile_info import CompileInfoScreen
-
-        self.app.push_screen(CompileInfoScreen(self.run))
