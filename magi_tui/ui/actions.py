@@ -78,7 +78,7 @@ CATALOGUE: tuple[Act, ...] = (
     Act("other_pane", "o", "focus_other", "Other pane", "Move focus to the other pane", "run", show=False),
     Act("compile_info", "i", "compile_info", "Compile info",
         "Per compile id: times, guards, graph size, restarts, dynamic shapes, phases, stack trie, reproducer",
-        "run"),
+        "run", show=False),
     # -- the runs list -----------------------------------------------------------------------
     Act("runs_back", "escape,q", "back", "Quit", "Clear the filter; quit on the first screen", "runs"),
     Act("filter", "slash", "filter", "Filter", "Filter runs by label, path or status (or just type)", "runs"),
