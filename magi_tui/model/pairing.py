@@ -65,6 +65,9 @@ def _matches(span: Span, ev: Event) -> bool:
     return b.graph_index is None or ev.graph_index is None or b.graph_index == ev.graph_index
 
 
+_POINT = (None, False)
+
+
 class Pairer:
     """Feeds events in file order; keeps the stack of open spans."""
 
@@ -87,14 +90,22 @@ class Pairer:
             self._session = ev.session
             self.abandoned.extend(s for s in self.open if s.first.session != ev.session)
             self.open = [s for s in self.open if s.first.session == ev.session]
-        ev.depth = len(self.open)
-        if ev.phase is None:
-            return None, False
-        if ev.phase == "before":
-            span = Span(ev, len(self.open))
-            self.open.append(span)
+        stack = self.open
+        n = len(stack)
+        ev.depth = n
+        phase = ev.phase
+        if phase is None:
+            return _POINT
+        if phase == "before":
+            span = Span(ev, n)
+            stack.append(span)
             ev.span = span
             return span, True
+        if n and _matches(stack[-1], ev):  # the common case: the innermost open span closes
+            span = stack.pop()
+            span.end = ev
+            ev.span = span
+            return span, False
         for i in range(len(self.open) - 1, -1, -1):
             span = self.open[i]
             if _matches(span, ev):

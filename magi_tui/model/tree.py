@@ -76,10 +76,21 @@ class RunTree:
 
     def add(self, item: TreeItem) -> tuple[Group, bool]:
         """File ``item`` under its group; returns ``(group, group_is_new)``."""
-        ev = item.first if isinstance(item, Span) else item
+        is_span = type(item) is Span
+        ev = item.first if is_span else item
         key = (ev.session, ev.compile_id, ev.scope)
         group = self._groups.get(key)
-        new = group is None
+        if group is not None:  # the common case: a known group (its compile node exists)
+            summary = ev.summary
+            if summary is not None and summary.get("frame"):
+                self._compile(ev)  # a recompile event comes before the frame is known
+            group.items.append(item)
+            if is_span:
+                item.group = group
+            if ev.phase == "failed":
+                self.mark_failed(group)
+            return group, False
+        new = True
         cnode = self._compile(ev)
         if group is None:
             group = Group(ev.session, ev.compile_id, ev.scope)
