@@ -24,6 +24,7 @@ from typing import Any
 
 import msgspec
 
+from magi_format.safepath import is_inside
 from magi_tui.model.events import Event, make_event
 
 CHUNK = 8 << 20  # bytes per read; bounds memory on huge files
@@ -78,8 +79,10 @@ class ReadResult:
 class TimelineReader:
     """Reads a ``timeline.jsonl`` incrementally. Call :meth:`read` whenever the file may have grown."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path)
+        #: the run directory: a timeline.jsonl (or timeline_events/) that links out of it is refused
+        self.root = Path(root) if root is not None else None
         self._reset_state()
 
     def _reset_state(self) -> None:
@@ -105,6 +108,10 @@ class TimelineReader:
         an I/O error) becomes :attr:`error` and one :class:`Malformed` entry with line 0.
         """
         result = ReadResult()
+        if self.root is not None and (self.path.exists() or self.path.is_symlink()) \
+                and not is_inside(self.root, self.path):
+            self._error(result, "refused: timeline.jsonl leads outside the run directory (a link)")
+            return result
         try:
             # O_NONBLOCK: a FIFO named timeline.jsonl must not hang the reader
             fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -141,11 +148,17 @@ class TimelineReader:
     def read_line_bytes(self, offset: int, length: int) -> bytes | None:
         """Re-read one line's bytes (for attributes not kept in memory); None if it is gone."""
         try:
-            with open(self.path, "rb") as fh:
-                fh.seek(offset)
-                data = fh.read(length)
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except (OSError, ValueError):
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None  # replaced by a FIFO / directory since it was read
+            data = os.pread(fd, length, offset)
         except OSError:
             return None
+        finally:
+            os.close(fd)
         return data if len(data) == length else None
 
     # -- internals -----------------------------------------------------------------------------

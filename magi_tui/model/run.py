@@ -79,7 +79,7 @@ class RunModel:
             self.reader = DebugDirReader(p)  # type: ignore[assignment]
         else:
             self.name_info = parse_run_name(p)
-            self.reader = TimelineReader(p.joinpath(*TIMELINE))
+            self.reader = TimelineReader(p.joinpath(*TIMELINE), root=p)
         self._clear()
 
     def _clear(self) -> None:
@@ -248,6 +248,13 @@ class RunModel:
         if own is not None:
             return own(ev)
         return event_files(self.path, ev)
+
+    @property
+    def files_root(self) -> Path:
+        """The directory every file of this run's events lies inside (the run dir; for a log, the
+        folder its reader keeps the payloads in): file views and diffs read nothing outside it."""
+        root = getattr(self.reader, "files_root", None)
+        return root if root is not None else self.path
 
     def folder_rel(self, ev: Event) -> str:
         return event_folder_rel(ev)

@@ -244,9 +244,6 @@ def test_pretty_json_and_markdown_are_model_functions(tmp_path):
     assert files.markdown_text(md, tmp_path) == (None, None)
 
 
-@pytest.mark.xfail(strict=True, reason="model/reader.py follows a timeline.jsonl (or timeline_events/) that "
-                   "links out of the run: fix reported to the lead (TimelineReader.read: refuse when "
-                   "not is_inside(run_dir, path))")
 def test_a_timeline_linked_out_of_the_run_is_not_read(tmp_path):
     outside = outside_dir(tmp_path)
     (outside / "timeline.jsonl").write_text(json.dumps(

@@ -347,9 +347,6 @@ async def _compiled(pilot, screen: RunScreen, check: Checker) -> None:
     await wait_for(pilot, lambda: app.screen is screen, what="back from compiled functions")
 
 
-@pytest.mark.xfail(strict=False, reason="timing-dependent until the lead applies the screens/run.py fix: "
-                   "RunScreen._ingest checks is_attached, which stays True while a popped screen's widgets "
-                   "are removed (NoMatches '#run-title'); check `self in self.app.screen_stack` too")
 async def test_closing_a_run_while_it_loads(tmp_path):
     """q then n while a big run is still loading: no MountError / NoMatches from the load still
     applying slices to the closed screen's widgets."""

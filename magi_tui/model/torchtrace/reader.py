@@ -479,6 +479,14 @@ class TraceLogReader:
         result.events.append(ev)
 
     # -- files ---------------------------------------------------------------------------------
+    @property
+    def files_root(self) -> Path:
+        """The private folder this reader writes its events' files into (what they are read inside)."""
+        if self._tmp is None:
+            self._tmp = str(_session_dir() / f"log{next(_READERS)}")
+        Path(self._tmp).mkdir(mode=0o700, parents=True, exist_ok=True)
+        return Path(self._tmp)
+
     def _folder(self) -> Path:
         if self._tmp is None:
             self._tmp = str(_session_dir() / f"log{next(_READERS)}")

@@ -41,6 +41,8 @@ class DiffScreen(Screen):
         super().__init__(**kwargs)
         self.left = left
         self.right = right
+        self.left_run = left_run  # each side is read only inside its run
+        self.right_run = right_run
         self.left_title = side_title(left, left_run, right_run)
         self.right_title = side_title(right, right_run, left_run)
         self.diff = None
@@ -63,7 +65,9 @@ class DiffScreen(Screen):
     @work(thread=True, exclusive=True)
     def _compute(self) -> None:
         # each side read once, in block reads (model.diff.read_side); a problem comes back as text
-        diff, problem = diff_files(self.left.path, self.right.path)
+        diff, problem = diff_files(self.left.path, self.right.path,
+                                   left_root=getattr(self.left, "root", None) or self.left_run,
+                                   right_root=getattr(self.right, "root", None) or self.right_run)
         if diff is None:
             self.app.call_from_thread(self._failed, problem or "cannot read")
             return

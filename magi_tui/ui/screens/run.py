@@ -149,7 +149,8 @@ class RunScreen(Screen):
 
     def _loaded_after_refresh(self, events: int, seconds: float) -> None:
         # ``loaded`` once what was read is on screen (tests and benchmarks wait for it)
-        self.call_after_refresh(self.on_loaded, events, seconds)
+        if self._alive():
+            self.call_after_refresh(self.on_loaded, events, seconds)
 
     def _call_ui(self, callback, *args) -> bool:
         """Run ``callback`` on the UI loop and wait for it; False when the app or screen is gone."""
@@ -157,10 +158,15 @@ class RunScreen(Screen):
             self.app.call_from_thread(callback, *args)
         except RuntimeError:  # the app is closing
             return False
-        return self.is_attached
+        return self._alive()
+
+    def _alive(self) -> bool:
+        """Still shown or stacked: ``is_attached`` stays True while a popped screen's widgets are
+        being removed, and the load must not touch them then."""
+        return self.is_attached and self in self.app.screen_stack
 
     def _ingest(self, res, initial: bool) -> None:
-        if not self.is_attached:
+        if not self._alive():
             return
         self.apply_update(self.run.ingest(res), initial=initial)
 

@@ -40,6 +40,7 @@ class FileRef:
     path: Path | None
     problem: str | None
     phase_label: str
+    root: Path | None = None  # what the file is read inside (the run's files root)
 
     @property
     def title(self) -> str:
@@ -178,7 +179,7 @@ class EventDetail(Vertical):
         events = [ev] + [e for e in (span.events if span is not None else []) if e is not ev]
         refs: list[FileRef] = []
         for e in events:
-            own = [FileRef(e, name, path, problem, e.phase or "")
+            own = [FileRef(e, name, path, problem, e.phase or "", self.run.files_root)
                    for name, path, problem in self.run.files(e) if name != "attributes.json"]
             g = graph_file(own, e)
             if g is not None:
@@ -215,7 +216,7 @@ class EventDetail(Vertical):
         if ref.path is None:
             fv.show_message(f"{ref.name}: {ref.problem or 'missing'}")
         else:
-            fv.open_path(ref.path)
+            fv.open_path(ref.path, root=ref.root or self.run.files_root)
 
     def on_tabs_tab_activated(self, message: Tabs.TabActivated) -> None:
         message.stop()
