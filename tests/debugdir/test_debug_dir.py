@@ -27,7 +27,8 @@ import torch
 def f(x, y):
     z = torch.relu(x @ y + 1.0)
     torch._dynamo.graph_break()
-    return (z * 2).sum(dim=0)
+    a = z.sin()
+    return (a.cos() * 2).sum(dim=0) + a.mean()  # two reductions over one input: fused into one loop
 
 torch.compile(f)(torch.randn(8, 8), torch.randn(8, 8))
 """
@@ -128,7 +129,8 @@ async def test_d_on_an_after_event_diffs_before_to_after(debug_root):
         for after, left, right in (("fullgraph_after_post_grad_passes", "fx_graph_readable.py",
                                     "fx_graph_transformed.py"),
                                    ("fullgraph_after_inductor_fusion", "ir_pre_fusion.txt", "ir_post_fusion.txt")):
-            screen.jump_to(next(e for e in screen.run.events if e.name == after))
+            # the second graph's: its two reductions are fused, so the pair differs
+            screen.jump_to([e for e in screen.run.events if e.name == after][-1])
             await pilot.pause()
             t0 = time.monotonic()
             await pilot.press("d")
@@ -136,6 +138,8 @@ async def test_d_on_an_after_event_diffs_before_to_after(debug_root):
                            what=f"the diff of {after}")
             assert time.monotonic() - t0 < 10
             assert left in app.screen.left_title and right in app.screen.right_title
+            if after.endswith("fusion"):
+                assert not app.screen.diff.identical and app.screen.diff.hunks
             await wait_for(pilot, lambda: right in screen_text(app), what="the diff titles on screen")
             await pilot.press("q")
             assert isinstance(app.screen, RunScreen)
