@@ -39,9 +39,15 @@ def _is_real_dir(path: Path) -> bool:
 
 
 def is_debug_run(path: str | os.PathLike[str]) -> bool:
-    """A directory holding ``torchinductor/`` or ``torchdynamo/`` (real folders, not links)."""
+    """A directory holding ``torchinductor/`` or ``torchdynamo/`` (real folders, not links; the directory
+    itself may be a link a user typed — the walk in discovery never follows one)."""
     p = Path(path)
-    return _is_real_dir(p) and any(_is_real_dir(p / m) for m in MARKERS)
+    try:
+        if not stat.S_ISDIR(os.stat(p).st_mode):
+            return False
+    except (OSError, ValueError):
+        return False
+    return any(_is_real_dir(p / m) for m in MARKERS)
 
 
 def debug_run_root(path: Path) -> Path | None:

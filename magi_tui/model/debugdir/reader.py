@@ -138,7 +138,7 @@ class DebugDirReader:
         of a debug dir are few and small). Never raises for anything found on disk."""
         result = ReadResult()
         try:
-            st = os.lstat(self.path)
+            st = os.stat(self.path)
         except FileNotFoundError:
             if self.exists:
                 self.exists = False
