@@ -228,7 +228,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from textual_serve.server import Server
 
     command = shlex.join([sys.executable, "-m", "magi_tui", "open", os.path.abspath(path)])
-    Server(command, host=args.host, port=args.port, title=f"magi-tui {literal(str(path), 80)}").serve()
+    # the page opens its websocket at the server's public URL: a wildcard host is no address to a browser
+    public = None
+    if args.host in ("0.0.0.0", "::", ""):
+        import socket
+
+        public = f"http://{socket.gethostname()}:{args.port}"
+    Server(command, host=args.host, port=args.port, title=f"magi-tui {literal(str(path), 80)}",
+           public_url=public).serve()
     return 0
 
 
