@@ -40,6 +40,7 @@ from typing import Any
 from magi_format.names import (
     AFTER_INDUCTOR_CODEGEN,
     COMPILE,
+    FX_GRAPH_RUNNABLE,
     POST_GRAD_PASSES,
     lifecycle_event,
     point_event,
@@ -54,7 +55,6 @@ from magi_tui.model.reader import Malformed, ReadResult
 
 #: the scheduler's fusion, as a lifecycle (ir_pre_fusion -> ir_post_fusion)
 FUSION = "inductor_fusion"
-FX_GRAPH_RUNNABLE = "fx_graph_runnable"
 DEBUG_FILE = "debug_file"
 DEBUG_LOG = "debug_log"
 
