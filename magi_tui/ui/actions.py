@@ -24,7 +24,7 @@ class Act:
     action: str        # the Textual action it runs: "first_failure", "step_failure(1)"
     title: str         # footer text
     help: str          # palette / help / README sentence
-    scope: str         # where it applies: app, run, runs, attach, program, tree, timeline, detail,
+    scope: str | tuple[str, ...]  # where it applies (one or several): app, run, runs, attach, program, tree, timeline, detail,
                        # file, diff, compiled, triage, help, move
     show: bool = True  # in the footer
     priority: bool = False
@@ -101,7 +101,20 @@ CATALOGUE: tuple[Act, ...] = (
         show=False, palette=False),
     Act("prev_file", "shift+tab", "prev_file", "Prev file", "Previous file tab", "detail", show=False,
         palette=False),
-    Act("screen_back", "escape,q", "app.pop_screen", "Back", "Back to the previous screen", "screen"),
+    Act("screen_back", "escape,q", "app.pop_screen", "Back", "Back to the previous screen", ("screen", "compiled")),
+    Act("file_search", "slash", "search", "Search", "Search in the file (type, Enter)", "file"),
+    Act("find_next", "n", "find(1)", "Next match", "Next match of the search", "file", show=False),
+    Act("find_prev", "N", "find(-1)", "Prev match", "Previous match of the search", "file", show=False),
+    Act("next_hunk", "right_square_bracket", "hunk(1)", "Next hunk", "Next changed hunk", "diff"),
+    Act("prev_hunk", "left_square_bracket", "hunk(-1)", "Prev hunk", "Previous changed hunk", "diff"),
+    Act("unified", "u", "toggle_unified", "Unified/split", "Unified or side-by-side diff", "diff"),
+    Act("triage_next", "n", "step(1)", "Next failure", "Next failure in the triage list", "triage"),
+    Act("triage_prev", "p", "step(-1)", "Prev failure", "Previous failure in the triage list", "triage"),
+    Act("cf_mark", "m", "mark", "Mark", "Mark the file shown, then d on another (any run) to diff them",
+        "compiled"),
+    Act("cf_diff", "d", "diff", "Diff with mark", "Diff the file shown with the marked one", "compiled"),
+    Act("cf_other_pane", "o", "focus_other", "Other pane", "Move focus to the other pane", "compiled",
+        show=False),
     Act("help_close", "escape,q,question_mark", "app.pop_screen", "Close", "Close help", "help"),
     # -- run vs run, rank vs rank (issue #12) -------------------------------------------------
     Act("mark_run", "m", "mark_run", "Mark",
@@ -132,6 +145,10 @@ CATALOGUE: tuple[Act, ...] = (
 )
 
 _BY_ID = {a.id: a for a in CATALOGUE}
+
+
+def _scopes(a: Act) -> tuple[str, ...]:
+    return a.scope if isinstance(a.scope, tuple) else (a.scope,)
 assert len(_BY_ID) == len(CATALOGUE), "action ids must be unique"
 
 
@@ -142,7 +159,7 @@ def act(act_id: str) -> Act:
 def bindings(*scopes: str) -> list[Binding]:
     """The bindings of the acts in ``scopes``, each with its catalogue id."""
     return [Binding(a.keys, a.action, a.title, show=a.show, priority=a.priority, id=a.id)
-            for a in CATALOGUE if a.scope in scopes]
+            for a in CATALOGUE if set(_scopes(a)) & set(scopes)]
 
 
 def binding(act_id: str, **overrides) -> Binding:
@@ -176,18 +193,20 @@ def vim_bindings(*, down: str, up: str, top: str, bottom: str, left: str | None 
 
 
 def palette_acts(scopes: set[str]) -> list[Act]:
-    return [a for a in CATALOGUE if a.palette and a.scope in scopes and a.scope != "help"]
+    return [a for a in CATALOGUE if a.palette and set(_scopes(a)) & set(scopes) and "help" not in _scopes(a)]
 
 
 def markdown_table() -> str:
     """The README's key table (between ``<!-- keys:start -->`` and ``<!-- keys:end -->``)."""
     where = {"app": "everywhere", "run": "run screen", "runs": "runs list", "program": "`magi-tui run`",
              "attach": "`magi-tui attach`", "tree": "event tree", "timeline": "timeline", "detail": "detail pane",
-             "screen": "pushed screens", "help": "help"}
+             "screen": "pushed screens", "help": "help", "file": "file view", "diff": "diff view",
+             "triage": "triage panel", "compiled": "compiled functions"}
     rows = ["| key | action | where |", "|---|---|---|"]
     for a in CATALOGUE:
         keys = " ".join(f"`{k.strip()}`" for k in a.display_keys.split(" / "))
-        rows.append(f"| {keys} | {a.help} | {where.get(a.scope, a.scope)} |")
+        places = ", ".join(where.get(sc, sc) for sc in _scopes(a))
+        rows.append(f"| {keys} | {a.help} | {places} |")
     moves = " ".join(f"`{v}`" for v in VIM.values())
     rows.append(f"| {moves} | move down / up / top / bottom / left / right (as the arrows, home, end) "
                 "| lists, trees, files, diffs, help |")

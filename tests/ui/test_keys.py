@@ -153,8 +153,17 @@ def test_every_binding_has_an_id_from_the_catalogue():
     from magi_tui.ui.widgets.timeline_view import TimelineView
 
     ids = {a.id for a in CATALOGUE}
+    from magi_tui.ui.screens.compare import CompareScreen
+    from magi_tui.ui.screens.compiled import CompiledFunctionsScreen
+    from magi_tui.ui.screens.diff import DiffScreen
+    from magi_tui.ui.screens.ranks import RanksScreen
+    from magi_tui.ui.widgets.diff_view import DiffView
+    from magi_tui.ui.widgets.file_view import FileLines, FileView
+    from magi_tui.ui.widgets.triage_panel import TriagePanel
+
     for cls in (MagiApp, RunScreen, RunsScreen, CommandRunScreen, WaitingScreen, HelpScreen, EventTree,
-                TimelineView, EventDetail, HelpBody):
+                TimelineView, EventDetail, HelpBody, CompiledFunctionsScreen, DiffScreen, DiffView, FileView,
+                TriagePanel, CompareScreen, RanksScreen, FileLines):
         for b in cls.BINDINGS:
             assert b.id, f"{cls.__name__}: {b.key} has no id"
             assert b.id in ids or b.id.startswith("move_"), f"{cls.__name__}: {b.id} not in the catalogue"

@@ -13,7 +13,6 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Markdown, Static, Tree
@@ -28,14 +27,14 @@ from magi_tui.model.compiled_functions import (
     compiled_functions_problem,
     index_compiled_functions,
 )
-from magi_tui.ui.keys import TREE_VIM_KEYS
+from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.widgets.file_view import FileView
 
 MAX_MARKDOWN_BYTES = files.MAX_MARKDOWN_BYTES
 
 
 class CFTree(Tree[Any]):
-    BINDINGS = TREE_VIM_KEYS
+    BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="scroll_home", bottom="scroll_end")
 
     def process_label(self, label: Any) -> Text:
         return label if isinstance(label, Text) else Text(literal(label))
@@ -43,10 +42,7 @@ class CFTree(Tree[Any]):
 
 class CompiledFunctionsScreen(Screen):
     BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "Back", id="back"),
-        Binding("o", "focus_other", "Other pane", show=False),
-        Binding("m", "mark", "Mark", id="mark"),
-        Binding("d", "diff", "Diff with mark", id="diff"),
+        *bindings("compiled"),
     ]
 
     def __init__(self, run_path: Path, **kwargs: Any) -> None:

@@ -12,12 +12,12 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from magi_format.text import literal
 from magi_tui.model.diff import diff_files
+from magi_tui.ui.actions import bindings
 from magi_tui.ui.widgets.diff_view import DiffView
 
 
@@ -33,7 +33,7 @@ def side_title(ref: Any, run_path: Path | None, other_run: Path | None) -> str:
 
 class DiffScreen(Screen):
     BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "Back", id="back"),
+        *bindings("screen"),
     ]
 
     def __init__(self, left: Any, right: Any, *, left_run: Path | None = None,

@@ -15,7 +15,6 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
-from textual.binding import Binding
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -23,6 +22,7 @@ from textual.strip import Strip
 
 from magi_format.text import literal
 from magi_tui.model.diff import Diff, Row, intraline
+from magi_tui.ui.actions import bindings, vim_bindings
 
 MARK = {"equal": " ", "replace": "~", "delete": "-", "insert": "+", "fold": " "}
 
@@ -47,17 +47,10 @@ def _highlight(line: str, language: str | None) -> Text:
 
 class DiffView(ScrollView, can_focus=True):
     BINDINGS = [
-        Binding("right_square_bracket", "hunk(1)", "Next hunk", id="next_hunk"),
-        Binding("left_square_bracket", "hunk(-1)", "Prev hunk", id="prev_hunk"),
-        Binding("u", "toggle_unified", "Unified/split", id="unified"),
-        Binding("up,k", "scroll_up", "Up", show=False),
-        Binding("down,j", "scroll_down", "Down", show=False),
-        Binding("left,h", "shift(-8)", "Left", show=False),
-        Binding("right,l", "shift(8)", "Right", show=False),
-        Binding("home,g", "scroll_home", "Top", show=False),
-        Binding("end,G", "scroll_end", "Bottom", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown,space", "page_down", "Page down", show=False),
+        *bindings("diff"),
+        *vim_bindings(down="scroll_down", up="scroll_up", top="scroll_home", bottom="scroll_end",
+                      left="shift(-8)", right="shift(8)", page_up="page_up", page_down="page_down",
+                      arrows=True),
     ]
     COMPONENT_CLASSES = {"diff--removed", "diff--added", "diff--removed-word", "diff--added-word",
                          "diff--gutter", "diff--fold", "diff--current"}

@@ -23,7 +23,6 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -34,6 +33,7 @@ from textual.worker import get_current_worker
 from magi_format.text import literal
 from magi_tui.model import files
 from magi_tui.model.textfile import TextFile
+from magi_tui.ui.actions import bindings, vim_bindings
 
 WINDOW = 200            # lines lexed together
 MAX_WINDOWS = 24        # cached windows
@@ -50,14 +50,9 @@ class FileLines(ScrollView, can_focus=True):
     """The scrolling text itself."""
 
     BINDINGS = [
-        Binding("up,k", "scroll_up", "Up", show=False),
-        Binding("down,j", "scroll_down", "Down", show=False),
-        Binding("left,h", "scroll_left", "Left", show=False),
-        Binding("right,l", "scroll_right", "Right", show=False),
-        Binding("home,g", "scroll_home", "Top", show=False),
-        Binding("end,G", "scroll_end", "Bottom", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown,space", "page_down", "Page down", show=False),
+        *vim_bindings(down="scroll_down", up="scroll_up", top="scroll_home", bottom="scroll_end",
+                      left="scroll_left", right="scroll_right", page_up="page_up", page_down="page_down",
+                      arrows=True),
     ]
     COMPONENT_CLASSES = {"file--gutter", "file--match", "file--current", "file--message"}
     DEFAULT_CSS = """
@@ -169,9 +164,7 @@ class FileView(Vertical):
     """A :class:`FileLines` plus its search box."""
 
     BINDINGS = [
-        Binding("slash", "search", "Search", id="file_search"),
-        Binding("n", "find(1)", "Next match", show=False),
-        Binding("N", "find(-1)", "Prev match", show=False),
+        *bindings("file"),
     ]
     DEFAULT_CSS = """
     FileView { height: 1fr; }

@@ -13,7 +13,6 @@ import time
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -22,6 +21,7 @@ from magi_format.text import fmt_seconds, literal
 from magi_tui.model.checks import Analysis, Check, analyse
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
+from magi_tui.ui.actions import bindings
 from magi_tui.ui.messages import EventMessage
 
 CAP = 200
@@ -40,8 +40,7 @@ class TriagePanel(Vertical):
     """Summary and checks on top, a keyboard list of findings below."""
 
     BINDINGS = [
-        Binding("n", "step(1)", "Next failure"),
-        Binding("p", "step(-1)", "Prev failure"),
+        *bindings("triage"),
     ]
 
     class Jump(EventMessage):
