@@ -83,6 +83,8 @@ BACKWARD_COMPILE = "backward_compile"  # the lazy backward of a compile (bwd_com
 DYNAMO_CAPTURE = "dynamo_capture"
 PRE_GRAD_PASSES = "pre_grad_passes"
 POST_GRAD_PASSES = "post_grad_passes"  # attrs on Inductor events of a backward graph: backward: true
+FUSION = "fusion"                  # Inductor's scheduler fusion (tracer --loop-ir): files ir_pre_fusion.txt (before)
+                                   #   / ir_post_fusion.txt (after), its loop IR; backward: true on a backward's
 # -- point events for torch's artifacts (``fullgraph_<base>``, no lifecycle_name) ------------------------
 AFTER_DYNAMO_CAPTURE = "after_dynamo_capture"
 AFTER_INDUCTOR_CODEGEN = "after_inductor_codegen"
@@ -96,6 +98,10 @@ SHAPE_SPECIALIZATION = "shape_specialization"  # attrs: symbol, sources (list of
 SHAPE_GUARD = "shape_guard"                    # attrs: expr ("s77 > 3"), user_* (guard_added_fast)
 FX_GRAPH_RUNNABLE = "fx_graph_runnable"        # files: fx_graph_runnable.py (torch's standalone reproducer of
                                                #   the graph Inductor compiles); backward: true on a backward's
+INDUCTOR_PROVENANCE = "inductor_provenance"  # files: provenance.json (torch's node mappings: preToPost,
+                                               #   postToPre, cppCodeToPost / tritonCodeToPost: kernel "name:line"
+                                               #   -> post-grad nodes) and/or kernel_stack_traces.json (kernel ->
+                                               #   user stack texts); only with provenance tracking on
 # compile phases (chromium_event B/E spans of one compile id) travel as the file ``phases.json`` of the
 # event that closes the compile (after_compile / failed_compile): a list of
 # {"name", "start_us" (from the compile's first span), "dur_us", "depth"}, in start order

@@ -191,14 +191,15 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_metrics(args: argparse.Namespace) -> int:
     """Per compile id: times, guards, graph size, restarts, dynamic shapes (docs/HEADLESS.md). Exit 0;
     2 on unusable input."""
-    from magi_tui.model.metrics import compile_infos, metrics_table
+    from magi_tui.model.metrics import compile_infos, kernel_provenance, metrics_table
 
     path = Path(args.path) if args.path else _default_path()
     runs = [r for r in _load_runs(path) if not r.error]
     if not runs:
         return _fail(f"no usable run under {path} (a run dir, or a TORCH_TRACE log)")
     if args.json:
-        objs = [{"run": str(r.path), "compiles": [i.as_json() for i in compile_infos(r)]} for r in runs]
+        objs = [{"run": str(r.path), "compiles": [{**i.as_json(), "provenance": [
+            k.as_json() for k in kernel_provenance(r, i)]} for i in compile_infos(r)]} for r in runs]
         print(_dump_json(objs[0] if len(objs) == 1 else objs))
     else:
         print("\n\n".join(literal(f"{r.path}\n" + "\n".join(metrics_table(compile_infos(r))), multiline=True)

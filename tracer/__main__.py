@@ -59,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--label", default=os.environ.get("MAGI_TRACER_LABEL"),
                    help="label in the run dir name (default: the script's name)")
     p.add_argument("--keep-trace", action="store_true", help="also write torch_trace.log for tlparse")
+    p.add_argument("--provenance", action="store_true",
+                   help="turn on Inductor's provenance tracking: kernel -> post-grad -> pre-grad nodes (slower)")
+    p.add_argument("--loop-ir", action="store_true",
+                   help="record Inductor's loop IR before and after fusion (d diffs them; slower)")
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
@@ -77,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     label = ns.label or os.path.splitext(os.path.basename(script))[0]
     status: int | None = 0
     exc_info = None
-    with explain_compilation(ns.output, label=label, keep_trace=ns.keep_trace) as run:
+    with explain_compilation(ns.output, label=label, keep_trace=ns.keep_trace, provenance=ns.provenance,
+                             loop_ir=ns.loop_ir) as run:
         if run.path is not None:
             print(f"{RUN_DIR_ANNOUNCE}{run.path.resolve()}", file=sys.stderr, flush=True)
         try:

@@ -104,6 +104,61 @@ class LimitHandler(logging.Handler):
         pass
 
 
+#: torch's artifact loggers of Inductor's loop IR (what TORCH_COMPILE_DEBUG writes as ir_*_fusion.txt)
+LOOP_IR_LOGGERS = {"ir_pre_fusion": "torch._inductor.debug.__ir_pre_fusion",
+                   "ir_post_fusion": "torch._inductor.debug.__ir_post_fusion"}
+
+
+class LoopIRHandler(logging.Handler):
+    """Inductor's ``BEFORE FUSION`` / ``AFTER FUSION`` loop IR (artifact loggers ``ir_pre_fusion`` /
+    ``ir_post_fusion``, INFO) -> an ``artifact`` record of that name with the compile's ids, as if torch
+    had put it in its structured trace. Only attached when asked (formatting the IR costs time)."""
+
+    def __init__(self, writer: BackgroundWriter, name: str) -> None:
+        super().__init__(level=logging.INFO)
+        self.writer = writer
+        self.artifact = name
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+            for head in ("BEFORE FUSION\n", "AFTER FUSION\n"):
+                if text.startswith(head):
+                    text = text[len(head):]
+            md: dict[str, Any] = {"artifact": {"name": self.artifact, "encoding": "string"}}
+            context: dict[str, Any] = {}
+            ids = compile_ids()
+            if ids is not None:
+                md.update(ids)
+                if hinted_ids() is not None and ids == hinted_ids():
+                    context["ids_from_hint"] = True
+            self.writer.submit(TraceRecord(md, text, record.created, context))
+        except Exception as exc:
+            self.writer.fail(exc)
+
+    def handleError(self, record: logging.LogRecord) -> None:  # pragma: no cover
+        pass
+
+
+def attach_loop_ir(writer: BackgroundWriter) -> list[tuple[str, logging.Handler, int]]:
+    """Turn Inductor's loop-IR loggers on (INFO) with our handler; returns (logger, handler, old level)."""
+    out = []
+    for name, logger in LOOP_IR_LOGGERS.items():
+        log = logging.getLogger(logger)
+        h = LoopIRHandler(writer, name)
+        out.append((logger, h, log.level))
+        log.addHandler(h)
+        log.setLevel(logging.INFO)
+    return out
+
+
+def detach_loop_ir(added: list[tuple[str, logging.Handler, int]]) -> None:
+    for logger, h, level in added:
+        log = logging.getLogger(logger)
+        log.removeHandler(h)
+        log.setLevel(level)
+
+
 def seed_strings() -> dict[int, str]:
     """Strings torch interned before we attached (they are not emitted again)."""
     try:

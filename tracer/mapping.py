@@ -41,8 +41,10 @@ from magi_format.names import (
     CACHE_MISS,
     COMPILE,
     DYNAMO_CAPTURE,
+    FUSION,
     FX_GRAPH_RUNNABLE,
     GRAPH_BREAK,
+    INDUCTOR_PROVENANCE,
     POST_GRAD_PASSES,
     PRE_GRAD_PASSES,
     RECOMPILE,
@@ -133,7 +135,9 @@ BACKWARD_KINDS = frozenset({"inductor_post_grad_graph", "inductor_output_code", 
                             "artifact:fx_graph_cache_hit", "artifact:fx_graph_cache_miss",
                             "artifact:fx_graph_cache_bypass", "artifact:aotautograd_cache_hit",
                             "artifact:aotautograd_cache_miss", "artifact:aotautograd_cache_bypass",
-                            "artifact:fx_graph_runnable"})
+                            "artifact:fx_graph_runnable", "artifact:inductor_provenance_tracking_node_mappings",
+                            "artifact:inductor_provenance_tracking_kernel_stack_traces",
+                            "artifact:ir_pre_fusion", "artifact:ir_post_fusion"})
 _TRACER_DIR = str(Path(__file__).resolve().parent) + os.sep
 _TANGENTS = re.compile(r"\btangents_\d+\b")
 
@@ -367,8 +371,8 @@ class TraceMapper:
             # inside the forward's compile (a cache hit loads both): a backward graph's inputs are tangents
             st.inductor_backward = bool(_TANGENTS.search(rec.payload[:4000]))
             return st.inductor_backward
-        if tag.startswith("artifact:fx_graph_cache_"):
-            return st.inductor_backward  # it follows the output code of the graph it cached
+        if tag.startswith(("artifact:fx_graph_cache_", "artifact:inductor_provenance_", "artifact:ir_p")):
+            return st.inductor_backward  # it follows the output code of the graph it is about
         return False
 
     def _stack_text(self, stack: Any) -> tuple[str, str | None]:
@@ -760,6 +764,25 @@ def _shape_guard(self: TraceMapper, r: Rec) -> None:
 def _fx_graph_runnable(self: TraceMapper, r: Rec) -> None:
     bw = self._bw(r) or ({"backward": True} if _TANGENTS.search(r.payload[:20000]) else {})
     r.events.append(self._point(r.st, FX_GRAPH_RUNNABLE, {"fx_graph_runnable.py": r.payload}, **bw))
+
+
+@on_artifact("inductor_provenance_tracking_node_mappings", "inductor_provenance_tracking_kernel_stack_traces")
+def _provenance(self: TraceMapper, r: Rec) -> None:
+    name = str(r.body.get("name", ""))
+    fname = "provenance.json" if name.endswith("node_mappings") else "kernel_stack_traces.json"
+    if not r.payload.strip() or r.payload.strip() in ("{}", "null"):
+        return  # tracking was on but found nothing to map
+    r.events.append(self._point(r.st, INDUCTOR_PROVENANCE, {fname: r.payload}, **self._bw(r)))
+
+
+@on_artifact("ir_pre_fusion")  # not torch's trace: the tracer's --loop-ir (capture.LoopIRHandler)
+def _before_fusion(self: TraceMapper, r: Rec) -> None:
+    r.events.append(self._before(r.st, FUSION, {"ir_pre_fusion.txt": r.payload}, **self._bw(r)))
+
+
+@on_artifact("ir_post_fusion")
+def _after_fusion(self: TraceMapper, r: Rec) -> None:
+    r.events.append(self._end(r.st, "after", FUSION, {"ir_post_fusion.txt": r.payload}, **self._bw(r)))
 
 
 @on_kind("chromium_event")  # handled before the table (TraceMapper._chromium); listed so logs know it

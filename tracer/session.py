@@ -73,12 +73,29 @@ def new_run_dir(root: Path, label: str, rank: int) -> Path:
     raise AssertionError("unreachable")
 
 
+def _set_provenance_level(level: Any) -> Any:
+    """Set ``torch._inductor.config.trace.provenance_tracking_level``; returns the value it had (None if
+    this torch has no such setting)."""
+    try:
+        from torch._inductor import config
+
+        old = config.trace.provenance_tracking_level
+        config.trace.provenance_tracking_level = level
+        return old
+    except Exception:
+        return None
+
+
 class Session:
     """One recording: a run dir, its writer thread, and what is attached to torch."""
 
     def __init__(self, root: str | os.PathLike[str], label: str | None = None, *, keep_trace: bool = False,
-                 compiled_functions: bool = True) -> None:
+                 compiled_functions: bool = True, provenance: bool = False, loop_ir: bool = False) -> None:
         self.root = Path(root)
+        self.provenance = provenance
+        self.loop_ir = loop_ir
+        self._loop_ir: list = []
+        self._saved_provenance: Any = None
         self.label = label or default_label()
         self.keep_trace = keep_trace
         self.want_compiled_functions = compiled_functions
@@ -109,6 +126,10 @@ class Session:
             trace_path = self.path / TIMELINE_DIR / TORCH_TRACE_FILE if self.keep_trace else None
             self._handlers = capture.attach(self.writer, trace_path)
             self._attach_bytecode_hook()
+            if self.provenance:
+                self._saved_provenance = _set_provenance_level(1)
+            if self.loop_ir:
+                self._loop_ir = capture.attach_loop_ir(self.writer)
         except Exception as exc:
             self.writer.fail(exc)
 
@@ -146,6 +167,15 @@ class Session:
             capture.detach(self._handlers)
         except Exception:
             pass
+        if self._loop_ir:
+            try:
+                capture.detach_loop_ir(self._loop_ir)
+            except Exception:
+                pass
+            self._loop_ir = []
+        if self._saved_provenance is not None:
+            _set_provenance_level(self._saved_provenance)
+            self._saved_provenance = None
         if self._hook is not None:
             try:
                 self._hook.remove()
@@ -168,15 +198,22 @@ class Session:
 
 @contextmanager
 def explain_compilation(root: str | os.PathLike[str] = "runs", label: str | None = None, *,
-                        keep_trace: bool = False, compiled_functions: bool = True) -> Iterator[Session]:
-    """Record every torch.compile in the block; ``as s`` gives the session (``s.path`` is the run)."""
+                        keep_trace: bool = False, compiled_functions: bool = True,
+                        provenance: bool = False, loop_ir: bool = False) -> Iterator[Session]:
+    """Record every torch.compile in the block; ``as s`` gives the session (``s.path`` is the run).
+
+    ``provenance``: turn on torch's Inductor provenance tracking for the block (kernel -> post-grad
+    nodes -> pre-grad nodes and user lines); ``loop_ir``: record Inductor's loop IR before and after
+    fusion (a ``fusion`` lifecycle per graph, so ``d`` diffs them). Both off by default: they cost compile
+    time."""
     with _lock:
         outer = current()
         if outer is not None:
             outer.depth += 1
             session = outer
         else:
-            session = Session(root, label, keep_trace=keep_trace, compiled_functions=compiled_functions)
+            session = Session(root, label, keep_trace=keep_trace, compiled_functions=compiled_functions,
+                              provenance=provenance, loop_ir=loop_ir)
             session.start()
             _active.append(session)
     try:

@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from magi_format.names import AFTER_BUILD_GUARDS, FX_GRAPH_RUNNABLE, SHAPE_GUARD, SHAPE_SPECIALIZATION, SHAPE_SYMBOL
+from magi_format.names import (
+    AFTER_BUILD_GUARDS,
+    FX_GRAPH_RUNNABLE,
+    INDUCTOR_PROVENANCE,
+    SHAPE_GUARD,
+    SHAPE_SPECIALIZATION,
+    SHAPE_SYMBOL,
+)
 from magi_tui.model.events import Event
 from magi_tui.model.files import read_head
 from magi_tui.model.frames import parse_compile_id
@@ -88,6 +95,7 @@ class CompileInfo:
     stack: list[StackFrame] = field(default_factory=list)
     phases: list[Phase] = field(default_factory=list)
     runnables: list[Event] = field(default_factory=list)   # fx_graph_runnable events
+    provenance: list[Event] = field(default_factory=list)  # inductor_provenance events (--provenance)
     close: Event | None = None             # after_compile / failed_compile
 
     # -- numbers, in torch's terms -------------------------------------------------------------
@@ -326,6 +334,8 @@ def compile_infos(run: RunModel) -> list[CompileInfo]:
             info.shapes.append(_fact(_SHAPE_KINDS[frag], run.attributes(ev), ev.seq))
         elif frag == FX_GRAPH_RUNNABLE:
             info.runnables.append(ev)
+        elif frag == INDUCTOR_PROVENANCE:
+            info.provenance.append(ev)
         elif ev.name.endswith(AFTER_BUILD_GUARDS):
             a = run.attributes(ev)
             info.guards = ev
@@ -373,6 +383,61 @@ def _close(run: RunModel, info: CompileInfo, ev: Event, budget: list[int]) -> No
                 continue
             depth = p.get("depth") if isinstance(p.get("depth"), int) else 0
             info.phases.append(Phase(str(p.get("name", "?")), start / 1e6, dur / 1e6, depth))
+
+
+# -- Inductor provenance: kernel -> post-grad nodes -> pre-grad nodes -> user lines ---------------------
+
+@dataclass
+class KernelProvenance:
+    kernel: str                 # as torch names it in the output code, with its line: "cpp_fused_add_relu_0:2"
+    post_grad: list[str]        # the post-grad FX nodes the kernel fused
+    pre_grad: list[str]         # the pre-grad nodes those came from
+    user_lines: list[str]       # "file:line  code" of the user code behind it
+    backward: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "post_grad": self.post_grad, "pre_grad": self.pre_grad,
+                "user_lines": self.user_lines, "backward": self.backward}
+
+
+def kernel_provenance(run: RunModel, info: CompileInfo) -> list[KernelProvenance]:
+    """Per kernel of the compile's output code (each graph: forward, backward): what it fused and where
+    that came from, from torch's provenance tracking (``python -m tracer --provenance``)."""
+    out: list[KernelProvenance] = []
+    budget = [64]
+    for ev in info.provenance:
+        bw = bool(run.attributes(ev).get("backward"))
+        m = _json(_read(run, ev, "provenance.json", budget, 8 << 20))
+        if isinstance(m, dict):
+            post_to_pre = m.get("postToPre") if isinstance(m.get("postToPre"), dict) else {}
+            for key, table in m.items():
+                if not (isinstance(key, str) and key.endswith("CodeToPost") and isinstance(table, dict)):
+                    continue
+                for kernel, posts in table.items():
+                    posts = [str(p) for p in posts] if isinstance(posts, list) else []
+                    pre: list[str] = []
+                    for p in posts:
+                        for q in post_to_pre.get(p) or []:
+                            if str(q) not in pre:
+                                pre.append(str(q))
+                    out.append(KernelProvenance(str(kernel), posts, pre, [], bw))
+        traces = _json(_read(run, ev, "kernel_stack_traces.json", budget, 8 << 20))
+        if isinstance(traces, dict):
+            known = {k.kernel: k for k in out if k.backward == bw}
+            for kernel, stacks in traces.items():
+                k = known.get(str(kernel))
+                if k is None:
+                    k = KernelProvenance(str(kernel), [], [], [], bw)
+                    out.append(k)
+                    known[k.kernel] = k
+                for text in stacks if isinstance(stacks, list) else []:
+                    frames = parse_stack(str(text))
+                    if frames:
+                        f = frames[-1]
+                        line = f"{f.filename.rsplit('/', 1)[-1]}:{f.line}" + (f"  {f.code}" if f.code else "")
+                        if line not in k.user_lines:
+                            k.user_lines.append(line)
+    return out
 
 
 # -- the stack trie ---------------------------------------------------------------------------------
@@ -505,7 +570,7 @@ TABLE_HEAD = (f"{'compile':<9}{'frame':<12}{'status':<8}{'total':>6}{'dyn':>6}{'
 
 
 def detail_lines(info: CompileInfo, guards: list[str] | None = None, width: int = 78,
-                 max_guards: int = 60) -> list[tuple[str, str]]:
+                 max_guards: int = 60, provenance: list[KernelProvenance] | None = None) -> list[tuple[str, str]]:
     """The detail of one compile: ``(style, text)`` lines (style: head, ok, warn, fail, dim, text)."""
     out: list[tuple[str, str]] = []
     st = info.status
@@ -545,6 +610,18 @@ def detail_lines(info: CompileInfo, guards: list[str] | None = None, width: int 
     if info.runnables:
         out.append(("head", "reproducer"))
         out.append(("text", f"  {len(info.runnables)} fx_graph_runnable: r writes it next to the run"))
+    if provenance:
+        out.append(("head", "provenance: kernel -> post-grad nodes -> pre-grad nodes -> user line"))
+        for k in provenance:
+            out.append(("text", f"  {k.kernel}" + ("  (backward)" if k.backward else "")))
+            if k.post_grad:
+                out.append(("text", f"      post-grad: {', '.join(k.post_grad)}"))
+            if k.pre_grad:
+                out.append(("text", f"      pre-grad:  {', '.join(k.pre_grad)}"))
+            for ln in k.user_lines[:6]:
+                out.append(("dim", f"      at {ln}"))
+    elif info.runnables and not info.provenance:
+        out.append(("dim", "  (kernel provenance: record with python -m tracer --provenance)"))
     if info.phases:
         out.append(("head", "compile phases"))
         out.extend(("text", ln) for ln in phase_bars(info.phases, width))

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from magi_tui.model import RunModel
-from magi_tui.model.metrics import compile_infos, stack_trie, write_reproducer
+from magi_tui.model.metrics import compile_infos, kernel_provenance, stack_trie, write_reproducer
 from tracer import explain_compilation
 
 pytestmark = pytest.mark.torch
@@ -55,15 +55,33 @@ def test_dynamic_shapes_phases_and_metrics_from_a_recorded_run(tmp_path):
 
 
 def small(x):
-    return (x.sin() + 1).sum()
+    return x.sin().sum() + x.cos().amax()  # two reductions of one input: Inductor fuses them
 
 
-def test_inductor_reproducer_is_written_next_to_the_run_and_runs(tmp_path):
-    with explain_compilation(tmp_path, label="repro") as run:
+def test_inductor_reproducer_provenance_and_loop_ir(tmp_path):
+    from torch._inductor import config
+
+    before = config.trace.provenance_tracking_level
+    with explain_compilation(tmp_path, label="repro", provenance=True, loop_ir=True) as run, \
+            config.patch(force_disable_caches=True):  # a real Inductor compile: the scheduler runs
+        assert config.trace.provenance_tracking_level == 1
         torch.compile(small)(torch.randn(8))
+    assert config.trace.provenance_tracking_level == before  # put back
     model = RunModel(run.path).load()
     (info,) = compile_infos(model)
-    assert info.runnables and info.inductor_s is not None
+    # kernel -> the post-grad nodes it fused -> pre-grad nodes -> the user line
+    kernels = kernel_provenance(model, info)
+    fused = next(k for k in kernels if "sin" in k.post_grad)
+    assert fused.kernel.startswith(("cpp_fused", "triton_")) and {"sin", "cos"} <= set(fused.post_grad)
+    assert fused.pre_grad and any("return x.sin().sum() + x.cos().amax()" in ln for ln in fused.user_lines)
+    # the loop IR before and after fusion: one lifecycle, paired, so d diffs them
+    pre = next(e for e in model.events if e.name == "fullgraph_before_fusion")
+    post = next(e for e in model.events if e.name == "fullgraph_after_fusion")
+    assert pre.span is post.span and pre.compile_id == post.compile_id == "0/0"
+    pre_text = [p for n, p, _ in model.files(pre) if n == "ir_pre_fusion.txt"][0].read_text()
+    post_text = [p for n, p, _ in model.files(post) if n == "ir_post_fusion.txt"][0].read_text()
+    assert "SchedulerNode" in pre_text and "FusedSchedulerNode" in post_text and pre_text != post_text
+    assert info.runnables and info.backend_s is not None  # (Inductor time: none on a warm FX-graph cache)
     path, cmd = write_reproducer(model, info)
     assert path is not None and path.parent == run.path.parent and path.name == "repro_0_0.py"
     assert cmd == f"python {path}"

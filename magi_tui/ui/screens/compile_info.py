@@ -28,6 +28,7 @@ from magi_tui.model.metrics import (
     compile_infos,
     detail_lines,
     guards_lines,
+    kernel_provenance,
     stack_trie,
     table_row,
     trie_lines,
@@ -120,7 +121,7 @@ class CompileInfoScreen(Screen):
 
     @work(thread=True, exclusive=True, group="ci-detail")
     def _read_detail(self, info: CompileInfo, index: int) -> None:
-        lines = detail_lines(info, guards_lines(self.run, info))
+        lines = detail_lines(info, guards_lines(self.run, info), provenance=kernel_provenance(self.run, info))
         self.app.call_from_thread(self._put, lines, index)
 
     def _put(self, lines: list[tuple[str, str]], index: int | None) -> None:
