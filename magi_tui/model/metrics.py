@@ -17,6 +17,7 @@ event folders, never over an existing file) and returns the command that runs it
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
@@ -100,8 +101,7 @@ class CompileInfo:
 
     # -- numbers, in torch's terms -------------------------------------------------------------
     def _f(self, key: str, bwd: bool = False) -> float | None:
-        v = (self.bwd_metrics if bwd else self.metrics).get(key)
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        return _num((self.bwd_metrics if bwd else self.metrics).get(key))
 
     def _i(self, key: str) -> int | None:
         v = self.metrics.get(key)
@@ -255,7 +255,14 @@ def _json(text: str | None) -> Any:
 
 
 def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    """A finite number (NaN, infinities and 400-digit ints are no times), else None."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
 
 
 def parse_stack(text: str | None) -> list[StackFrame]:
@@ -379,7 +386,7 @@ def _close(run: RunModel, info: CompileInfo, ev: Event, budget: list[int]) -> No
             if not isinstance(p, dict):
                 continue
             start, dur = _num(p.get("start_us")), _num(p.get("dur_us"))
-            if start is None or dur is None:
+            if start is None or dur is None or start < 0 or dur < 0:
                 continue
             depth = p.get("depth") if isinstance(p.get("depth"), int) else 0
             info.phases.append(Phase(str(p.get("name", "?")), start / 1e6, dur / 1e6, depth))
