@@ -98,6 +98,8 @@ class CompileInfo:
     runnables: list[Event] = field(default_factory=list)   # fx_graph_runnable events
     provenance: list[Event] = field(default_factory=list)  # inductor_provenance events (--provenance)
     close: Event | None = None             # after_compile / failed_compile
+    start: Event | None = None             # before_compile
+    post_grad: list[Event] = field(default_factory=list)  # after_post_grad_passes (the graphs kernels fuse)
 
     # -- numbers, in torch's terms -------------------------------------------------------------
     def _f(self, key: str, bwd: bool = False) -> float | None:
@@ -323,7 +325,11 @@ def compile_infos(run: RunModel) -> list[CompileInfo]:
         if info is None:
             info = infos[cid] = CompileInfo(cid)
         frag, phase, lc = ev.frag, ev.phase, ev.lifecycle
+        if lc == "post_grad_passes" and phase == "after":
+            info.post_grad.append(ev)
+            continue
         if lc == "compile" and phase == "before":
+            info.start = ev
             info.stack = parse_stack(_read(run, ev, "user_stack.txt", budget))
             f = run.attributes(ev).get("frame")
             info.frame = info.frame or (str(f) if f else None)

@@ -140,6 +140,11 @@ CATALOGUE: tuple[Act, ...] = (
     Act("reproducer", "r", "write_reproducer", "Write repro",
         "Write the compile's runnable reproducer (fx_graph_runnable) next to the run, never over a file, "
         "and show the command", "compile info"),
+    Act("compile_jump", "enter", "jump_compile", "Show in tree",
+        "Back to the run with the compile selected in the tree (its events and files)", "compile info"),
+    Act("compile_post_grad", "P", "jump_post_grad", "Post-grad graph",
+        "Back to the run on the compile's post-grad graph: the FX nodes its kernels fused (see provenance)",
+        "compile info"),
     Act("compile_info_pane", "o", "focus_other", "Other pane",
         "Move focus between the table and the detail (to scroll it)", "compile info"),
 )

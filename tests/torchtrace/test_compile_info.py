@@ -168,6 +168,13 @@ async def test_i_opens_compile_info_at_80x24(tmp_path):
         assert (tmp_path / "repro_0_0.py").stat().st_size > 0
         await pilot.press("q")
         assert isinstance(app.screen, RunScreen)
+        # P: back to the run on the compile's post-grad graph (what its kernels fused)
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompileInfoScreen) and app.screen.loaded,
+                       what="the compile info screen again")
+        await pilot.press("P")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen), what="the run screen")
+        await wait_for(pilot, lambda: "post_grad_graph.py" in screen_text(app), what="the post-grad graph")
 
 
 def test_cli_metrics_text_and_json():

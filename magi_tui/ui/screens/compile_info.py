@@ -160,3 +160,26 @@ class CompileInfoScreen(Screen):
     def action_focus_other(self) -> None:
         table = self.query_one(CompileTable)
         (self.query_one("#ci-scroll", VerticalScroll) if table.has_focus else table).focus()
+
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        message.stop()
+        self.action_jump_compile()
+
+    def _jump(self, ev: Any, what: str) -> None:
+        if ev is None:
+            self.notify(f"This compile has no {what}.", severity="warning")
+            return
+        self.app.pop_screen()
+        jump = getattr(self.app.screen, "jump_to", None)
+        if jump is not None:
+            jump(ev, switch_to_tree=True)
+
+    def action_jump_compile(self) -> None:
+        info = self.current
+        if info is not None:
+            self._jump(info.start or info.close, "event in the tree")
+
+    def action_jump_post_grad(self) -> None:
+        info = self.current
+        if info is not None:
+            self._jump(info.post_grad[0] if info.post_grad else None, "post-grad graph (not compiled by Inductor)")
