@@ -168,7 +168,16 @@ class RunScreen(Screen):
     def _ingest(self, res, initial: bool) -> None:
         if not self._alive():
             return
-        self.apply_update(self.run.ingest(res), initial=initial)
+        up = self.run.ingest(res)
+        self.apply_update(up, initial=initial)
+        if up.reset:  # the replaced file's events (frozen so far) can go now, before freezing again
+            gc.unfreeze()
+            gc.collect()
+        # What was read lives as long as the screen: take it out of the cyclic GC's full passes, which
+        # otherwise walk every event read so far, again and again (a 100+ ms pause each late in a big
+        # load, and while a live run is followed). The young generations still collect garbage;
+        # unmounting the screen gives it all back (on_unmount).
+        gc.freeze()
 
     def apply_update(self, up: RunUpdate, *, initial: bool = False) -> None:
         """Show what one ``RunModel.update()`` read (called on the UI loop, in read order).
@@ -245,11 +254,8 @@ class RunScreen(Screen):
 
     def on_loaded(self, events: int, seconds: float) -> None:
         self.flush_pending()
-        # What is loaded now lives as long as the screen: take it out of the cyclic GC's passes, which
-        # otherwise walk every event again and again while a live run is followed; and collect less
-        # often while following (a full pass is a pause of tens of ms: the p99 of the live lag at
-        # 1,000 events/s went 166 -> ~100 ms). A reset gives the old model back (see _show_update).
-        gc.freeze()
+        # collect less often while following (a collection is a pause of tens of ms: the p99 of the live
+        # lag at 1,000 events/s went 166 -> ~120 ms); what was read is frozen out of the GC (_ingest)
         if self.live:
             gc.set_threshold(*LIVE_GC_THRESHOLDS)
         self.loaded = True
@@ -272,6 +278,7 @@ class RunScreen(Screen):
     def on_unmount(self) -> None:
         if self.follower is not None:
             self.follower.stop()
+        gc.unfreeze()  # this run's events were frozen out of the GC while it was shown (_ingest)
 
     def on_live_event(self, message: LiveEvent) -> None:
         """Show what the follower read (on the UI loop, in the order it was read)."""
