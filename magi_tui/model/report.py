@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from magi_format.text import fmt_seconds as fmt_duration  # the one duration format
 from magi_tui.model.checks import analyse, run_status
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade, Failure, Restart
@@ -21,17 +22,6 @@ def fmt_time(ts: float | None) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
     except (OverflowError, OSError, ValueError):  # a timestamp no clock can show
         return "-"
-
-
-def fmt_duration(seconds: float | None) -> str:
-    if seconds is None or seconds != seconds or seconds in (float("inf"), float("-inf")):
-        return "-"
-    if seconds < 1:
-        return f"{seconds * 1000:.0f}ms"
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    m, s = divmod(int(seconds), 60)
-    return f"{m}m{s:02d}s"
 
 
 def run_label(run: RunModel) -> str:

@@ -25,7 +25,7 @@ def test_cold_transformer_phases_and_pieces(fx):
     pieces = [(p["piece"], p["seconds"]) for p in ct["per_piece"]]
     assert [k for k, _ in pieces] == [0, 1, 2]
     assert pieces[0][1] > pieces[1][1] > pieces[2][1] > 1.0
-    assert "per piece: 0: 17.0s" in triage_text(run)
+    assert "per piece: 0: 16.95s" in triage_text(run)  # the one duration format (magi_format.text)
 
 
 def test_single_frame_upstream_run_gets_the_runs_time_and_cache(fx):
