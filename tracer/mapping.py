@@ -339,20 +339,19 @@ class TraceMapper:
     def user_site(self, *stacks: Any) -> dict[str, Any]:
         """``user_file``, ``user_line``, ``user_function``, ``source_line``, ``user_frame``: the innermost
         frame outside torch / the tracer of the first of ``stacks`` (interned structured stacks) that has one."""
-        for stack in stacks:
-            if not isinstance(stack, list):
-                continue
-            for fr in reversed(stack):
-                if not isinstance(fr, dict):
-                    continue
-                fn = fr.get("filename")
-                fname = self.strings.get(fn, str(fn)) if isinstance(fn, int) else str(fn)
-                if self.is_framework(fname):
-                    continue
-                line = fr.get("line") if isinstance(fr.get("line"), int) else None
-                src = fr.get("loc") or (linecache.getline(fname, line).strip() if line else "") or None
-                return {"user_file": fname, "user_line": line, "user_function": fr.get("name"),
-                        "source_line": src, "user_frame": f"{fname}:{line}"}
+        for generated_ok in (False, True):  # "<string>" / "<eval_with_key>" frames only if nothing else
+            for stack in stacks:
+                for fr in reversed(stack) if isinstance(stack, list) else ():
+                    if not isinstance(fr, dict):
+                        continue
+                    fn = fr.get("filename")
+                    fname = self.strings.get(fn, str(fn)) if isinstance(fn, int) else str(fn)
+                    if self.is_framework(fname) or (fname.startswith("<") and not generated_ok):
+                        continue
+                    line = fr.get("line") if isinstance(fr.get("line"), int) else None
+                    src = fr.get("loc") or (linecache.getline(fname, line).strip() if line else "") or None
+                    return {"user_file": fname, "user_line": line, "user_function": fr.get("name"),
+                            "source_line": src, "user_frame": f"{fname}:{line}"}
         return {}
 
     def _bw(self, rec: Rec) -> dict[str, Any]:
@@ -369,7 +368,9 @@ class TraceMapper:
         if rec.kind in ("inductor_post_grad_graph", "inductor_output_code") or tag in (
                 "artifact:before_post_grad_graph", "artifact:inductor_post_grad_graph"):
             # inside the forward's compile (a cache hit loads both): a backward graph's inputs are tangents
-            st.inductor_backward = bool(_TANGENTS.search(rec.payload[:4000]))
+            # a graph's head names its inputs; output code unpacks them in call(), after the kernels' source
+            text = rec.payload if rec.kind == "inductor_output_code" else rec.payload[:4000]
+            st.inductor_backward = "tangents_" in text and bool(_TANGENTS.search(text))
             return st.inductor_backward
         if tag.startswith(("artifact:fx_graph_cache_", "artifact:inductor_provenance_", "artifact:ir_p")):
             return st.inductor_backward  # it follows the output code of the graph it is about

@@ -280,10 +280,14 @@ def parse_stack(text: str | None) -> list[StackFrame]:
     return frames
 
 
-def _is_framework(filename: str) -> bool:
-    from tracer.torchtext import is_torch_or_runpy  # torch-free; the tracer's one rule
+_TRACER_RUNNER = re.compile(r"(^|[/\\])tracer[/\\](__main__|session|capture|lifecycle|piecewise)\.py$")
 
-    return is_torch_or_runpy(filename)
+
+def _is_framework(filename: str) -> bool:
+    """torch's, runpy's, frozen frames (the tracer's one rule) and the tracer's own (``python -m tracer``)."""
+    from tracer.torchtext import is_torch_or_runpy  # torch-free
+
+    return is_torch_or_runpy(filename) or bool(_TRACER_RUNNER.search(filename))
 
 
 def _fact(kind: str, a: dict[str, Any], seq: int) -> ShapeFact:
@@ -417,6 +421,18 @@ def kernel_provenance(run: RunModel, info: CompileInfo) -> list[KernelProvenance
     """Per kernel of the compile's output code (each graph: forward, backward): what it fused and where
     that came from, from torch's provenance tracking (``python -m tracer --provenance``)."""
     out: list[KernelProvenance] = []
+    by_key: dict[tuple[str, bool], KernelProvenance] = {}  # torch may map one graph twice (compile, cache)
+
+    def kernel_of(name: str, bw: bool) -> KernelProvenance:
+        k = by_key.get((name, bw))
+        if k is None:
+            k = by_key[(name, bw)] = KernelProvenance(name, [], [], [], bw)
+            out.append(k)
+        return k
+
+    def add(into: list[str], items: list[str]) -> None:
+        into.extend(x for x in items if x not in into)
+
     budget = [64]
     for ev in info.provenance:
         bw = bool(run.attributes(ev).get("backward"))
@@ -427,22 +443,16 @@ def kernel_provenance(run: RunModel, info: CompileInfo) -> list[KernelProvenance
                 if not (isinstance(key, str) and key.endswith("CodeToPost") and isinstance(table, dict)):
                     continue
                 for kernel, posts in table.items():
+                    k = kernel_of(str(kernel), bw)
                     posts = [str(p) for p in posts] if isinstance(posts, list) else []
-                    pre: list[str] = []
+                    add(k.post_grad, posts)
                     for p in posts:
-                        for q in post_to_pre.get(p) or []:
-                            if str(q) not in pre:
-                                pre.append(str(q))
-                    out.append(KernelProvenance(str(kernel), posts, pre, [], bw))
+                        pre = post_to_pre.get(p)
+                        add(k.pre_grad, [str(q) for q in pre] if isinstance(pre, list) else [])
         traces = _json(_read(run, ev, "kernel_stack_traces.json", budget, 8 << 20))
         if isinstance(traces, dict):
-            known = {k.kernel: k for k in out if k.backward == bw}
             for kernel, stacks in traces.items():
-                k = known.get(str(kernel))
-                if k is None:
-                    k = KernelProvenance(str(kernel), [], [], [], bw)
-                    out.append(k)
-                    known[k.kernel] = k
+                k = kernel_of(str(kernel), bw)
                 for text in stacks if isinstance(stacks, list) else []:
                     frames = parse_stack(str(text))
                     if frames:
