@@ -29,7 +29,7 @@ from typing import Callable, Union
 from magi_format.layout import TIMELINE_FILE
 from magi_tui.model.run import RunModel, RunUpdate
 
-WATCH_STEP_MS = 10       # watchfiles' sleep between checks: sets the lag (TUI.md §3.3: 20 ms -> ~27 ms median)
+WATCH_STEP_MS = 5        # watchfiles reports a change once the file is quiet this long: the lag of one append
 WATCH_TIMEOUT_MS = 1000  # wake up once a second to check the watched folder is still the same one
 WATCH_DEBOUNCE_MS = 20   # at most this long between a change and its report while a writer never pauses
                          # (watchfiles groups changes until the file is quiet for `step` or this long)
