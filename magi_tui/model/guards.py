@@ -173,12 +173,38 @@ _GEN_NAMES = [
 ]
 
 
-def normalise_guard_line(line: str) -> str:
-    """A guard line with what changes between two identical compiles (addresses, generated names) masked."""
-    s = _ADDR.sub("0x…", line.rstrip())
-    for rx, rep in _GEN_NAMES:
-        s = rx.sub(rep, s)
+#: object ids in identity guards (``___check_obj_id(G['x'], 139698252714032)``): new in every process
+_OBJ_ID = re.compile(r"(___check_(?:obj|type)_id\(.*?,\s*)\d{4,}(?=\))")
+#: the line number of a source comment (``# File: /m/model.py:83 in forward, code: …``)
+_SRC_LINE = re.compile(r"(\.py):\d+(?=\s+in\s)")
+
+
+def normalise_guard_line(line: str, *, across_processes: bool = False) -> str:
+    """A guard line with what changes between two identical compiles (addresses, generated names) masked.
+
+    ``across_processes``: also what differs between two processes or two edits of the source but
+    is no real difference between the compiles: object ids of identity guards and the line numbers
+    of ``# File: model.py:83 in forward`` comments (graphs and guards alike; the diff view's noise
+    toggle, :func:`normalise_noise`). Off for triage, where two entries of one process whose ids
+    differ did see different objects."""
+    s = line.rstrip()
+    if "0x" in s:
+        s = _ADDR.sub("0x…", s)
+    if "__" in s:
+        for rx, rep in _GEN_NAMES:
+            s = rx.sub(rep, s)
+    if across_processes:
+        if "_id(" in s:
+            s = _OBJ_ID.sub(r"\1<id>", s)
+        if ".py:" in s:
+            s = _SRC_LINE.sub(r"\1:N", s)
     return s
+
+
+def normalise_noise(line: str) -> str:
+    """A graph or guard line with per-process noise masked (addresses, generated names, object
+    ids, source line numbers): the diff view's noise toggle."""
+    return normalise_guard_line(line, across_processes=True)
 
 
 def read_guards(path: Path | None, base: Path | None = None) -> list[str] | None:

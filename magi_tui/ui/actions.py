@@ -147,6 +147,10 @@ CATALOGUE: tuple[Act, ...] = (
         "compile info"),
     Act("compile_info_pane", "o", "focus_other", "Other pane",
         "Move focus between the table and the detail (to scroll it)", "compile info"),
+    # -- diffs that read well (issue #12) -----------------------------------------------------
+    Act("diff_normalise", "z", "toggle_normalise", "Noise",
+        "Mask per-process noise (addresses, generated names, object ids, source line numbers) so only "
+        "real differences remain; on by default for guards", "diff"),
 )
 
 _BY_ID = {a.id: a for a in CATALOGUE}

@@ -2,6 +2,10 @@
 
 The diff itself is computed off the UI loop (``compute_diff`` in a thread worker), and the view
 highlights only the lines on screen, so a 20k-line pair opens without freezing the app.
+
+``z`` masks per-process noise (addresses, generated names, object ids, source line numbers) so only
+real differences remain; on from the start for guard trees. The title says when it is on; toggling
+recomputes from the lines already read (the files are not read again).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from magi_format.text import literal
-from magi_tui.model.diff import diff_files
+from magi_tui.model.diff import Diff, compute_diff, default_normalise, diff_files
 from magi_tui.ui.actions import bindings
 from magi_tui.ui.widgets.diff_view import DiffView
 
@@ -32,6 +36,7 @@ def side_title(ref: Any, run_path: Path | None, other_run: Path | None) -> str:
 
 
 class DiffScreen(Screen):
+    ACTION_SCOPES = ("diff",)
     BINDINGS = [
         *bindings("screen"),
     ]
@@ -45,15 +50,21 @@ class DiffScreen(Screen):
         self.right_run = right_run
         self.left_title = side_title(left, left_run, right_run)
         self.right_title = side_title(right, right_run, left_run)
-        self.diff = None
+        self.diff: Diff | None = None
+        #: per-process noise masked (``z``): on from the start for guard trees
+        self.normalise = default_normalise(left.path) and default_normalise(right.path)
 
-    def compose(self) -> ComposeResult:
-        t = Text(" diff ", style="bold reverse", end="", no_wrap=True, overflow="ellipsis")
+    def _title(self) -> Text:
+        badge = " diff · noise masked (z) " if self.normalise else " diff "
+        t = Text(badge, style="bold reverse", end="", no_wrap=True, overflow="ellipsis")
         t.append(" − ", style="bold red")
         t.append(literal(self.left_title, 160), style="red")
-        t.append("\n       + ", style="bold green")
+        t.append("\n" + " " * (len(badge) + 1) + "+ ", style="bold green")
         t.append(literal(self.right_title, 160), style="green")
-        yield Static(t, id="diff-title")
+        return t
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="diff-title")
         yield Static(Text("computing diff…", style="cyan"), id="diff-status")
         yield DiffView(id="diff-view")
         yield Footer()
@@ -67,7 +78,8 @@ class DiffScreen(Screen):
         # each side read once, in block reads (model.diff.read_side); a problem comes back as text
         diff, problem = diff_files(self.left.path, self.right.path,
                                    left_root=getattr(self.left, "root", None) or self.left_run,
-                                   right_root=getattr(self.right, "root", None) or self.right_run)
+                                   right_root=getattr(self.right, "root", None) or self.right_run,
+                                   normalise=self.normalise)
         if diff is None:
             self.app.call_from_thread(self._failed, problem or "cannot read")
             return
@@ -76,14 +88,35 @@ class DiffScreen(Screen):
     def _failed(self, message: str) -> None:
         self.query_one("#diff-status", Static).update(Text(literal(message), style="red"))
 
-    def _show(self, diff) -> None:
+    def on_diff_view_normalise_toggled(self, event: DiffView.NormaliseToggled) -> None:
+        self.action_toggle_normalise()
+
+    def action_toggle_normalise(self) -> None:
+        if self.diff is None:
+            return  # still reading: the first diff already follows the current setting
+        self.normalise = not self.normalise
+        self.query_one("#diff-title", Static).update(self._title())
+        self.query_one("#diff-status", Static).update(Text("computing diff…", style="cyan"))
+        self._recompute(self.diff, self.normalise)
+
+    @work(thread=True, exclusive=True)
+    def _recompute(self, old: Diff, normalise: bool) -> None:
+        diff = compute_diff(old.a, old.b, normalise=normalise)  # the lines already read
+        self.app.call_from_thread(self._show, diff)
+
+    def _show(self, diff: Diff) -> None:
         self.diff = diff
         status = self.query_one("#diff-status", Static)
-        if diff.identical:
-            status.update(Text("identical: both sides have the same content", style="bold green"))
+        if diff.noise_only:
+            n = max(len(diff.a), len(diff.b))
+            status.update(Text(f"identical once noise is masked ({n} lines, shown once); z shows the raw "
+                               "difference", style="bold green"))
+        elif diff.identical:
+            status.update(Text(f"identical: both sides have the same content ({len(diff.a)} lines, shown once)",
+                               style="bold green"))
         else:
-            status.update(Text(f"-{diff.removed} +{diff.added}   {len(diff.hunks)} hunk(s)   "
-                               "] next hunk · [ previous · u unified/side-by-side", style="dim"))
+            status.update(Text(f"-{diff.removed} +{diff.added} · {len(diff.hunks)} hunk(s) · ] next  [ prev  "
+                               "u unified/split  z noise", style="dim"))
         suffix = Path(str(self.right.path)).suffix
         self.query_one(DiffView).set_diff(diff, self.left_title, self.right_title,
                                            language="python" if suffix == ".py" else None)

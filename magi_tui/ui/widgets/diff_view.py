@@ -2,8 +2,14 @@
 
 Line API: each visible row is built on demand from a precomputed :class:`~magi_tui.model.diff.Diff`;
 syntax highlighting and the within-line change marks are computed per visible row and cached. Each
-side carries a marker column (``-`` removed, ``+`` added, ``~`` changed) so the diff reads the same with
-no colour. ``]`` / ``[`` jump between hunks, ``u`` toggles unified, left/right scroll both sides.
+side carries a marker column (``-`` removed, ``+`` added) and the changed tokens of a changed line are
+underlined (bold, on a stronger background), so the diff reads the same with no colour (``NO_COLOR``
+keeps underline). ``]`` / ``[`` jump between hunks, left/right scroll both sides, Home / End (g / G)
+also scroll back to the first column.
+
+Layout: side by side when each side has at least :data:`READABLE_SIDE` columns of text, else unified;
+decided again on every resize until the user presses ``u`` (then their choice sticks). Two identical
+sides are shown once, as one column.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.geometry import Size
+from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -25,6 +32,8 @@ from magi_tui.model.diff import Diff, Row, intraline
 from magi_tui.ui.actions import bindings, vim_bindings
 
 MARK = {"equal": " ", "replace": "~", "delete": "-", "insert": "+", "fold": " "}
+#: columns of text each side needs for side by side (else the unified layout is chosen)
+READABLE_SIDE = 60
 
 
 def _display(line: str) -> str:
@@ -48,7 +57,7 @@ def _highlight(line: str, language: str | None) -> Text:
 class DiffView(ScrollView, can_focus=True):
     BINDINGS = [
         *bindings("diff"),
-        *vim_bindings(down="scroll_down", up="scroll_up", top="scroll_home", bottom="scroll_end",
+        *vim_bindings(down="scroll_down", up="scroll_up", top="to_top", bottom="to_bottom",
                       left="shift(-8)", right="shift(8)", page_up="page_up", page_down="page_down",
                       arrows=True),
     ]
@@ -58,8 +67,8 @@ class DiffView(ScrollView, can_focus=True):
     DiffView { background: $surface; }
     DiffView > .diff--removed { background: $error 20%; }
     DiffView > .diff--added { background: $success 20%; }
-    DiffView > .diff--removed-word { background: $error 55%; text-style: bold; }
-    DiffView > .diff--added-word { background: $success 55%; text-style: bold; }
+    DiffView > .diff--removed-word { background: $error 60%; text-style: bold underline; }
+    DiffView > .diff--added-word { background: $success 60%; text-style: bold underline; }
     DiffView > .diff--gutter { color: $text-muted; }
     DiffView > .diff--fold { color: $text-muted; text-style: italic; }
     DiffView > .diff--current { text-style: underline; }
@@ -67,42 +76,96 @@ class DiffView(ScrollView, can_focus=True):
 
     unified = reactive(False)
 
+    class NormaliseToggled(Message):
+        """The user asked for the noise toggle (the screen recomputes the diff)."""
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.diff: Diff | None = None
         self.language: str | None = None
         self.x = 0
         self.hunk_index = -1
+        #: the user chose the layout with ``u``: no longer decided by the width
+        self.layout_chosen = False
+        self._gw = 3
 
     def set_diff(self, diff: Diff, left_title: str = "", right_title: str = "", *,
                  language: str | None = None) -> None:
+        """Show ``diff``; a diff replacing another (the noise toggle) keeps the line on top."""
+        old = self.diff
+        key = self._line_key(self.rows, self.scroll_offset.y) if old is not None else None
         self.diff = diff
         self.language = language
         self.left_title = left_title
         self.right_title = right_title
         self.hunk_index = -1
+        self._gw = max(3, len(str(max(len(diff.a), len(diff.b), 1))))
+        self._auto_layout()
         self._resize()
+        if key is not None:
+            self.scroll_to(y=self._index_of(self.rows, key), animate=False)
         self.refresh()
+
+    @property
+    def single(self) -> bool:
+        """One column: unified, or two identical sides (shown once)."""
+        return self.unified or (self.diff is not None and self.diff.identical)
 
     @property
     def rows(self) -> list[Row]:
         if self.diff is None:
             return []
-        return self.diff.unified if self.unified else self.diff.rows
+        return self.diff.unified if self.single else self.diff.rows
 
     @property
     def hunks(self) -> list[int]:
         if self.diff is None:
             return []
-        return self.diff.unified_hunks if self.unified else self.diff.hunks
+        return self.diff.unified_hunks if self.single else self.diff.hunks
+
+    def side_width(self, width: int | None = None) -> int:
+        """Columns of text each side gets side by side at ``width`` (default: now)."""
+        width = self.scrollable_content_region.width if width is None else width
+        return (width - 1) // 2 - self._gw - 3
+
+    def _auto_layout(self) -> None:
+        if self.layout_chosen or not self.size.width:
+            return
+        unified = self.side_width() < READABLE_SIDE
+        if unified != self.unified:
+            self.unified = unified
 
     def _resize(self) -> None:
         self.virtual_size = Size(self.size.width or 80, len(self.rows))
 
-    def watch_unified(self) -> None:
-        top = self.hunks[self.hunk_index] if 0 <= self.hunk_index < len(self.hunks) else 0
+    @staticmethod
+    def _line_key(rows: list[Row], i: int) -> tuple[str, int] | None:
+        """The first line number at or after row ``i`` (``("l", n)`` / ``("r", n)``)."""
+        for r in rows[max(0, i):i + 500]:
+            if r.left_no is not None:
+                return ("l", r.left_no)
+            if r.right_no is not None:
+                return ("r", r.right_no)
+        return None
+
+    @staticmethod
+    def _index_of(rows: list[Row], key: tuple[str, int] | None) -> int:
+        if key is None:
+            return 0
+        side, n = key
+        for k, r in enumerate(rows):
+            no = r.left_no if side == "l" else r.right_no
+            if no is not None and no >= n:
+                return k
+        return max(0, len(rows) - 1)
+
+    def watch_unified(self, old: bool, new: bool) -> None:
+        if self.diff is None:
+            return
+        was = self.diff.unified if (old or self.diff.identical) else self.diff.rows
+        key = self._line_key(was, self.scroll_offset.y)
         self._resize()
-        self.scroll_to(y=top, animate=False)
+        self.scroll_to(y=self._index_of(self.rows, key), animate=False)
         self.refresh()
 
     # -- rendering -----------------------------------------------------------------------------
@@ -126,9 +189,9 @@ class DiffView(ScrollView, can_focus=True):
             mark = " "
         segs = [Segment(f"{no if no is not None else '':>{gw}} ", gutter_style), Segment(mark + " ", line_style)]
         body = _highlight(text, self.language).copy() if no is not None else Text("")
-        for a, b in spans:
-            body.stylize(word_style, a, b)
         body.stylize(line_style)
+        for a, b in spans:  # after the line's style, so the changed tokens' own style wins
+            body.stylize(word_style, a, b)
         avail = max(1, width - gw - 3)
         strip = Strip(list(body.render(self.app.console))).crop_extend(self.x, self.x + avail, line_style)
         return segs + list(strip)
@@ -141,17 +204,18 @@ class DiffView(ScrollView, can_focus=True):
         if self.diff is None or i >= len(rows):
             return Strip.blank(width, base)
         row = rows[i]
-        n = max((r.left_no or 0) for r in rows[-50:]) if rows else 0
-        gw = max(3, len(str(max(n, len(rows)))))
+        gw = self._gw
         if row.kind == "fold":
             t = Text(f"{'':>{gw}}   ⋯ {row.folded} unchanged line{'s' if row.folded != 1 else ''}",
                      style=self.get_component_rich_style("diff--fold"))
             return Strip(list(t.render(self.app.console))).crop_extend(0, width, base).apply_style(base)
-        if self.unified:
+        if self.single:
             if row.kind == "insert":
-                segs = self._side(row.right_no, row.right, "insert", [], width, gw, "right")
+                spans = self._spans(row.pair)[1] if row.pair is not None else []
+                segs = self._side(row.right_no, row.right, "insert", spans, width, gw, "right")
             elif row.kind == "delete":
-                segs = self._side(row.left_no, row.left, "delete", [], width, gw, "left")
+                spans = self._spans(row.pair)[0] if row.pair is not None else []
+                segs = self._side(row.left_no, row.left, "delete", spans, width, gw, "left")
             else:
                 segs = self._side(row.left_no, row.left, "equal", [], width, gw, "left")
             return Strip(segs).crop_extend(0, width, base).apply_style(base)
@@ -190,14 +254,56 @@ class DiffView(ScrollView, can_focus=True):
             return
         self.hunk_index = nxt
         self.scroll_to(y=max(0, hunks[nxt] - 2), animate=False)
+        self.x = self._x_for(hunks[nxt])
         self.refresh()
 
+    def _x_for(self, start: int) -> int:
+        """The horizontal scroll that shows the first changed token of the hunk at row ``start``
+        (0 when it fits the width)."""
+        width = self.scrollable_content_region.width
+        avail = max(1, (width - self._gw - 3) if self.single else self.side_width())
+        for row in self.rows[start:start + 50]:
+            if row.kind == "fold" or row.kind == "equal":
+                break
+            pair = row.pair if self.single else row
+            if pair is None or pair.kind != "replace":
+                continue
+            left, right = self._spans(pair)
+            spans = (left if row.kind == "delete" else right) if self.single else left + right
+            if not spans:
+                continue
+            first = min(a for a, _ in spans)
+            end = max(b for a, b in spans if a == first)
+            return 0 if end <= avail else max(0, first - avail // 3)
+        return 0
+
     def action_toggle_unified(self) -> None:
+        self.layout_chosen = True  # from now on the user's choice, not the width
+        if self.diff is not None and self.diff.identical:
+            self.app.notify("The two sides are identical: shown once.", timeout=3)
         self.unified = not self.unified
+
+    def action_toggle_normalise(self) -> None:
+        self.post_message(self.NormaliseToggled())
 
     def action_shift(self, delta: int) -> None:
         self.x = max(0, self.x + delta)
         self.refresh()
 
+    def action_to_top(self) -> None:
+        """Home / g: the first row, first column."""
+        self.x = 0
+        self.hunk_index = -1
+        self.scroll_to(x=0, y=0, animate=False)
+        self.refresh()
+
+    def action_to_bottom(self) -> None:
+        """End / G: the last row, first column."""
+        self.x = 0
+        self.hunk_index = -1
+        self.scroll_to(x=0, y=self.max_scroll_y, animate=False)
+        self.refresh()
+
     def on_resize(self) -> None:
+        self._auto_layout()
         self._resize()
