@@ -298,6 +298,23 @@ def run_status(run: RunModel) -> tuple[str, list[str]]:
     return run.status_why()
 
 
+def frame_events(run: RunModel, frame: FrameRow, n_frames: int, limit: int = 500) -> list[Event]:
+    """A frame's events: those whose compile id names its frame; in a run recorded without compile ids
+    (upstream), every event when it is the only frame; else its first event, if known."""
+    out = []
+    for e in run.events:
+        p = parse_compile_id(e.compile_id)
+        if p is not None and p[0] == frame.key:
+            out.append(e)
+            if len(out) >= limit:
+                break
+    if out:
+        return out
+    if n_frames == 1 and not any(e.compile_id for e in run.events[:1000]):
+        return list(run.events[:limit])
+    return [frame.first_event] if frame.first_event is not None else []
+
+
 # -- the analysis -----------------------------------------------------------------------------------
 _MEMO: "weakref.WeakKeyDictionary[RunModel, tuple[tuple, Analysis]]" = weakref.WeakKeyDictionary()
 _CF_MEMO: "weakref.WeakKeyDictionary[RunModel, tuple[tuple, CfIndex]]" = weakref.WeakKeyDictionary()

@@ -29,6 +29,7 @@ from magi_tui.ui.mark import Mark
 from magi_tui.ui.messages import LiveEvent
 from magi_tui.ui.screens.compiled import CompiledFunctionsScreen
 from magi_tui.ui.screens.diff import DiffScreen
+from magi_tui.ui.screens.frames import FramesScreen
 from magi_tui.ui.widgets.detail import EventDetail, FileRef, graph_file
 from magi_tui.ui.widgets.event_tree import EventTree
 from magi_tui.ui.widgets.file_view import FileView
@@ -526,6 +527,9 @@ class RunScreen(Screen):
                         "or nothing was compiled).", severity="warning")
             return
         self.app.push_screen(CompiledFunctionsScreen(self.run.path))
+
+    def action_frames(self) -> None:
+        self.app.push_screen(FramesScreen(self.run, on_jump=self.jump_to))
 
     def action_compile_info(self) -> None:
         from magi_tui.ui.screens.compile_info import CompileInfoScreen

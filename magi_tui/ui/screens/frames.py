@@ -1,0 +1,166 @@
+"""Frames: one row per compiled code object — compiles, recompiles, graph breaks, cache hit / miss /
+bypass, compile seconds, the recompile limit — sortable (``s``), the frame's events below; Enter on an
+event shows it in the run's tree.
+
+The rows are the triage analysis's (:func:`magi_tui.model.checks.analyse`, the same the CLI's
+``frames`` section prints), computed in a thread worker: it may read ``compiled_functions/``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import DataTable, OptionList, Static
+from textual.widgets.option_list import Option
+
+from magi_format.text import fmt_seconds, literal
+from magi_tui.model.checks import FrameRow, analyse, frame_events
+from magi_tui.model.events import Event
+from magi_tui.model.run import RunModel
+from magi_tui.ui.actions import bindings, vim_bindings
+from magi_tui.ui.labels import event_label
+from magi_tui.ui.widgets.footer import MagiFooter
+
+#: (column, key, sort key on a FrameRow, numbers sort descending)
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("frame", "frame"), ("compiles", "compiles"), ("recompiles", "recompiles"), ("breaks", "graph_breaks"),
+    ("hit/miss/byp", "cache"), ("compile", "compile_s"), ("limit", "recompile_limit"),
+)
+SORTS = ("compile_s", "compiles", "recompiles", "graph_breaks", "frame")
+MAX_EVENTS = 500  # per frame shown: the tree holds them all
+
+
+def _sort_value(f: FrameRow, key: str):
+    if key == "frame":
+        return f.frame.lower()
+    v = getattr(f, key)
+    return -1.0 if v is None else v
+
+
+class FramesTable(DataTable):
+    BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="scroll_top", bottom="scroll_bottom")
+
+
+class FrameEvents(OptionList):
+    BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="first", bottom="last")
+
+
+class FramesScreen(Screen):
+    BINDINGS = bindings("frames")
+    ACTION_SCOPES = ("frames",)
+    DEFAULT_CSS = """
+    FramesScreen #frames-title { height: 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
+    FramesScreen #frames-table { height: 1fr; }
+    FramesScreen #frames-events-title { height: 1; background: $boost; }
+    FramesScreen #frames-events { height: 1fr; border: none; }
+    """
+
+    def __init__(self, run: RunModel, on_jump=None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run = run
+        self.on_jump = on_jump  # called with an event after this screen is popped
+        self.rows: list[FrameRow] = []
+        self.sort_key = "compile_s"
+        self._events: list[Event] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text.assemble((" frames ", "bold reverse"), " ", (literal(self.run.path.name), "bold"),
+                                   ("  analysing…", "cyan")), id="frames-title")
+        yield FramesTable(id="frames-table", cursor_type="row", zebra_stripes=True)
+        yield Static(Text("events of the frame: Enter on a frame", style="dim"), id="frames-events-title")
+        yield FrameEvents(id="frames-events")
+        yield MagiFooter()
+
+    def on_mount(self) -> None:
+        table = self.query_one(FramesTable)
+        for title, key in COLUMNS:
+            table.add_column(title, key=key)
+        table.focus()
+        self._analyse()
+
+    @work(thread=True, exclusive=True, group="frames")
+    def _analyse(self) -> None:
+        rows = list(analyse(self.run).frames)
+        self.app.call_from_thread(self._set_rows, rows)
+
+    def _set_rows(self, rows: list[FrameRow]) -> None:
+        self.rows = rows
+        self._show_rows()
+
+    def _show_rows(self) -> None:
+        table = self.query_one(FramesTable)
+        table.clear()
+        rows = sorted(self.rows, key=lambda f: _sort_value(f, self.sort_key),
+                      reverse=self.sort_key != "frame")
+        for f in rows:
+            cache = f"{f.cache_hits}/{f.cache_misses}/{f.cache_bypasses}"
+            limit = f"{f.compiles}/{f.recompile_limit}" + (" HIT" if f.limit_hit else "")
+            table.add_row(
+                Text(literal(f.frame, 60), style="bold red" if f.limit_hit else ""),
+                Text(str(f.compiles), justify="right"),
+                Text(str(f.recompiles), justify="right", style="yellow" if f.recompiles else ""),
+                Text(str(f.graph_breaks), justify="right", style="yellow" if f.graph_breaks else ""),
+                Text(cache, justify="right", style="yellow" if f.never_hits_cache else ""),
+                Text(fmt_seconds(f.compile_s), justify="right"),
+                Text(limit, justify="right", style="bold red" if f.limit_hit else "dim"),
+                key=f.key,
+            )
+        title = Text.assemble((" frames ", "bold reverse"), " ", (literal(self.run.path.name), "bold"),
+                              (f"  {len(rows)} frame(s) · sorted by {self.sort_key} · s sort · Enter events",
+                               "dim"))
+        self.query_one("#frames-title", Static).update(title)
+        if not rows:
+            self.query_one("#frames-events-title", Static).update(
+                Text("no compiled frames in this run (nothing recorded, and no compiled_functions/)",
+                     style="yellow"))
+
+    def _row(self) -> FrameRow | None:
+        table = self.query_one(FramesTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        return next((f for f in self.rows if f.key == key), None)
+
+    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+        message.stop()
+        f = self._row()
+        if f is None:
+            return
+        self._events = frame_events(self.run, f, len(self.rows), MAX_EVENTS)
+        events = self.query_one(FrameEvents)
+        events.clear_options()
+        events.add_options([Option(event_label(e, with_scope=True)) for e in self._events])
+        shown = f"{len(self._events)} event(s)" + (" (first ones)" if len(self._events) >= MAX_EVENTS else "")
+        if not self._events and f.cf_rel:
+            shown = f"no timeline events: its evidence is {f.cf_rel}"
+        self.query_one("#frames-events-title", Static).update(Text.assemble(
+            ("events of ", "dim"), (literal(f.frame, 80), "bold"), (f"  {shown} · Enter shows it in the tree",
+                                                                     "dim")))
+        if self._events:
+            events.highlighted = 0
+            events.focus()
+
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        message.stop()
+        if 0 <= message.option_index < len(self._events):
+            ev = self._events[message.option_index]
+            self.app.pop_screen()
+            if self.on_jump is not None:
+                self.on_jump(ev)
+
+    def action_sort(self) -> None:
+        i = SORTS.index(self.sort_key) if self.sort_key in SORTS else -1
+        self.sort_key = SORTS[(i + 1) % len(SORTS)]
+        self._show_rows()
+
+    def action_back(self) -> None:
+        """Esc: from the events list back to the frames; else back to the run."""
+        events = self.query_one(FrameEvents)
+        if events.has_focus:
+            self.query_one(FramesTable).focus()
+        else:
+            self.app.pop_screen()
