@@ -16,7 +16,10 @@ shared and wall time is noisy; wall seconds are printed beside them.
   Anchors: a loop of ``orjson.loads`` per line, and of ``json.loads``, each a whole process.
 * ``diff``: a DiffScreen on two 20,000-line graph dumps (1 % of lines changed, a few inserted and
   removed), from ``push_screen`` to the diff painted (CPU of the app process over that interval).
-  Anchor: a plain ``difflib.unified_diff`` process on the same files (whole process).
+  Anchor: a plain ``difflib.unified_diff`` process on the same files (whole process). Where the time
+  goes: ``diff_20k_model`` is the diff alone in that process (both sides read, lines matched, rows laid
+  out) against ``difflib.unified_diff`` alone in the same process; ``diff_screen_200_lines`` is the same
+  screen on a 200-line pair (mounting, footer, painting: what any screen costs).
 * ``terminal``: one appended event -> on screen in a real terminal: ``magi-tui attach RUN`` and toolong's
   ``tl FILE`` each in a tmux pane (120x40), one line appended every 0.25 s, ``capture-pane`` polled until
   the line's token shows (the poll itself costs a few ms, the same for both).
@@ -128,12 +131,12 @@ def child_diff(a: str, b: str) -> dict:
 
     out: dict = {}
 
-    async def main() -> None:
+    async def main(left: str, right: str) -> None:
         app = DiffApp()
         async with app.run_test(size=(160, 50)) as pilot:
             await pilot.pause()
             c0, t0 = _cpu(), time.perf_counter()
-            screen = DiffScreen(Ref(a), Ref(b))
+            screen = DiffScreen(Ref(left), Ref(right))
             app.push_screen(screen)
             while screen.diff is None:
                 await asyncio.sleep(0.002)
@@ -142,8 +145,32 @@ def child_diff(a: str, b: str) -> dict:
             out.update(cpu_s=_cpu() - c0, wall_s=time.perf_counter() - t0, rows=len(view.rows),
                        added=screen.diff.added, removed=screen.diff.removed)
 
-    asyncio.run(main())
-    return out
+    asyncio.run(main(a, b))
+    big = dict(out)
+    # where the time goes: the same screen on a 200-line pair (what any screen costs) ...
+    small = []
+    for src in (a, b):
+        p = Path(src).with_name("small_" + Path(src).name)
+        p.write_text("".join(Path(src).read_text().splitlines(True)[:200]))
+        small.append(str(p))
+    asyncio.run(main(*small))
+    big["screen_200_lines_cpu_s"] = out["cpu_s"]
+    # ... and the diff alone (read, matched, laid out) against difflib alone, in this process
+    import difflib
+    import gc
+
+    from magi_tui.model.diff import compute_diff, read_side
+
+    gc.collect()
+    c0 = _cpu()
+    compute_diff(read_side(a)[0], read_side(b)[0])
+    big["model_cpu_s"] = _cpu() - c0
+    gc.collect()
+    c0 = _cpu()
+    with open(a) as fa, open(b) as fb:
+        list(difflib.unified_diff(fa.readlines(), fb.readlines()))
+    big["difflib_in_process_cpu_s"] = _cpu() - c0
+    return big
 
 
 # -- one appended event -> on screen, in a real terminal (tmux) ------------------------------------
@@ -321,10 +348,14 @@ def main() -> None:
                 dl.append(_whole_process([sys.executable, "-c", _DIFFLIB, str(a), str(b)]))
             results["diff_20k"] = _row(ours, {"difflib_process": dl}, rows=ours[0]["rows"])
             results["diff_20k_wall"] = _row(ours, {"difflib_process": dl}, key="wall_s")
+            results["diff_20k_model"] = _row([{"cpu_s": r["model_cpu_s"]} for r in ours],
+                                             {"difflib_in_process": [{"cpu_s": r["difflib_in_process_cpu_s"]}
+                                                                     for r in ours]})
+            results["diff_screen_200_lines"] = _row([{"cpu_s": r["screen_200_lines_cpu_s"]} for r in ours], {})
 
     if "terminal" in args.only:
         with tempfile.TemporaryDirectory(prefix="bench_term_") as tmp:
-            magi = str(Path(sys.executable).with_name("magi-tui"))
+            magi = f"cd {ROOT} && {sys.executable} -m magi_tui"  # this checkout's code
             tl_bin = str(Path(args.toolong).with_name("tl"))
             rows = {}
             for name, cmd in (("ours", f"{magi} attach {{run}}"), ("toolong", f"{tl_bin} {{tl}}")):
