@@ -25,10 +25,10 @@ from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.labels import event_label
 from magi_tui.ui.widgets.footer import MagiFooter
 
-#: (column, key, sort key on a FrameRow, numbers sort descending)
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("frame", "frame"), ("compiles", "compiles"), ("recompiles", "recompiles"), ("breaks", "graph_breaks"),
-    ("hit/miss/byp", "cache"), ("compile", "compile_s"), ("limit", "recompile_limit"),
+#: (column title, key)
+COLUMNS: tuple[tuple[str, str], ...] = (  # numbers first: at 80 columns the frame name is what is cut
+    ("compiles", "compiles"), ("recomp", "recompiles"), ("breaks", "graph_breaks"),
+    ("hit/miss/byp", "cache"), ("time", "compile_s"), ("limit", "recompile_limit"), ("frame", "frame"),
 )
 SORTS = ("compile_s", "compiles", "recompiles", "graph_breaks", "frame")
 MAX_EVENTS = 500  # per frame shown: the tree holds them all
@@ -100,13 +100,13 @@ class FramesScreen(Screen):
             cache = f"{f.cache_hits}/{f.cache_misses}/{f.cache_bypasses}"
             limit = f"{f.compiles}/{f.recompile_limit}" + (" HIT" if f.limit_hit else "")
             table.add_row(
-                Text(literal(f.frame, 60), style="bold red" if f.limit_hit else ""),
                 Text(str(f.compiles), justify="right"),
                 Text(str(f.recompiles), justify="right", style="yellow" if f.recompiles else ""),
                 Text(str(f.graph_breaks), justify="right", style="yellow" if f.graph_breaks else ""),
                 Text(cache, justify="right", style="yellow" if f.never_hits_cache else ""),
                 Text(fmt_seconds(f.compile_s), justify="right"),
                 Text(limit, justify="right", style="bold red" if f.limit_hit else "dim"),
+                Text(literal(f.frame, 80), style="bold red" if f.limit_hit else ""),
                 key=f.key,
             )
         title = Text.assemble((" frames ", "bold reverse"), " ", (literal(self.run.path.name), "bold"),
