@@ -156,7 +156,7 @@ CATALOGUE: tuple[Act, ...] = (
     # -- diffs that read well (issue #12) -----------------------------------------------------
     Act("diff_normalise", "z", "toggle_normalise", "Noise",
         "Mask per-process noise (addresses, generated names, object ids, source line numbers) so only "
-        "real differences remain; on by default for guards", "diff"),
+        "real differences remain; on by default for guards", "diff", show=False),  # the status line says z
 )
 
 _BY_ID = {a.id: a for a in CATALOGUE}

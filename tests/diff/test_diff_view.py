@@ -104,6 +104,7 @@ async def test_changed_token_is_marked_not_the_line(tmp_path, size):
     async with app.run_test(size=size) as pilot:
         view = await shown(pilot)
         assert view.unified  # both widths leave a side under READABLE_SIDE columns
+        assert "-1 +1 · 1 hunk(s)" in screen_text(app) and "z noise" in screen_text(app)
         await pilot.press("right_square_bracket")
         await pilot.pause()
         under, text = marked(app, "-", "%q : [num_users=")
@@ -216,6 +217,7 @@ async def test_identical_sides_say_so_once_and_show_the_text_once():
         assert "│" not in text and view.single
         assert text.count("import torch") == 1 and text.count("class GraphModule") == 1
         assert text.splitlines()[3].split()[:2] == ["1", "from"]
+        assert "? Help" in text.rstrip("\n").splitlines()[-1]  # the footer still fits ? at 80 columns
         await pilot.press("u")  # nothing to split: still one copy
         await pilot.pause()
         assert "│" not in screen_text(app) and view.single
