@@ -36,6 +36,9 @@ from typing import Sequence
 from magi_tui.model.guards import normalise_noise
 
 MAX_DIFF_LINES = 200_000
+#: a changed line's tokens are marked only when it is this similar (``SequenceMatcher.ratio`` of the
+#: tokens) to the line it replaces; below, the lines are just different and the marker says so
+MIN_PAIR_SIMILARITY = 0.4
 
 
 @dataclass
@@ -106,6 +109,8 @@ def intraline(a: str, b: str) -> tuple[list[tuple[int, int]], list[tuple[int, in
     sm = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
     left: list[tuple[int, int]] = []
     right: list[tuple[int, int]] = []
+    if sm.ratio() < MIN_PAIR_SIMILARITY:  # two different lines side by side: nothing in common to set off
+        return left, right
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag != "equal":
             if i2 > i1:

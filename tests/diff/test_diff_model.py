@@ -77,6 +77,9 @@ def test_changed_tokens_not_characters():
     b = a.replace("float32", "float64")
     (la,), (rb,) = intraline(a, b)
     assert a[la[0]:la[1]] == "float32" and b[rb[0]:rb[1]] == "float64"
+    # two unrelated lines paired in a hunk: nothing in common, nothing set off inside them
+    assert intraline("        # File: /m/model.py:83 in forward, code: x = x + 1",
+                     "        submod_0 = self.submod_0(l_x_, s77);  l_x_ = None") == ([], [])
 
 
 def test_one_noise_rule_for_graphs_and_guards():
