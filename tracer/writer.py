@@ -137,9 +137,6 @@ class BackgroundWriter:
         if not self.failed:
             self.queue.put(record)
 
-    def submit_event(self, name: str, attrs: dict[str, Any], files: dict[str, str] | None = None) -> None:
-        self.submit(UserEvent(name, attrs, files or {}, time.time()))
-
     def _loop(self) -> None:
         while True:
             item = self.queue.get()

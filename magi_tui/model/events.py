@@ -119,7 +119,7 @@ class Event:
 
 
 _SUMMARY_KEYS = ("load_result", "store_result", "compile_result", "reason", "exception_type",
-                 "restart_reason", "cache", "frame")
+                 "restart_reason", "cache", "frame", "gb_id", "gb_type", "symbol", "expr")
 
 
 _SUMMARY_SET = frozenset(_SUMMARY_KEYS)

@@ -39,10 +39,6 @@ class Group:
     def key(self) -> tuple:
         return (self.session, self.compile_id, self.scope)
 
-    @property
-    def label(self) -> str:
-        return self.scope
-
 
 @dataclass
 class CompileNode:

@@ -64,9 +64,15 @@ def event_label(ev: Event, *, recovered: bool = False, with_scope: bool = False,
             t.append(" " + literal(exc, 60), style="red" if not recovered else "yellow")
     elif kind:
         _mark(t, kind)
-        reason = (ev.summary or {}).get("reason")
-        if reason and kind in ("cache_miss", "cache_bypass", "cache_skip", "recompile", "graph_break", "restart"):
+        s = ev.summary or {}
+        reason = s.get("reason")
+        if kind == "graph_break" and (s.get("gb_id") or s.get("gb_type")):
+            # torch's id and short name say more than the first line of its long message
+            t.append(" " + literal(" ".join(x for x in (s.get("gb_id"), s.get("gb_type")) if x), 60), style="dim")
+        elif reason and kind in ("cache_miss", "cache_bypass", "cache_skip", "recompile", "graph_break", "restart"):
             t.append(" " + literal(reason, 60), style="dim")
+    elif ev.summary and (ev.summary.get("expr") or ev.summary.get("symbol")):  # dynamic shapes
+        t.append(" " + literal(ev.summary.get("expr") or ev.summary["symbol"], 60), style="dim")
     if ev.duration_ms is not None:
         t.append(f"  {fmt_ms(ev.duration_ms)}", style="dim")
     return t

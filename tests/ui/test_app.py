@@ -158,3 +158,18 @@ async def test_header_counts_a_restart_as_a_restart_not_as_failures():
         title = screen_text(app).splitlines()[0]
         assert "recovered" in title and "1 restart(s)" in title
         assert "failure" not in title and "failed" not in title  # 5 failed events, but all one restart
+
+
+async def test_graph_break_rows_name_torchs_id_and_shape_rows_their_symbol(tmp_path):
+    run = record_run(tmp_path / "gb", [
+        ("fullgraph_graph_break", {"scope": "fullgraph", "gb_id": "GB0059",
+                                   "gb_type": "Failed to trace builtin operator",
+                                   "reason": "Encountered graph break when attempting to trace CALL"}),
+        ("fullgraph_shape_guard", {"scope": "fullgraph", "expr": "s77 > 2"}),
+    ])
+    app = MagiApp(run)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await loaded_run_screen(pilot)
+        await wait_for(pilot, lambda: "graph break GB0059 Failed to trace" in screen_text(app), what="gb row")
+        assert "Encountered graph break" not in screen_text(app).split("▕")[0]
+        assert "shape_guard s77 > 2" in screen_text(app)
