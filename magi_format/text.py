@@ -15,8 +15,10 @@ headless output. One function, one character set, wherever the string is shown:
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from typing import Any
 
 _C0 = [c for c in range(0x20)]
 _BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029]
@@ -91,3 +93,13 @@ def relative_time(seconds: float) -> str:
         return f"{seconds:.2f}s"
     m, s = divmod(int(seconds), 60)
     return f"{m}m{s}s"
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` if JSON can hold it, else the same structure with what it cannot hold as ``repr``
+    (what the tracer writes into an event's attributes, and what a log reader keeps of a record's)."""
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return json.loads(json.dumps(value, default=repr))

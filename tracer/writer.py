@@ -25,20 +25,12 @@ from typing import Any, Callable, Iterable
 
 from magi_format.layout import FILES_DIR, TIMELINE_DIR, TIMELINE_FILE, event_folder_name
 from magi_format.names import TRACER_STOPPED, point_event, scope_attrs
-from magi_format.text import relative_time
+from magi_format.text import json_safe, relative_time
 from tracer.records import EventSpec, Record, UserEvent
 
 
 class TracerWarning(UserWarning):
     """The tracer had a problem of its own; the program's results are unaffected."""
-
-
-def _json_safe(value: Any) -> Any:
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        return json.loads(json.dumps(value, default=repr))
 
 
 class RunWriter:
@@ -66,7 +58,7 @@ class RunWriter:
                 self._t0 = ts
             index = self._index
             self._index += 1
-            attrs = _json_safe(attrs)
+            attrs = json_safe(attrs)
             obj = {
                 "index": index,
                 "name": name,

@@ -190,7 +190,8 @@ class Analysis:
 
 
 # -- helpers ----------------------------------------------------------------------------------------
-def _attrs(run: RunModel, ev: Event) -> dict[str, Any]:
+def event_attrs(run: RunModel, ev: Event) -> dict[str, Any]:
+    """An event's attributes, ``{}`` when they cannot be read back or are not a map."""
     try:
         a = run.attributes(ev)
     except Exception:
@@ -390,7 +391,7 @@ class _Analyser:
                     row.compile_s = (row.compile_s or 0.0) + d / 1000.0
             elif ev.lifecycle == "compile" and ev.phase == "before" and row.file is None and not row.asked:
                 row.asked = True  # once per frame: the attributes are re-read from the file
-                a = _attrs(run, ev)
+                a = event_attrs(run, ev)
                 row.file = _s(a.get("co_filename"))
                 row.line = _int(a.get("co_firstlineno"))
         for row in self.frames.values():
@@ -437,7 +438,7 @@ class _Analyser:
         entries: dict[tuple, BreakEntry] = {}
         for item in self.t.graph_breaks:
             ev = item.event
-            a = _attrs(run, ev)
+            a = event_attrs(run, ev)
             info: dict[str, Any] = {}
             if not (a.get("gb_id") and a.get("user_file") and a.get("explanation")):
                 text = _read_event_file(run, ev, "graph_break.txt", self.budget)
@@ -521,7 +522,7 @@ class _Analyser:
         out: list[RecompileInfo] = []
         for item in self.t.recompiles:
             ev = item.event
-            a = _attrs(run, ev)
+            a = event_attrs(run, ev)
             raw = a.get("reasons")
             reasons = [str(r) for r in raw] if isinstance(raw, list) else []
             if not reasons:
@@ -564,7 +565,7 @@ class _Analyser:
         run = self.run
         for item in self.t.recompile_limit_hits:
             ev = item.event
-            a = _attrs(run, ev)
+            a = event_attrs(run, ev)
             p = parse_compile_id(ev.compile_id)
             row = self.frames.get(p[0]) if p else None
             if row is None:

@@ -28,7 +28,7 @@ from pathlib import PurePath
 from typing import Any, Iterable
 
 from magi_format.layout import event_folder_rel as fmt_event_folder_rel
-from magi_tui.model.checks import Analysis, BreakEntry, FrameRow, RecompileInfo, analyse
+from magi_tui.model.checks import Analysis, BreakEntry, FrameRow, RecompileInfo, analyse, event_attrs
 from magi_tui.model.diff import read_side
 from magi_tui.model.events import Event
 from magi_tui.model.frames import parse_compile_id
@@ -217,14 +217,6 @@ class Side:
         return str(self.run.path)
 
 
-def _attrs(run: RunModel, ev: Event) -> dict[str, Any]:
-    try:
-        a = run.attributes(ev)
-    except Exception:
-        a = {}
-    return a if isinstance(a, dict) else {}
-
-
 def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
@@ -243,7 +235,7 @@ def side_facts(run: RunModel, reader: _GraphReader | None = None) -> Side:
             if cf is None:
                 cf = side.compiles[fkey][p[1]] = CompileFacts(f"{fkey}/{p[1]}", p[1])
             if ev.lifecycle == "compile" and ev.phase in ("after", "failed"):
-                attrs = _attrs(run, ev)
+                attrs = event_attrs(run, ev)
                 n = _int(attrs.get("graph_op_count"))
                 if n is not None and (cf.op_count is None or n > 0):
                     cf.op_count = n

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ import time
 import pytest
 
 from tests.e2e.browser import CHROMIUM, Chromium, Page, http_ok
+from tests.support.net import free_port
 from tests.support.paths import COLD, FIXTURES, ROOT
 
 pytestmark = [
@@ -23,10 +23,6 @@ pytestmark = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def test_serve_shows_the_run_tree_in_chromium(tmp_path):

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from tests.e2e.tmux import MAGI, Tmux
+from tests.support.net import free_port
 from tests.support.paths import COLD, FIXTURES
 
 SSHD = "/usr/sbin/sshd"
@@ -27,10 +28,6 @@ pytestmark = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

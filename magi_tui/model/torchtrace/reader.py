@@ -46,9 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from magi_format.names import point_event, scope_attrs
-from magi_format.text import literal, relative_time
+from magi_format.text import json_safe, literal, relative_time
 from magi_tui.model.events import Event
-from magi_tui.model.reader import Malformed, ReadResult
+from magi_tui.model.reader import Malformed, ReadResult, TimelineReader
 from magi_tui.model.torchtrace import GLOG_RE, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
 CHUNK = 8 << 20
@@ -89,14 +89,6 @@ def tlparse_compile_id(md: dict[str, Any]) -> str | None:
     head = f"!{ca}/" if ca is not None else ""
     tail = f"_{att}" if isinstance(att, int) and att else ""
     return f"[{head}{fid}/{fcid}{tail}]"
-
-
-def _json_safe(value: Any) -> Any:
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        return json.loads(json.dumps(value, default=repr))
 
 
 def _file_name(name: str) -> str:
@@ -224,18 +216,8 @@ class TraceLogReader:
             return [("?", None, f"cannot list files: {type(exc).__name__}")]
 
     # -- identity ------------------------------------------------------------------------------
-    def _check_identity(self, fd: int, st: os.stat_result) -> str | None:
-        if not self.exists:
-            return None
-        if self._ino is not None and self._ino != (st.st_dev, st.st_ino):
-            return "replaced"
-        if st.st_size < self.offset:
-            return "truncated"
-        if self._head:
-            head = os.pread(fd, len(self._head), 0)
-            if head != self._head[: len(head)] or len(head) < min(len(self._head), st.st_size):
-                return "replaced"
-        return None
+    # the same identity rule as the run-dir reader (truncated / replaced / first bytes changed)
+    _check_identity = TimelineReader._check_identity
 
     def _error(self, result: ReadResult, reason: str) -> None:
         if reason != self.error:
@@ -452,7 +434,7 @@ class TraceLogReader:
         name, attrs, files = spec[0], spec[1], spec[2] or {}
         if len(spec) > 3 and spec[3] is not None:
             ts = spec[3]
-        attrs = _json_safe(attrs)
+        attrs = json_safe(attrs)
         obj: dict[str, Any] = {"index": self.seq, "name": name}
         if ts is not None:
             if self._t0 is None:

@@ -1,0 +1,11 @@
+"""Loopback helpers for the end-to-end tests (a server on a free port)."""
+
+from __future__ import annotations
+
+import socket
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
