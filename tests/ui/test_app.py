@@ -10,6 +10,7 @@ from magi_tui.ui.app import MagiApp
 from magi_tui.ui.screens.diff import DiffScreen
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.screens.runs import RunsScreen
+from magi_tui.ui.widgets.detail import EventDetail
 from magi_tui.ui.widgets.triage_panel import TriagePanel
 from tests.support.paths import COLD, TRANSFORMER, WARM
 from tests.support.pilot import find_event, loaded_run_screen, screen_text, selected_event, wait_for
@@ -173,3 +174,26 @@ async def test_graph_break_rows_name_torchs_id_and_shape_rows_their_symbol(tmp_p
         await wait_for(pilot, lambda: "graph break GB0059 Failed to trace" in screen_text(app), what="gb row")
         assert "Encountered graph break" not in screen_text(app).split("▕")[0]
         assert "shape_guard s77 > 2" in screen_text(app)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_after_f_the_failures_exception_is_on_screen_at_every_size(tmp_path, size):
+    """Issue 10 item 13: a failed event shows its exception type and message first, even at 80x24,
+    where the detail pane has room for three attribute rows."""
+    run = record_run(tmp_path / "fail", [
+        ("fullgraph_before_compile", {"scope": "fullgraph", "lifecycle_name": "compile", "runtime_shape": None,
+                                      "graph_index": 0}),
+        ("fullgraph_failed_compile", {"scope": "fullgraph", "lifecycle_name": "compile", "runtime_shape": None,
+                                      "graph_index": 0, "compile_id": "0/0",
+                                      "exception_type": "BackendCompilerFailed",
+                                      "exception_message": "backend='picky' raised:\nUnsupportedOp: aten.sin"}),
+    ])
+    app = MagiApp(run)
+    async with app.run_test(size=size) as pilot:
+        screen = await loaded_run_screen(pilot)
+        await pilot.press("f")
+        await wait_for(pilot, lambda: screen.query_one(EventDetail).current_event is not None, what="detail")
+        await wait_for(pilot, lambda: "UnsupportedOp: aten.sin" in screen_text(app), what="the message")
+        detail_text = screen_text(app)
+        assert "exception_type" in detail_text and "BackendCompilerFailed" in detail_text
+        assert "\\x0a" not in detail_text  # the message keeps its lines

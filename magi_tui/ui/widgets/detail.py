@@ -29,6 +29,10 @@ from magi_tui.ui.labels import MARKS
 from magi_tui.ui.widgets.file_view import FileView
 
 MAX_ATTR_VALUE = 400
+FAILURE_KEYS = ("exception_type", "exception_message", "error_type", "error_message", "fail_type", "fail_reason")
+#: attributes shown before the rest: what failed, then why an event happened
+WHY_FIRST = (*FAILURE_KEYS, "gb_id", "gb_type", "reason", "reasons", "restart_reason", "user_frame",
+             "source_line")
 
 
 @dataclass
@@ -136,6 +140,9 @@ class EventDetail(Vertical):
             mk = {"failed": "recovered" if rec else "failed", "open": "open", "skip": "skip"}.get(status, "ok")
             mark, style = MARKS[mk]
             t.append(f"  {mark}", style=style)
+            exc = (span.end.summary or {}).get("exception_type") if status == "failed" and span.end else None
+            if exc:
+                t.append(f" {literal(exc, 60)}", style=style)
             if span.duration_ms is not None:
                 t.append(f"  {fmt_ms(span.duration_ms)}", style="dim")
             if span.before is not None and span.end is not None:
@@ -156,13 +163,15 @@ class EventDetail(Vertical):
         table = Table.grid(padding=(0, 1))
         table.add_column(style="bold cyan", no_wrap=True)
         table.add_column(overflow="fold")
-        for k, v in attrs.items():
+        # what failed and why first, at every size: the rest of the map may be cut at 80x24
+        ordered = [k for k in WHY_FIRST if k in attrs] + [k for k in attrs if k not in WHY_FIRST]
+        for k in ordered:
+            v = attrs[k]
             if isinstance(v, str):
-                val = literal(v, MAX_ATTR_VALUE)
+                val = literal(v, MAX_ATTR_VALUE, multiline=True)  # a traceback keeps its lines
             else:
                 val = literal(json.dumps(v, ensure_ascii=False, default=str), MAX_ATTR_VALUE)
-            style = "red" if k in ("exception_type", "exception_message", "error_type", "error_message",
-                                   "fail_type", "fail_reason") else ""
+            style = "red" if k in FAILURE_KEYS else ""
             table.add_row(Text(literal(k)), Text(val, style=style))
         if not attrs:
             table.add_row(Text("(no attributes)", style="dim"), Text(""))
