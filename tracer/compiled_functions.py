@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tracer.guards import count_leaf_guards, guard_kinds
+from magi_format.guards import count_leaf_guards, guard_kinds
 
 _SAFE = re.compile(r"[<> .]")
 

@@ -560,7 +560,7 @@ def _inductor_output_code(self: TraceMapper, r: Rec) -> None:
 
 @on_kind("dynamo_cpp_guards_str")
 def _guards(self: TraceMapper, r: Rec) -> None:
-    from tracer.guards import count_leaf_guards
+    from magi_format.guards import count_leaf_guards
 
     m = re.search(r"Guard latency = ([\d.]+) us", r.payload)
     extra: dict[str, Any] = {"guard_latency_us": float(m.group(1))} if m else {}

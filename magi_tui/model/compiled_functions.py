@@ -1,6 +1,6 @@
 """An index of ``compiled_functions/`` (FORMAT.md §6, §10.11).
 
-functions -> entries (newest first: ``entry_0`` is the most recent compile) -> guards, decompiled code,
+functions -> entries (in Dynamo's cache order, most recently *used* first) -> guards, decompiled code,
 compiled fns (and their split-graph submods), resume fns (recursive; bounded in depth and
 deduplicated by name, because the writer copies each resume function's whole tree under every parent
 entry). Only paths are collected here; files are read by the views on demand, through
@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from magi_format.guards import count_leaf_guards
 from magi_format.layout import COMPILED_FUNCTIONS_DIR
 from magi_format.safepath import is_inside
 from magi_tui.model import files as _files
@@ -54,8 +55,9 @@ class Entry:
 
     @property
     def label(self) -> str:
-        newest = " (newest)" if self.index == 0 else ""
-        return f"entry_{self.index}{newest}"
+        # Dynamo's cache list is most recently *used* first: entry_0 is not necessarily the newest compile
+        mru = " (most recently used)" if self.index == 0 else ""
+        return f"entry_{self.index}{mru}"
 
 
 @dataclass
@@ -98,19 +100,14 @@ def _count_leaves(guards: Path, base: Path | None = None) -> int | None:
         fd, _ = _files.open_regular(guards, base)
     except _files.FileProblem:
         return None
-    n = 0
     try:
-        with open(fd, "rb", closefd=True) as fh:
-            read = 0
-            for line in fh:
-                read += len(line)
-                if line.lstrip().startswith(b"LEAF:"):
-                    n += 1
-                if read > MAX_GUARDS_BYTES:
-                    break
-    except (OSError, ValueError):
+        data = os.pread(fd, MAX_GUARDS_BYTES, 0)
+    except OSError:
         return None
-    return n
+    finally:
+        os.close(fd)
+    # torch 2.13's tree (``+- TENSOR_MATCH: …``) and upstream's ``LEAF: …`` lines: one rule for both
+    return count_leaf_guards(data.decode("utf-8", "replace"))
 
 
 def _listdir(d: Path, base: Path | None = None) -> list[Path]:

@@ -254,7 +254,7 @@ def test_compiled_functions_recompile_entries_newest_first(fx):
     assert set(fns) == {"forward", "toy_with_break"}
     twb = fns["toy_with_break"]
     assert [e.index for e in twb.entries] == [0, 1, 2]
-    assert twb.entries[0].label == "entry_0 (newest)"
+    assert twb.entries[0].label == "entry_0 (most recently used)"  # Dynamo keeps its cache MRU-first
     # entry_0 is the newest compile: the dtype recompile (float64 guards)
     assert "float64" in twb.entries[0].guards.read_text()
     assert all(e.guard_leaves and e.guard_leaves > 0 for e in twb.entries)

@@ -94,8 +94,8 @@ async def test_compiled_functions_browser_shows_entries_newest_first():
                        and app.screen.query_one(CFTree).root.children)
         await wait_for(pilot, lambda: "toy_with_break" in screen_text(app))
         text = screen_text(app)
-        assert "toy_with_break" in text and "entry_0 (newest)" in text
-        assert text.index("entry_0 (newest)") < text.index("entry_1")
+        assert "toy_with_break" in text and "entry_0 (most recently used)" in text
+        assert text.index("entry_0 (most recently used)") < text.index("entry_1")
         await pilot.press("q")
         assert isinstance(app.screen, RunScreen)
 

@@ -1,4 +1,4 @@
-"""The compiled_functions browser: functions -> entries (newest first) -> guards / decompiled code /
+"""The compiled_functions browser: functions -> entries (most recently used first, as Dynamo keeps them) -> guards / decompiled code /
 compiled fns / resume fns, with the chosen file on the right (overview.md rendered as Markdown).
 
 Files are indexed and read by the model (:mod:`magi_tui.model.compiled_functions`,
