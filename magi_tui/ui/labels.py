@@ -49,6 +49,19 @@ def index_text(ev: Event) -> Text:
     return Text(f"#{ev.index:04d} " if ev.index >= 0 else "#---- ", style="dim", end="")
 
 
+BAR_WIDTH = 20
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def time_bar(fraction: float, width: int = BAR_WIDTH) -> str:
+    """A bar ``width`` cells wide filled to ``fraction`` (eighths of a cell): ``███▍``; the same width
+    whatever the value, so bars of a ranked list line up (and read the same with NO_COLOR)."""
+    cells = max(0.0, min(1.0, fraction)) * width
+    full = int(cells)
+    part = _EIGHTHS[int((cells - full) * 8)] if full < width else ""
+    return ("█" * full + part).ljust(width)
+
+
 def event_label(ev: Event, *, recovered: bool = False, with_scope: bool = False,
                 indent: bool = False) -> Text:
     """A point event or one phase of a span: ``#0033 after_inductor_schedule  ● cache hit``."""

@@ -197,3 +197,20 @@ async def test_after_f_the_failures_exception_is_on_screen_at_every_size(tmp_pat
         detail_text = screen_text(app)
         assert "exception_type" in detail_text and "BackendCompilerFailed" in detail_text
         assert "\\x0a" not in detail_text  # the message keeps its lines
+
+
+async def test_triage_panel_ranks_where_compile_time_went():
+    from magi_tui.model.checks import analyse
+    from magi_tui.ui.labels import BAR_WIDTH, time_bar
+
+    app = MagiApp(COLD)
+    async with app.run_test(size=(120, 60)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        ol = screen.query_one(TriagePanel).query_one("#triage-list")
+        await wait_for(pilot, lambda: ol.option_count > 0, what="the triage list")
+        rows = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
+        start = next(i for i, r in enumerate(rows) if r.startswith("Where compile time went"))
+        phases = analyse(screen.run).compile_time["phases"]
+        top = rows[start + 1]
+        assert phases[0]["phase"] in top and time_bar(1.0) in top  # the slowest first, a full bar
+        assert len(time_bar(0.37)) == BAR_WIDTH and time_bar(0.0).strip() == ""

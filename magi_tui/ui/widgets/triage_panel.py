@@ -22,6 +22,7 @@ from magi_tui.model.checks import Analysis, Check, analyse
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings
+from magi_tui.ui.labels import time_bar
 from magi_tui.ui.messages import EventMessage
 
 CAP = 200
@@ -263,6 +264,22 @@ class TriagePanel(Vertical):
                     body.append("  LIMIT HIT → eager", style="bold red")
                 row(f.limit_event or f.first_event, body, "frame")
             more(len(a.frames) - CAP)
+        ct = a.compile_time
+        ranked = [(p["phase"], p["seconds"], None) for p in ct.get("phases", []) if p.get("seconds")]
+        ranked += [(f"frame {name}", secs, None) for name, secs in sorted(
+            (ct.get("per_frame") or {}).items(), key=lambda kv: -(kv[1] or 0)) if secs]
+        ranked += [(f"piece {p['piece']} ({p.get('lifecycle', '')})", p["seconds"], None)
+                   for p in ct.get("per_piece", []) if p.get("seconds")]
+        if ranked:
+            section("Where compile time went", len(ranked))
+            top = max(secs for _, secs, _ in ranked)
+            for name, secs, _ in ranked[:CAP]:
+                body = Text(f"{fmt_seconds(secs):>8} ", style="bold", end="")
+                body.append(time_bar(secs / top if top else 0.0), style="cyan")
+                body.append(" " + literal(name, 100))
+                options.append(Option(body, disabled=True))
+            if ct.get("note"):
+                options.append(Option(Text("  " + literal(ct["note"], 200), style="dim"), disabled=True))
         lists = (("Cache bypasses", t.cache_bypasses), ("Cache misses", t.cache_misses),
                  ("Skipped cache stores", t.cache_skipped_stores), ("Recompile limit hit", t.recompile_limit_hits),
                  ("Tracer stopped", t.tracer_stopped))
