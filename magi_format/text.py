@@ -67,7 +67,7 @@ def fmt_ms(ms: float | None) -> str:
     """A duration for people: ``69µs``, ``8.9ms``, ``27.41s``, ``2m05s``; ``-`` when unknown."""
     if ms is None or not isinstance(ms, (int, float)) or not math.isfinite(ms):
         return "-"
-    if ms < 1:
+    if ms < 1 and round(ms * 1000) < 1000:  # 0.9996 ms is 1.0ms, not "1000µs"
         return f"{ms * 1000:.0f}µs"
     if ms < 1000:
         return f"{ms:.1f}ms"

@@ -63,7 +63,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
                   f"{r['events']:>6} {r['failures']:>4}  {r['status']:10} {fmt_duration(r['duration_s']):>8}  "
                   f"{literal(r['path'])}")
     if not rows:
-        return _fail(f"no runs under {path} (a run is a directory with timeline_events/ or compiled_functions/)")
+        return _fail(f"no runs under {path} (a run is a directory with timeline_events/ or compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)")
     return 0
 
 
@@ -107,7 +107,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
     path = Path(args.path) if args.path else _default_path()
     runs = _load_runs(path)
     if not runs:
-        return _fail(f"no runs under {path} (a run is a directory with timeline_events/ or compiled_functions/)")
+        return _fail(f"no runs under {path} (a run is a directory with timeline_events/ or compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)")
     if args.json:
         objs = [triage_json(r) for r in runs]
         print(_dump_json(objs[0] if len(objs) == 1 else objs))
@@ -164,7 +164,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     runs = _load_runs(path)
     usable = [r for r in runs if not r.error]
     if not usable:
-        return _fail(f"no usable run under {path} (a run is a directory with timeline_events/ or compiled_functions/)")
+        return _fail(f"no usable run under {path} (a run is a directory with timeline_events/ or compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)")
     base = None
     if args.baseline:
         bpath = Path(args.baseline)
@@ -202,8 +202,14 @@ def cmd_metrics(args: argparse.Namespace) -> int:
             k.as_json() for k in kernel_provenance(r, i)]} for i in compile_infos(r)]} for r in runs]
         print(_dump_json(objs[0] if len(objs) == 1 else objs))
     else:
-        print("\n\n".join(literal(f"{r.path}\n" + "\n".join(metrics_table(compile_infos(r))), multiline=True)
-                          for r in runs))
+        def text(r) -> str:
+            infos = compile_infos(r)
+            if not infos:  # upstream runs carry no per-compile metrics: say so instead of an empty table
+                return (f"{r.path}\n  no per-compile metrics recorded (no compile lifecycle with metrics.json: "
+                        "an upstream magi_depyf run, or nothing compiled); triage PATH shows what was recorded")
+            return f"{r.path}\n" + "\n".join(metrics_table(infos))
+
+        print("\n\n".join(literal(text(r), multiline=True) for r in runs))
     return 0
 
 

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from magi_tui import cli  # noqa: E402
-from magi_tui.cli import main  # noqa: E402
+from tests.support.cli import run_cli
 from tests.support.paths import COLD, FIXTURES, WARM
 from tests.support.timeline import ev_line, lc, write_run
 
@@ -23,13 +23,6 @@ FAILURE_KEYS = {"index", "name", "scope", "subgraph_index", "lifecycle", "except
 ITEM_KEYS = {"index", "name", "reason"}
 # `runs`: path, run id, label, rank, events, failures, status, started, duration
 RUNS_KEYS = {"path", "run_id", "label", "rank", "events", "failures", "status", "started", "duration_s"}
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 # -- on the real fixtures --------------------------------------------------------------------------

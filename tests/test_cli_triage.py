@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from magi_tui.cli import main  # noqa: E402
 from magi_tui.model import RunModel  # noqa: E402
 from magi_tui.model.checks import analyse  # noqa: E402
+from tests.support.cli import run_cli
 from tests.support.paths import COLD, FIXTURES
 from tests.support.timeline import ev_line, write_run
 
@@ -22,13 +22,6 @@ RUN_KEYS = {"run", "status", "events", "summary", "checks", "first_failure", "fa
 GB_KEYS = {"gb_id", "reason", "explanation", "hints", "user_frame", "source_line", "count", "compile_ids"}
 RC_KEYS = {"frame", "compile_id", "reasons", "guard", "expected", "actual", "suggestion", "guard_diff"}
 FRAME_KEYS = {"frame", "compiles", "recompiles", "graph_breaks", "compile_s", "recompile_limit", "limit_hit"}
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def recompile_storm(path: Path, n: int = 12) -> Path:
@@ -155,3 +148,22 @@ def test_fail_checks_match_exit_1_on_every_fixture(capsys):
         assert (code == 1) == (obj["status"] in ("failed", "incomplete")), found.path
         if obj["status"] == "empty":
             assert all(c["level"] != "ok" for c in obj["checks"]), found.path
+
+
+def test_triage_of_a_log_points_at_the_log_line_not_a_folder(capsys):
+    from tests.support.paths import TORCH_TRACE
+
+    log = TORCH_TRACE / "graph_breaks_recompiles_failure.log"
+    if not log.is_file():
+        pytest.skip("no shared TORCH_TRACE log")
+    code, out, _ = run_cli(capsys, "triage", str(log))
+    assert code == 1 and "timeline_events/files" not in out
+    assert f"open:      {log}:" in out
+    code, out, _ = run_cli(capsys, "triage", str(log), "--json")
+    first = json.loads(out)["first_failure"]
+    assert first["folder"] is None and first["line"] > 0
+
+
+def test_metrics_says_why_an_upstream_run_has_none(capsys):
+    code, out, _ = run_cli(capsys, "metrics", str(COLD))
+    assert code == 0 and "no per-compile metrics recorded" in out

@@ -99,7 +99,7 @@ def triage_json(run: RunModel) -> dict[str, Any]:
     t = run.triage
     a = analyse(run)
     first = t.cascades[0] if t.cascades else None
-    return {
+    out = {
         "run": str(run.path),
         "status": a.status,
         "events": len(run.events),
@@ -129,6 +129,10 @@ def triage_json(run: RunModel) -> dict[str, Any]:
         "has_compiled_functions": run.has_compiled_functions,
         "error": run.error,
     }
+    if not run.has_event_folders:  # a log-backed run has no event folders: "line" says where to look
+        for item in ([out["first_failure"]] if out["first_failure"] else []) + out["failures"] + out["restarts"]:
+            item["folder"] = None
+    return out
 
 
 def _stage(f: Failure) -> str:
@@ -185,7 +189,7 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
                          + ", ".join(m.event.lifecycle or m.event.frag for m in ff.members[1:6]))
         if ff.recovered and ff.recovered_by is not None:
             lines.append(f"    recovered by #{ff.recovered_by.index} {ff.recovered_by.name}")
-        lines.append(f"    open:      {run.path / ff.head.folder if ff.head.folder else '(this event has no files)'}")
+        lines.append(f"    open:      {run.where(ff.head.event, ff.head.folder) or '(this event has no files)'}")
         more = [c for c in probs if c is not ff]
         if more:
             rec = sum(1 for c in more if c.recovered)
@@ -206,8 +210,8 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             cid = f" [{ev.compile_id}]" if ev.compile_id else ""
             lines.append(f"    #{ev.index} {ev.name}{cid}: {_one(r.reason, 120) or '-'}  "
                          f"[{'recovered' if r.recovered else 'NOT recovered'}]{fold}")
-            if r.cascade is not None and r.cascade.head.folder:
-                lines.append(f"      open: {run.path / r.cascade.head.folder}")
+            if r.cascade is not None and run.where(r.cascade.head.event, r.cascade.head.folder):
+                lines.append(f"      open: {run.where(r.cascade.head.event, r.cascade.head.folder)}")
         if left:
             lines.append(f"    ... {left} more (--all)")
     if a.worklist:

@@ -250,6 +250,18 @@ class RunModel:
         return event_files(self.path, ev)
 
     @property
+    def has_event_folders(self) -> bool:
+        """Whether events' files live in ``timeline_events/files/`` folders (a run dir), rather than in a
+        log the reader holds them from (a TORCH_TRACE log, a TORCH_COMPILE_DEBUG folder)."""
+        return getattr(self.reader, "event_files", None) is None
+
+    def where(self, ev: Event, folder: str | None) -> str | None:
+        """Where a user looks for an event: its folder in a run dir, ``LOG:line`` for a log-backed run."""
+        if not self.has_event_folders:
+            return f"{self.path}:{ev.line_no}"
+        return str(self.path / folder) if folder else None
+
+    @property
     def files_root(self) -> Path:
         """The directory every file of this run's events lies inside (the run dir; for a log, the
         folder its reader keeps the payloads in): file views and diffs read nothing outside it."""

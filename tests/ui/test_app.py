@@ -13,7 +13,7 @@ from magi_tui.ui.screens.runs import RunsScreen
 from magi_tui.ui.widgets.detail import EventDetail
 from magi_tui.ui.widgets.triage_panel import TriagePanel
 from tests.support.paths import COLD, TRANSFORMER, WARM
-from tests.support.pilot import find_event, loaded_run_screen, screen_text, selected_event, wait_for
+from tests.support.pilot import find_event, loaded_run_screen, notes, screen_text, selected_event, wait_for
 from tests.support.timeline import record_run
 
 pytestmark = pytest.mark.usefixtures("fixtures_dir")
@@ -49,11 +49,12 @@ async def test_triage_lists_restart_cascade_as_recovered():
         text = screen_text(app)
         # issue #10: one restart (its cascade folded under it), not five failures
         assert "RECOVERED" in text and "1 Dynamo restart(s), all" in text and "5 failure" not in text
-        # n steps through failures and moves the tree
+        # n steps through failures and restarts, one per cascade: this run has one (a restart)
         await pilot.press("n")
         assert selected_event(screen).index == 13
         await pilot.press("n")
-        assert selected_event(screen).index == 14
+        assert selected_event(screen).index == 13
+        assert any("restart 1/1: #13" in n for n in notes(app))
 
 
 async def test_d_on_after_pass_event_diffs_against_its_before():

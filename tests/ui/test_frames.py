@@ -7,7 +7,7 @@ import pytest
 
 from magi_tui.model.checks import analyse
 from magi_tui.ui.app import MagiApp
-from magi_tui.ui.screens.frames import FramesScreen, FramesTable
+from magi_tui.ui.screens.frames import FramesScreen, FramesTable, short_frame
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.widgets.detail import EventDetail
 from tests.support.paths import COLD, FIXTURES, TORCH_TRACE
@@ -31,7 +31,7 @@ async def test_frames_rows_sort_and_jump_to_an_event():
         # sorted by compile time, slowest first; s moves to compiles
         shown = [str(table.get_row_at(i)[-1]) for i in range(table.row_count)]
         by_time = sorted(expected, key=lambda f: -(f.compile_s or -1.0))
-        assert shown[0] == by_time[0].frame
+        assert shown[0] == short_frame(by_time[0].frame)
         await pilot.press("s")
         counts = [int(str(table.get_row_at(i)[0])) for i in range(table.row_count)]
         assert counts == sorted(counts, reverse=True)
@@ -72,3 +72,10 @@ async def test_frames_of_an_upstream_run_and_of_compiled_functions_only():
                        what="four frames from compiled_functions/")
         text = screen_text(app)
         assert "toy_with_break (recompile_variant.py:9)" in text and "3/8" in text
+
+
+def test_resume_functions_stay_distinguishable_when_cut():
+    names = ["torch_dynamo_resume_in_forward_at_149 (capture_demo.py:149)",
+             "torch_dynamo_resume_in_helper_with_print_at_157 (capture_demo.py:157)"]
+    shown = [short_frame(n)[:20] for n in names]  # what a narrow column keeps
+    assert shown == ["↪ forward@149 (captu", "↪ helper_with_print@"] and len(set(shown)) == 2

@@ -8,6 +8,7 @@ The rows are the triage analysis's (:func:`magi_tui.model.checks.analyse`, the s
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.text import Text
@@ -30,8 +31,15 @@ COLUMNS: tuple[tuple[str, str], ...] = (  # numbers first: at 80 columns the fra
     ("compiles", "compiles"), ("recomp", "recompiles"), ("breaks", "graph_breaks"),
     ("hit/miss/byp", "cache"), ("time", "compile_s"), ("limit", "recompile_limit"), ("frame", "frame"),
 )
+_RESUME = re.compile(r"torch_dynamo_resume_in_(\w+?)_at_(\d+)")
 SORTS = ("compile_s", "compiles", "recompiles", "graph_breaks", "frame")
 MAX_EVENTS = 500  # per frame shown: the tree holds them all
+
+
+def short_frame(name: str) -> str:
+    """``torch_dynamo_resume_in_forward_at_149 (m.py:149)`` -> ``↪ forward@149 (m.py:149)``: resume
+    functions (after a graph break) told apart in a narrow column."""
+    return _RESUME.sub(lambda m: f"↪ {m.group(1)}@{m.group(2)}", name)
 
 
 def _sort_value(f: FrameRow, key: str):
@@ -106,7 +114,7 @@ class FramesScreen(Screen):
                 Text(cache, justify="right", style="yellow" if f.never_hits_cache else ""),
                 Text(fmt_seconds(f.compile_s), justify="right"),
                 Text(limit, justify="right", style="bold red" if f.limit_hit else "dim"),
-                Text(literal(f.frame, 80), style="bold red" if f.limit_hit else ""),
+                Text(literal(short_frame(f.frame), 80), style="bold red" if f.limit_hit else ""),
                 key=f.key,
             )
         title = Text.assemble((" frames ", "bold reverse"), " ", (literal(self.run.path.name), "bold"),

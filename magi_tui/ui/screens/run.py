@@ -414,15 +414,20 @@ class RunScreen(Screen):
         self.jump_to(ff.event)
 
     def action_step_failure(self, delta: int) -> None:
-        fails = self.run.triage.failures
-        if not fails:
+        """n / p: step through failures and restarts, one per cascade (the enclosing lifecycles that
+        failed with it are folded under it, as in triage and the header)."""
+        heads = [c.head for c in self.run.triage.cascades]
+        if not heads:
             self.notify("No failed events in this run.")
             return
-        self._failure_pos = (self._failure_pos + delta) % len(fails)
-        f = fails[self._failure_pos]
+        self._failure_pos = (self._failure_pos + delta) % len(heads)
+        f = heads[self._failure_pos]
+        c = f.cascade
+        what = "restart" if c is not None and c.restart else "failure"
         self.jump_to(f.event, show_detail=self.query_one("#right", ContentSwitcher).current != "triage")
-        self.notify(f"failure {self._failure_pos + 1}/{len(fails)}: #{f.event.index} "
-                    f"{literal(f.event.name, 50)}" + (" (recovered)" if f.recovered else ""), timeout=3)
+        self.notify(f"{what} {self._failure_pos + 1}/{len(heads)}: #{f.event.index} "
+                    f"{literal(f.event.name, 50)}" + (" (recovered)" if f.recovered else " (NOT recovered)"),
+                    timeout=3)
 
     def action_toggle_triage(self) -> None:
         sw = self.query_one("#right", ContentSwitcher)
@@ -514,17 +519,22 @@ class RunScreen(Screen):
                         severity="warning")
             return
         refs = detail.refs
-        left = graph_file(refs, span.before)
-        right = graph_file(refs, span.end)
+        left = graph_file(refs, span.before, graphs_only=True)
+        right = graph_file(refs, span.end, graphs_only=True)
         if left is None or right is None or left.path is None or right.path is None:
-            self.notify(f"{literal(span.lifecycle)}: no graph file on both sides to compare.", severity="warning")
+            self.notify(f"{literal(span.lifecycle)}: no graph on both sides to compare (d diffs a step's graph "
+                        "before and after; m marks any file to diff against another).", severity="warning")
             return
         self.app.push_screen(DiffScreen(left, right, left_run=self.run.path, right_run=self.run.path))
 
     def action_compiled_functions(self) -> None:
         if not self.run.has_compiled_functions:
-            self.notify("This run has no compiled_functions/ (the compile failed, is still running, "
-                        "or nothing was compiled).", severity="warning")
+            if not self.run.has_event_folders:
+                self.notify("A TORCH_TRACE log or TORCH_COMPILE_DEBUG folder has no compiled_functions/ (the "
+                            "tracer writes it): i shows each compile's guards and metrics.", severity="warning")
+            else:
+                self.notify("This run has no compiled_functions/ (the compile failed, is still running, "
+                            "or nothing was compiled).", severity="warning")
             return
         self.app.push_screen(CompiledFunctionsScreen(self.run.path))
 

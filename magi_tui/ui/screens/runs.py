@@ -95,7 +95,7 @@ class RunsScreen(Screen):
         n = run.name_info
         started = run.started if run.started is not None else n.run_time
         return {"started": started, "label": run_label(run), "rank": n.rank, "events": len(run.events),
-                "failures": len(run.triage.failures), "status": run.status, "duration": run.duration_s,
+                "failures": len(run.triage.problems), "status": run.status, "duration": run.duration_s,
                 "path": str(run.path)}
 
     def _set_rows(self, rows: list[dict[str, Any]]) -> None:
@@ -106,7 +106,7 @@ class RunsScreen(Screen):
             Text(f"{n} run(s) · Enter open · m mark, c compare · R ranks · s sort ({self.sort_key}) · type to filter",
                  style="dim")
             if n else Text(f"no runs under {literal(str(self.root))} "
-                           "(a run is a directory with timeline_events/ or compiled_functions/)", style="yellow"))
+                           "(a run is a directory with timeline_events/ or compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)", style="yellow"))
 
     def _render_rows(self) -> None:
         table = self.query_one(RunsTable)

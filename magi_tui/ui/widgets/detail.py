@@ -51,15 +51,16 @@ class FileRef:
         return f"{self.event.index:04d} {self.event.name} · {self.name}"
 
 
-def graph_file(refs: list[FileRef], ev: Event) -> FileRef | None:
+def graph_file(refs: list[FileRef], ev: Event, *, graphs_only: bool = False) -> FileRef | None:
     """The graph dump of one event: ``before_<lc>_graph*``, ``after_lifecycle_graph*``, ... else any
-    file with ``graph`` in its name, else the first file."""
+    file with ``graph`` in its name, else (unless ``graphs_only``: what ``d`` compares) the first file."""
     own = [r for r in refs if r.event is ev and r.name != "attributes.json"]
     if not own:
         return None
-    for pred in (lambda n: n.startswith(f"{ev.phase}_") and "graph" in n,
-                 lambda n: "graph" in n,
-                 lambda n: True):
+    preds = [lambda n: n.startswith(f"{ev.phase}_") and "graph" in n, lambda n: "graph" in n]
+    if not graphs_only:
+        preds.append(lambda n: True)
+    for pred in preds:
         for r in own:
             if pred(r.name):
                 return r
