@@ -10,10 +10,12 @@ The policy is TOML; its ``[budget]`` table names the budgets (a key left out is 
     min_cache_hit_rate = 0.9                # hits / (hits + misses + bypasses)
     allow_unrecovered_failures = false
     allow_recompile_limit_hit = false
+    allow_incomplete = false                # a compile cut short (killed, lifecycles left open, tracer stopped)
+    allow_nothing_recorded = false          # no event and no compiled_functions/: Dynamo failed before the backend
     max_compile_time_increase = 0.25        # with --baseline: the fraction compile time may grow
 
-With no policy file, ``allow_unrecovered_failures = false`` and ``allow_recompile_limit_hit = false``
-are checked. With a baseline run, four more budgets compare against it: no new graph break, no more
+With no policy file, ``allow_unrecovered_failures``, ``allow_recompile_limit_hit``, ``allow_incomplete``
+and ``allow_nothing_recorded`` are checked (all false). With a baseline run, four more budgets compare against it: no new graph break, no more
 recompiles, no new failure, compile time up by at most ``max_compile_time_increase`` (default 0.25).
 
 Every budget gives one :class:`Result` (one JUnit test case); a broken one has one line that names the
@@ -50,9 +52,12 @@ BUDGET_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "min_cache_hit_rate": ((int, float), "a fraction between 0 and 1"),
     "allow_unrecovered_failures": ((bool,), "true or false"),
     "allow_recompile_limit_hit": ((bool,), "true or false"),
+    "allow_incomplete": ((bool,), "true or false"),
+    "allow_nothing_recorded": ((bool,), "true or false"),
     "max_compile_time_increase": ((int, float), "a fraction (0.25 = 25%)"),
 }
-DEFAULT_POLICY: dict[str, Any] = {"allow_unrecovered_failures": False, "allow_recompile_limit_hit": False}
+DEFAULT_POLICY: dict[str, Any] = {"allow_unrecovered_failures": False, "allow_recompile_limit_hit": False,
+                                  "allow_incomplete": False, "allow_nothing_recorded": False}
 
 
 class PolicyError(ValueError):
@@ -308,6 +313,31 @@ def _check_run_budgets(policy: Policy, runs: list[RunModel]) -> list[Result]:
                 res.line = (f"allow_recompile_limit_hit: frame {f.frame} hit the recompile limit "
                             f"({f.recompile_limit}) and runs eagerly from then on{_run_tag(run, many)}"
                             + (f"; and {len(hit) - 1} more frame(s)" if len(hit) > 1 else ""))
+        out.append(res)
+
+    if "allow_incomplete" in b:
+        allow = b["allow_incomplete"]
+        res = Result("allow_incomplete", allow, 0)
+        for run, a in an:
+            if a.status == "incomplete":
+                res.actual += 1
+                if not allow and res.ok:
+                    res.ok = False
+                    why = "; ".join(a.incomplete_reasons) or "cut short"
+                    res.line = f"allow_incomplete: the compile was cut short{_run_tag(run, many)}: {why}"
+        out.append(res)
+
+    if "allow_nothing_recorded" in b:
+        allow = b["allow_nothing_recorded"]
+        res = Result("allow_nothing_recorded", allow, 0)
+        for run, a in an:
+            if a.status == "empty" and not run.has_compiled_functions:  # a warm cache still has compiled_functions/
+                res.actual += 1
+                if not allow and res.ok:
+                    res.ok = False
+                    res.line = (f"allow_nothing_recorded: nothing was recorded and nothing compiled"
+                                f"{_run_tag(run, many)}: Dynamo failed before the backend ran, or the program "
+                                "never reached torch.compile")
         out.append(res)
     return out
 

@@ -89,3 +89,23 @@ def test_compare_failures_new_and_fixed_and_limit_hit(tmp_path):
     assert lines["baseline.no_new_failures"] == ("baseline.no_new_failures: new failure #8 compile in frame helper "
                                                  "(1/0): BackendCompilerFailed: backend='boom' raised: RuntimeError: no")
     assert lines["baseline.max_compile_time_increase"].startswith("baseline.max_compile_time_increase: compile time 0.01s→10.00s")
+
+
+def test_a_killed_compile_and_a_run_with_nothing_recorded_break_the_default_budgets(tmp_path):
+    from magi_tui.model.budget import load_policy
+    from tests.support.paths import FIXTURES
+
+    default = load_policy(None)
+    killed = _run(tmp_path, "killed", [ev_line(0, "fullgraph_before_compile", lifecycle_name="compile",
+                                               compile_id="0/0", frame="forward")])
+    rep = check([killed], default)
+    assert rep.exit_code == 1 and [r.name for r in rep.broken] == ["allow_incomplete"]
+    assert "never closed" in rep.broken[0].line
+    # Dynamo failed before the backend: no event, no compiled_functions/
+    (nothing,) = [p.parent for p in (FIXTURES / "dynamo_failure").rglob("timeline_events")]
+    rep = check([RunModel(nothing).load()], default)
+    assert [r.name for r in rep.broken] == ["allow_nothing_recorded"]
+    # a warm cache records no event either, but it compiled: not broken
+    warm = sorted((FIXTURES / "toy_explain_warm_cache").rglob("compiled_functions"))
+    rep = check([RunModel(warm[0].parent).load()], default)
+    assert rep.exit_code == 0 and RunModel(warm[0].parent).load().status == "empty"

@@ -21,6 +21,8 @@ max_compile_seconds = 600
 min_cache_hit_rate = 0.5
 allow_unrecovered_failures = false
 allow_recompile_limit_hit = false
+allow_incomplete = false
+allow_nothing_recorded = false
 max_compile_time_increase = 100.0
 """
 

@@ -79,7 +79,7 @@ async def test_run_shows_log_live_view_and_exit_code(tmp_path, fake_env):
         await wait_for(pilot, lambda: on_command_screen(app), timeout=15, what="run screen")
         screen = app.screen
         await wait_for(pilot, lambda: len(screen.run.events) == 2, what="the program's events")
-        assert "compile" in tree_labels(screen)
+        await wait_for(pilot, lambda: "compile" in tree_labels(screen), what="the compile in the tree")
         log = screen.query_one(ProcessLog)
         await wait_for(pilot, lambda: "to stderr" in log.text, what="program output")
         assert "hello from the program [bold]not markup[/] red" in log.text  # literal, ANSI stripped

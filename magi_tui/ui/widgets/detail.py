@@ -29,6 +29,8 @@ from magi_tui.ui.labels import MARKS
 from magi_tui.ui.widgets.file_view import FileView
 
 MAX_ATTR_VALUE = 400
+#: files of an event that are never the graph ``d`` compares (a stack against a traceback says nothing)
+NOT_GRAPHS = frozenset({"traceback.txt", "user_stack.txt", "graph_break.txt", "recompile_reasons.txt"})
 FAILURE_KEYS = ("exception_type", "exception_message", "error_type", "error_message", "fail_type", "fail_reason")
 #: attributes shown before the rest: what failed, then why an event happened
 WHY_FIRST = (*FAILURE_KEYS, "gb_id", "gb_type", "reason", "reasons", "restart_reason", "user_frame",
@@ -57,9 +59,8 @@ def graph_file(refs: list[FileRef], ev: Event, *, graphs_only: bool = False) -> 
     own = [r for r in refs if r.event is ev and r.name != "attributes.json"]
     if not own:
         return None
-    preds = [lambda n: n.startswith(f"{ev.phase}_") and "graph" in n, lambda n: "graph" in n]
-    if not graphs_only:
-        preds.append(lambda n: True)
+    preds = [lambda n: n.startswith(f"{ev.phase}_") and "graph" in n, lambda n: "graph" in n,
+             lambda n: not graphs_only or (n not in NOT_GRAPHS and not n.endswith(".json"))]
     for pred in preds:
         for r in own:
             if pred(r.name):
