@@ -153,15 +153,16 @@ class BackgroundWriter:
             return
         self.failed = True
         self.stop_error = f"{type(exc).__name__}: {exc}"
+        note = ""
         try:
             attrs = {**scope_attrs(None), "source": "tracer", "reason": stop_reason(exc), "error": self.stop_error}
             self.writer.write(point_event(TRACER_STOPPED), attrs, {})
-        except Exception:
-            pass  # the disk is gone: the warning below is all we can do
+        except Exception as final:  # the disk is gone: the run cannot say it stopped, so the warning does
+            note = f" (and its final {TRACER_STOPPED} event could not be written: {type(final).__name__})"
         if not self._warned:
             self._warned = True
             warnings.warn(f"magi-tui tracer stopped recording {self.writer.run_dir}: "
-                          f"{self.stop_error}", TracerWarning, stacklevel=2)
+                          f"{self.stop_error}{note}", TracerWarning, stacklevel=2)
 
     def flush(self, timeout: float = 30.0) -> None:
         """Wait until everything submitted so far is written."""

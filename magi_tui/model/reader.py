@@ -76,6 +76,45 @@ class ReadResult:
         return bool(self.events or self.malformed or self.reset or self.deleted)
 
 
+def open_followed(reader, result: ReadResult, reset) -> tuple[int, os.stat_result] | None:
+    """Open the file a reader follows for one read: ``(fd, stat)``, or None with ``result`` saying why.
+
+    Shared by every incremental reader (``timeline.jsonl``, TORCH_TRACE logs): a missing file keeps what
+    was read (``result.deleted``), an unreadable one or a FIFO/directory is an error (O_NONBLOCK: a FIFO
+    must not hang), and a file truncated or replaced since the last read is read afresh (``reset()``,
+    then ``result.reset``). The reader provides ``path``, ``exists``, ``gone``, ``_ino``, ``_error`` and
+    ``_check_identity``; the caller closes the fd.
+    """
+    try:
+        fd = os.open(reader.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        if reader.exists:  # keep what was read; a file that appears again is read afresh
+            reader.exists = False
+            reader.gone = True
+            result.deleted = True
+        return None
+    except (OSError, ValueError) as exc:  # permission denied, a NUL in the name, ...
+        reader._error(result, f"cannot open: {getattr(exc, 'strerror', None) or exc}")
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            reader._error(result, "not a regular file")
+            os.close(fd)
+            return None
+        why = "replaced" if reader.gone else reader._check_identity(fd, st)
+    except OSError as exc:
+        reader._error(result, f"cannot read: {exc.strerror or exc}")
+        os.close(fd)
+        return None
+    if why:
+        reset()
+        result.reset = why
+    reader.exists = True
+    reader._ino = (st.st_dev, st.st_ino)
+    return fd, st
+
+
 class TimelineReader:
     """Reads a ``timeline.jsonl`` incrementally. Call :meth:`read` whenever the file may have grown."""
 
@@ -112,29 +151,11 @@ class TimelineReader:
                 and not is_inside(self.root, self.path):
             self._error(result, "refused: timeline.jsonl leads outside the run directory (a link)")
             return result
-        try:
-            # O_NONBLOCK: a FIFO named timeline.jsonl must not hang the reader
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except FileNotFoundError:
-            if self.exists:  # keep what was read; a file that appears again is read afresh
-                self.exists = False
-                self.gone = True
-                result.deleted = True
+        opened = open_followed(self, result, self._reset_state)
+        if opened is None:
             return result
-        except OSError as exc:  # permission denied, ...
-            self._error(result, f"cannot open: {exc.strerror or exc}")
-            return result
+        fd, st = opened
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                self._error(result, "not a regular file")
-                return result
-            why = "replaced" if self.gone else self._check_identity(fd, st)
-            if why:
-                self._reset_state()
-                result.reset = why
-            self.exists = True
-            self._ino = (st.st_dev, st.st_ino)
             self._read_from(fd, st.st_size, result, max_bytes)
             if not self._head or len(self._head) < _FINGERPRINT:
                 self._head = os.pread(fd, _FINGERPRINT, 0)

@@ -411,3 +411,24 @@ def test_graph_break_message_fields_as_torch_formats_them():
     assert gb["hints"] == ["one hint", "a hint\non two lines"]
     assert gb["reason"] == msg.strip()
     assert [(f.filename, f.line, f.function, f.code) for f in gb["frames"]] == [("/u/m.py", 7, "step", "print(x)")]
+
+
+def test_when_not_even_the_final_event_fits_the_warning_says_so(tmp_path, monkeypatch):
+    """A disk that refuses every write: the run cannot record why it stopped, so the one warning says
+    that too, and the program still runs unchanged."""
+    def gone(self, *a, **k):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(RunWriter, "write", gone)
+
+    def f(x):
+        return x.sin() + 1
+
+    x = torch.randn(3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with explain_compilation(tmp_path):
+            out = torch.compile(f, backend="eager")(x)
+    assert torch.allclose(out, f(x))
+    (w,) = [w for w in caught if issubclass(w.category, TracerWarning)]
+    assert "Input/output error" in str(w.message) and "final tracer_stopped event could not be written" in str(w.message)

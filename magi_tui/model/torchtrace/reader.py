@@ -48,7 +48,7 @@ from typing import Any
 from magi_format.names import point_event, scope_attrs
 from magi_format.text import json_safe, literal, relative_time
 from magi_tui.model.events import Event
-from magi_tui.model.reader import Malformed, ReadResult, TimelineReader
+from magi_tui.model.reader import Malformed, ReadResult, TimelineReader, open_followed
 from magi_tui.model.torchtrace import GLOG_RE, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
 CHUNK = 8 << 20
@@ -162,29 +162,11 @@ class TraceLogReader:
         """Read what was appended since the last call (at most about ``max_bytes`` of complete records).
         Never raises for anything found on disk."""
         result = ReadResult()
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except FileNotFoundError:
-            if self.exists:
-                self.exists = False
-                self.gone = True
-                result.deleted = True
+        opened = open_followed(self, result, self._reset_locked)
+        if opened is None:
             return result
-        except (OSError, ValueError) as exc:
-            self._error(result, f"cannot open: {getattr(exc, 'strerror', None) or exc}")
-            return result
+        fd, st = opened
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                self._error(result, "not a regular file")
-                return result
-            why = "replaced" if self.gone else self._check_identity(fd, st)
-            if why:
-                with self._lock:
-                    self._reset_state()
-                result.reset = why
-            self.exists = True
-            self._ino = (st.st_dev, st.st_ino)
             if self._year is None:
                 self._year = time.localtime(st.st_mtime).tm_year
             self._read_from(fd, st.st_size, result, max_bytes)
@@ -216,6 +198,10 @@ class TraceLogReader:
             return [("?", None, f"cannot list files: {type(exc).__name__}")]
 
     # -- identity ------------------------------------------------------------------------------
+    def _reset_locked(self) -> None:
+        with self._lock:
+            self._reset_state()
+
     # the same identity rule as the run-dir reader (truncated / replaced / first bytes changed)
     _check_identity = TimelineReader._check_identity
 
