@@ -182,3 +182,12 @@ def analyse_compiled_functions(run_dir: Path) -> CfIndex:
     for fn in index_compiled_functions(run_dir):
         visit(fn, None)
     return out
+
+
+_RESUME = re.compile(r"torch_dynamo_resume_in_(\w+?)_at_(\d+)")
+
+
+def short_frame(name: str) -> str:
+    """``torch_dynamo_resume_in_forward_at_149 (m.py:149)`` -> ``↪ forward@149 (m.py:149)``: resume
+    functions (what runs after a graph break) told apart in a narrow column."""
+    return _RESUME.sub(lambda m: f"↪ {m.group(1)}@{m.group(2)}", name)

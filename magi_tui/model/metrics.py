@@ -35,7 +35,7 @@ from magi_format.names import (
 )
 from magi_tui.model.events import Event
 from magi_tui.model.files import read_head
-from magi_tui.model.frames import parse_compile_id
+from magi_tui.model.frames import parse_compile_id, short_frame
 from magi_tui.model.run import RunModel
 
 MAX_FILE_READS = 3000
@@ -580,7 +580,7 @@ def table_row(i: CompileInfo) -> str:
     """One row of the screen's table (fits 80 columns)."""
     def t(v: float | None) -> str:
         return "-" if v is None else (f"{v:.2f}" if v < 100 else f"{v:.0f}")
-    frame = str(i.frame or "?")
+    frame = short_frame(str(i.frame or "?"))
     frame = frame if len(frame) <= 11 else frame[:10] + "…"
     return (f"{i.tlparse_id:<9}{frame:<12}{SHORT_STATUS[i.status]:<8}{t(i.total_s):>6}{t(i.dynamo_s):>6}"
             f"{t(i.aot_s):>6}{t(i.inductor_s):>6}{t(i.codegen_s):>6}{_n(i.guard_count):>6}"
@@ -693,7 +693,7 @@ def metrics_table(infos: list[CompileInfo]) -> list[str]:
            f"{'induct':>7} {'codegen':>7} {'guards':>6} {'ops':>5} {'nodes':>5}"
     out = [head]
     for i in infos:
-        out.append(f"{i.tlparse_id:<10} {str(i.frame or '?')[:24]:<24} {i.status:<10} {_fmt(i.total_s):>7} "
+        out.append(f"{i.tlparse_id:<10} {short_frame(str(i.frame or '?'))[:24]:<24} {i.status:<10} {_fmt(i.total_s):>7} "
                    f"{_fmt(i.dynamo_s):>7} {_fmt(i.aot_s):>7} {_fmt(i.inductor_s):>7} {_fmt(i.codegen_s):>7} "
                    f"{_n(i.guard_count):>6} {_n(i.graph_op_count):>5} {_n(i.graph_node_count):>5}")
         for r in i.restart_reasons:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from magi_tui.model.checks import analyse
+from magi_tui.model.frames import short_frame
 from magi_tui.ui.app import MagiApp
-from magi_tui.ui.screens.frames import FramesScreen, FramesTable, short_frame
+from magi_tui.ui.screens.frames import FramesScreen, FramesTable
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.widgets.detail import EventDetail
 from tests.support.paths import COLD, FIXTURES, TORCH_TRACE

@@ -8,7 +8,6 @@ The rows are the triage analysis's (:func:`magi_tui.model.checks.analyse`, the s
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rich.text import Text
@@ -21,6 +20,7 @@ from textual.widgets.option_list import Option
 from magi_format.text import fmt_seconds, literal
 from magi_tui.model.checks import FrameRow, analyse, frame_events
 from magi_tui.model.events import Event
+from magi_tui.model.frames import short_frame
 from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.labels import event_label
@@ -31,15 +31,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (  # numbers first: at 80 columns the fra
     ("compiles", "compiles"), ("recomp", "recompiles"), ("breaks", "graph_breaks"),
     ("hit/miss/byp", "cache"), ("time", "compile_s"), ("limit", "recompile_limit"), ("frame", "frame"),
 )
-_RESUME = re.compile(r"torch_dynamo_resume_in_(\w+?)_at_(\d+)")
 SORTS = ("compile_s", "compiles", "recompiles", "graph_breaks", "frame")
 MAX_EVENTS = 500  # per frame shown: the tree holds them all
-
-
-def short_frame(name: str) -> str:
-    """``torch_dynamo_resume_in_forward_at_149 (m.py:149)`` -> ``↪ forward@149 (m.py:149)``: resume
-    functions (after a graph break) told apart in a narrow column."""
-    return _RESUME.sub(lambda m: f"↪ {m.group(1)}@{m.group(2)}", name)
 
 
 def _sort_value(f: FrameRow, key: str):
