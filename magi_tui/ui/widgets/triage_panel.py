@@ -3,8 +3,9 @@
 The checks, the graph-break worklist, the recompiles explained and the frames all come from the model
 (:mod:`magi_tui.model.checks`, the same analysis ``magi-tui triage`` prints). Failures are listed one per
 cascade with the enclosing failed lifecycles folded under them; a Dynamo restart is listed under
-Restarts, not as a failure. Choosing a row (Enter) asks the screen to jump to that event. Sections are
-capped so a recompile storm cannot make the panel slow.
+Restarts, not as a failure. Choosing a row (Enter) asks the screen to jump to that event. Sections show
+their first ``CAP`` rows so a recompile storm cannot make the panel slow (an OptionList measures every row
+it holds); the "… N more" row of a section shows the rest on Enter.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from magi_format.text import fmt_seconds, literal
 from magi_tui.model.checks import Analysis, Check, analyse
@@ -25,7 +26,7 @@ from magi_tui.ui.actions import bindings
 from magi_tui.ui.labels import time_bar
 from magi_tui.ui.messages import EventMessage
 
-CAP = 200
+CAP = 50
 #: in a live run the analysis (frames, compile time) is refreshed at most this often unless findings change
 REANALYSE_S = 1.0
 _ICON = {"ok": ("  ✓ ", "green"), "warn": ("  ⚠ ", "yellow"), "fail": ("  ✗ ", "bold red")}
@@ -58,6 +59,7 @@ class TriagePanel(Vertical):
         self._analysis_n = -1
         self._analysis_cost = 0.0
         self._catch_up_pending = False
+        self._expanded: set[str] = set()  # sections whose "… N more" row was chosen
 
     def compose(self) -> ComposeResult:
         yield Static(id="triage-summary")
@@ -165,9 +167,14 @@ class TriagePanel(Vertical):
         run, t = self.run, self.run.triage
         options: list[Option] = []
         used: set[str] = set()
+        current = [""]
 
         def section(title: str, count: int) -> None:
+            current[0] = title
             options.append(Option(Text(f"{title} ({count})", style="bold underline"), disabled=True))
+
+        def cap() -> int | None:
+            return None if current[0] in self._expanded else CAP
 
         def row(ev: Event | None, body: Text, key: str) -> None:
             oid = f"{key}:{ev.seq}" if ev is not None else None
@@ -178,19 +185,20 @@ class TriagePanel(Vertical):
             options.append(Option(body, id=oid))
 
         def more(n: int) -> None:
-            if n > 0:
-                options.append(Option(Text(f"… {n} more", style="dim"), disabled=True))
+            if n > 0 and current[0] not in self._expanded:
+                options.append(Option(Text(f"… {n} more (Enter shows them)", style="dim"),
+                                      id=f"more:{current[0]}"))
 
         if a.problems:
             section("Failures", len(a.problems))
-            for c in a.problems[:CAP]:
+            for c in a.problems[:cap()]:
                 row(c.head.event, self._failure_text(c.head), "fail")
                 for m in c.members[1:]:
                     row(m.event, self._folded_text(m), "fail")
             more(len(a.problems) - CAP)
         if a.restarts:
             section("Restarts", len(a.restarts))
-            for r in a.restarts[:CAP]:
+            for r in a.restarts[:cap()]:
                 body = Text(f"#{r.event.index:04d} ", style="dim", end="")
                 body.append(literal(r.event.name, 60), style="magenta")
                 body.append("  recovered" if r.recovered else "  NOT recovered",
@@ -204,7 +212,7 @@ class TriagePanel(Vertical):
             more(len(a.restarts) - CAP)
         if a.worklist:
             section("Graph breaks", len(a.worklist))
-            for b in a.worklist[:CAP]:
+            for b in a.worklist[:cap()]:
                 body = Text(f"×{b.count} ", style="bold yellow", end="")
                 if b.gb_id:
                     body.append(literal(b.gb_id, 20) + " ", style="dim")
@@ -225,7 +233,7 @@ class TriagePanel(Vertical):
             more(len(a.worklist) - CAP)
         if a.recompiles:
             section("Recompiles", len(a.recompiles))
-            for r in a.recompiles[:CAP]:
+            for r in a.recompiles[:cap()]:
                 body = Text(literal(r.frame, 80), style="bold", end="")
                 if r.compile_id:
                     body.append(f" {literal(r.compile_id, 20)}", style="dim")
@@ -255,7 +263,7 @@ class TriagePanel(Vertical):
             more(len(a.recompiles) - CAP)
         if a.frames:
             section("Frames", len(a.frames))
-            for f in a.frames[:CAP]:
+            for f in a.frames[:cap()]:
                 body = Text(f"{f.compiles:>3}× ", style="bold yellow" if f.compiles > 1 else "dim", end="")
                 body.append(literal(f.frame, 100))
                 body.append(f"  breaks {f.graph_breaks} · cache {f.cache_hits}/{f.cache_misses}/{f.cache_bypasses}"
@@ -273,11 +281,12 @@ class TriagePanel(Vertical):
         if ranked:
             section("Where compile time went", len(ranked))
             top = max(secs for _, secs, _ in ranked)
-            for name, secs, _ in ranked[:CAP]:
+            for name, secs, _ in ranked[:cap()]:
                 body = Text(f"{fmt_seconds(secs):>8} ", style="bold", end="")
                 body.append(time_bar(secs / top if top else 0.0), style="cyan")
                 body.append(" " + literal(name, 100))
                 options.append(Option(body, disabled=True))
+            more(len(ranked) - CAP)
             if ct.get("note"):
                 options.append(Option(Text("  " + literal(ct["note"], 200), style="dim"), disabled=True))
         lists = (("Cache bypasses", t.cache_bypasses), ("Cache misses", t.cache_misses),
@@ -286,7 +295,7 @@ class TriagePanel(Vertical):
         for title, items in lists:
             if items:
                 section(title, len(items))
-                for it in items[:CAP]:
+                for it in items[:cap()]:
                     body = Text(f"#{it.event.index:04d} ", style="dim", end="")
                     body.append(literal(it.event.short_name, 50))
                     if it.reason:
@@ -295,11 +304,12 @@ class TriagePanel(Vertical):
                 more(len(items) - CAP)
         if run.open_spans:
             section("Never closed", len(run.open_spans))
-            for s in run.open_spans[:CAP]:
+            for s in run.open_spans[:cap()]:
                 body = Text(f"#{s.first.index:04d} ", style="dim", end="")
                 body.append(literal(s.first.name, 80))
                 body.append("  … open", style="cyan")
                 row(s.first, body, "open")
+            more(len(run.open_spans) - CAP)
         if len(options) == 0:
             msg = ("Nothing recorded: see the summary above." if a.status == "empty" else
                    "Nothing to triage: no failures, restarts, recompiles, graph breaks or cache misses.")
@@ -333,20 +343,33 @@ class TriagePanel(Vertical):
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
         oid = message.option.id or ""
+        if oid.startswith("more:"):
+            self._expanded.add(oid[5:])
+            self._shown_sig = None
+            self.refresh_contents()
+            return
         if ":" in oid:
             seq = int(oid.rsplit(":", 1)[1])
             self.post_message(self.Jump(self.run.events[seq]))
 
     def action_step(self, delta: int) -> None:
-        fails = self.run.triage.failures
-        if not fails:
+        """n / p: one stop per failure cascade or restart, as the screen's n / p and the header count them
+        (the lifecycles that failed with it are folded under its row, not stops of their own)."""
+        heads = [c.head for c in self.run.triage.cascades]
+        if not heads:
             self.app.notify("No failures in this run.")
             return
-        self._failure_pos = (self._failure_pos + delta) % len(fails)
+        self._failure_pos = (self._failure_pos + delta) % len(heads)
+        head = heads[self._failure_pos]
         ol = self.query_one("#triage-list", OptionList)
+        oid = f"fail:{head.event.seq}"
         try:
-            idx = ol.get_option_index(f"fail:{fails[self._failure_pos].event.seq}")
-            ol.highlighted = idx
-        except Exception:
+            ol.highlighted = ol.get_option_index(oid)
+        except OptionDoesNotExist:  # beyond the section's cap, or the list is behind a live run
             pass
-        self.post_message(self.Jump(fails[self._failure_pos].event))
+        c = head.cascade
+        what = "restart" if c is not None and c.restart else "failure"
+        self.app.notify(f"{what} {self._failure_pos + 1}/{len(heads)}: #{head.event.index} "
+                        f"{literal(head.event.name, 50)}" + (" (recovered)" if head.recovered else " (NOT recovered)"),
+                        timeout=3)
+        self.post_message(self.Jump(head.event))

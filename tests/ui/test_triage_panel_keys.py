@@ -1,0 +1,75 @@
+"""The triage panel's keys: ``n`` / ``p`` stop once per failure cascade or restart (as the header and the
+screen's ``n`` / ``p`` count them), and a long section shows its first rows with a "… N more" row that
+shows the rest on Enter."""
+
+from __future__ import annotations
+
+import pytest
+
+from magi_tui.model import RunModel
+from magi_tui.ui.app import MagiApp
+from magi_tui.ui.widgets.triage_panel import CAP, TriagePanel
+from tests.support.paths import FIXTURES
+from tests.support.pilot import loaded_run_screen, notes, selected_event, wait_for
+from tests.support.timeline import record_run
+
+needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found")
+
+
+def _rows(panel) -> list[str]:
+    ol = panel.query_one("#triage-list")
+    return [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
+
+
+async def _open_triage(pilot, screen):
+    if screen.query_one("#right").current != "triage":
+        await pilot.press("T")
+    await wait_for(pilot, lambda: screen.query_one("#right").current == "triage", what="the triage panel")
+    screen.query_one("#triage-list").focus()
+    await pilot.pause()
+
+
+@needs_fixtures
+async def test_n_in_the_panel_stops_once_per_restart_cascade():
+    # the cold transformer: one Dynamo restart, with the four lifecycles that failed with it folded under it
+    run_dir = FIXTURES / "transformer" / "magi_depyf" / "run_20261122_111900" / "model_1_TwoLayerTransformer_rank_0"
+    model = RunModel(run_dir).load()
+    assert len(model.triage.failures) == 5 and len(model.triage.cascades) == 1
+    head = model.triage.cascades[0].head.event.index
+    app = MagiApp(run_dir)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        await _open_triage(pilot, screen)
+        for _ in range(3):  # it wraps on the one stop; it never walks the folded members
+            await pilot.press("n")
+            await wait_for(pilot, lambda: selected_event(screen) is not None, what="a selection")
+            await pilot.pause()
+            assert selected_event(screen).index == head
+        assert any("restart 1/1" in n for n in notes(app))
+        ol = screen.query_one("#triage-list")
+        assert ol.highlighted is not None and f"#{head:04d}" in str(ol.get_option_at_index(ol.highlighted).prompt)
+
+
+async def test_a_long_section_shows_the_rest_on_enter(tmp_path):
+    n = CAP + 12
+    run_dir = record_run(tmp_path / "many_breaks", [
+        ("fullgraph_graph_break", {"scope": "fullgraph", "gb_id": "GB0059", "gb_type": "Failed to trace builtin",
+                                   "reason": f"print at site {k}", "user_file": "model.py", "user_line": 100 + k,
+                                   "user_frame": f"model.py:{100 + k}"})
+        for k in range(n)])
+    app = MagiApp(run_dir)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        await _open_triage(pilot, screen)
+        panel = screen.query_one(TriagePanel)
+        rows = _rows(panel)
+        assert f"Graph breaks ({n})" in rows
+        assert sum(1 for r in rows if r.startswith("×1 ")) == CAP
+        more = next(i for i, r in enumerate(rows) if r.startswith("… 12 more"))
+        ol = panel.query_one("#triage-list")
+        ol.highlighted = more
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: sum(1 for r in _rows(panel) if r.startswith("×1 ")) == n,
+                       what="every graph break row")
+        assert not any(r.startswith("… ") for r in _rows(panel))
+        assert any("model.py:111" in r for r in _rows(panel))
