@@ -225,3 +225,37 @@ async def test_follow_mode_selects_newest_and_toggles(tmp_path):
         await wait_for(pilot, lambda: len(screen.run.events) == 4, what="4 events")
         await pilot.pause(0.1)
         assert selected_name() == before  # the selection is kept when not following
+
+
+async def test_follow_folds_and_unloads_the_buckets_it_left_behind(tmp_path):
+    """Tailing a long run in follow mode keeps tree nodes for the newest bucket only (memory and the
+    Tree's redraw cost stay flat); a folded bucket, opened again, shows its events from the model."""
+    from magi_tui.ui.widgets.event_tree import BUCKET
+
+    w = TimelineWriter(run_dir(tmp_path)).start()
+    w.lifecycle("compile")
+    app = MagiApp(w.run, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_live(pilot, w)
+        assert screen.follow
+        total = 2  # the compile's before/after
+        for _batch in range(3):  # the tail grows past three buckets, a batch at a time
+            for _ in range(BUCKET):
+                w.emit("fullgraph_recompile", reason="x")
+            total += BUCKET
+            await wait_for(pilot, lambda: len(screen.run.events) == total, what=f"{total} events")
+            await pilot.pause(0.2)
+        tree = screen.query_one(EventTree)
+        group = next(iter(tree._group_nodes.values()))
+        buckets = group.data.children
+        assert len(buckets) >= 3
+        newest = max(buckets)
+        stale = [b for start, b in buckets.items() if start != newest]
+        assert all(not b.is_expanded and not b.data.loaded and not b.children for b in stale)
+        assert len(tree._item_nodes) <= 2 * BUCKET   # the nodes of the stale buckets were given back
+        first = buckets[0]
+        await pilot.press("F")  # stop following, then open the oldest bucket again
+        first.expand()
+        await pilot.pause(0.1)
+        assert first.data.loaded and len(first.children) == BUCKET
+        assert "recompile" in str(first.children[-1].label)

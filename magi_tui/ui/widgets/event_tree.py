@@ -364,7 +364,9 @@ class EventTree(Tree[NodeData]):
 
     def fold_stale_buckets(self) -> None:
         """Follow mode opens the newest bucket of a big group; fold the ones it left behind (except the
-        cursor's), or the visible lines — which the Tree re-renders on every change — grow with the run."""
+        cursor's), or the visible lines — which the Tree re-renders on every change — grow with the run.
+        A folded bucket also gives its nodes back (they are rebuilt from the model when it is opened
+        again), so tailing a long run costs memory per event in the model only, not per tree node."""
         keep = set()
         node = self.cursor_node
         while node is not None:
@@ -376,5 +378,17 @@ class EventTree(Tree[NodeData]):
                 continue
             last = max(buckets)
             for start, bnode in buckets.items():
-                if start != last and bnode.is_expanded and id(bnode) not in keep:
+                if start == last or id(bnode) in keep:
+                    continue
+                if bnode.is_expanded:
                     bnode.collapse()
+                if bnode.data.loaded:
+                    self._unload_bucket(bnode)
+
+    def _unload_bucket(self, bnode: TreeNode[NodeData]) -> None:
+        data = bnode.data
+        g: Group = data.obj
+        for item in g.items[data.start:data.start + BUCKET]:
+            self._item_nodes.pop(item.first.seq if isinstance(item, Span) else item.seq, None)
+        bnode.remove_children()
+        data.loaded = False
