@@ -7,8 +7,11 @@ can apply it incrementally; after a reset (file truncated / replaced) the caller
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +59,30 @@ class RunUpdate:
         return self
 
 
+_held = [0, False]  # loads holding the collector off now; whether it was on before the first
+_held_lock = threading.Lock()
+
+
+@contextmanager
+def _gc_held(freeze: bool = False):
+    """The cycle collector off for a bulk load; loads in several threads overlap, the last one to end
+    turns it back on (if it was on)."""
+    with _held_lock:
+        if not _held[0]:
+            _held[1] = gc.isenabled()
+            gc.disable()
+        _held[0] += 1
+    try:
+        yield
+    finally:
+        with _held_lock:
+            _held[0] -= 1
+            if freeze:
+                gc.freeze()
+            if not _held[0] and _held[1]:
+                gc.enable()
+
+
 class RunModel:
     """A run directory (``timeline_events/`` and/or ``compiled_functions/``)."""
 
@@ -86,8 +113,26 @@ class RunModel:
         self.events: list[Event] = []
         self.malformed: list[Malformed] = []
         self.pairer = Pairer()
-        self.tree = RunTree()
+        #: built as events come (a view's ``new_items``), or, after :meth:`load`, only when asked for
+        self._tree: RunTree | None = RunTree() if getattr(self, "_tree", True) is not None else None
         self.triage_builder = TriageBuilder(self.pairer)
+
+    @property
+    def tree(self) -> RunTree:
+        """The grouping a tree view shows. A headless :meth:`load` does not build it; it is then built
+        here, from the events and spans read, on first use, and kept up to date from then on."""
+        if self._tree is None:
+            tree = RunTree()
+            for ev in self.events:
+                span = ev.span
+                if span is None:
+                    tree.add(ev)
+                elif span.first is ev:
+                    tree.add(span)
+                elif ev.phase == "failed" and span.group is not None:
+                    tree.mark_failed(span.group)
+            self._tree = tree
+        return self._tree
 
     # -- reading -------------------------------------------------------------------------------
     def update(self, max_bytes: int | None = None) -> RunUpdate:
@@ -105,11 +150,24 @@ class RunModel:
         self.events.extend(res.events)
         before_pairing = tri.before_pairing
         pair = self.pairer.add
-        tree_add = self.tree.add
         tri_add = tri.add
-        new_items = up.new_items.append
         closed = up.closed.append
         recovered = up.recovered
+        if self._tree is None:  # headless: pairing and triage only (the tree is built if asked)
+            for ev in res.events:
+                outer = before_pairing(ev)
+                span, created = pair(ev)
+                if span is not None and not created:
+                    closed(span)
+                rec = tri_add(ev, span, outer)
+                if rec:
+                    recovered.extend(rec)
+            up.events = res.events
+            up.failures = tri.triage.failures[n_fail:]
+            return up
+        tree = self._tree
+        tree_add = tree.add
+        new_items = up.new_items.append
         for ev in res.events:
             outer = before_pairing(ev)
             span, created = pair(ev)
@@ -122,7 +180,7 @@ class RunModel:
             else:
                 closed(span)
                 if ev.phase == "failed" and span.group is not None:
-                    self.tree.mark_failed(span.group)
+                    tree.mark_failed(span.group)
             rec = tri_add(ev, span, outer)
             if rec:
                 recovered.extend(rec)
@@ -130,9 +188,18 @@ class RunModel:
         up.failures = tri.triage.failures[n_fail:]
         return up
 
-    def load(self) -> "RunModel":
-        """Read everything there is now (the headless commands' entry point)."""
-        self.update()
+    def load(self, *, keep: bool = False) -> "RunModel":
+        """Read everything there is now (the headless commands' entry point).
+
+        No tree is built (``tree`` builds it if a caller asks), and the cycle collector is held off
+        while the events are made: each of its full passes would walk every event read so far, again
+        and again (a third of a million-event load). ``keep``: the process keeps this run until it
+        exits (a headless command), so what was read is also taken out of the collector's later passes
+        (``gc.freeze``); a view that may drop the run leaves it False."""
+        if not self.events and self._tree is not None and not self._tree.sessions:
+            self._tree = None
+        with _gc_held(freeze=keep):
+            self.update()
         return self
 
     # -- state ---------------------------------------------------------------------------------

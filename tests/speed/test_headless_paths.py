@@ -1,0 +1,147 @@
+"""The headless shortcuts of issue #11 give exactly what the full paths give (no timings here).
+
+* ``RunModel.load()`` builds no tree; the tree built on first use equals the one a view builds while
+  reading (same sessions, compile nodes, groups, items in order, failed counts, ``span.group``);
+* the JSON the CLI writes through msgspec is, byte for byte, the stdlib encoder's text;
+* a load holds the cycle collector off and gives it back as it was.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import random
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from magi_format.text import json_literal
+from magi_tui.cli import _dump_json
+from magi_tui.model import RunModel, find_runs
+from magi_tui.model.pairing import Span
+from magi_tui.model.report import triage_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from synth import write_synthetic_run  # noqa: E402
+
+
+def _shape(run: RunModel) -> list:
+    out = []
+    for s in run.tree.sessions:
+        for c in s.compiles:
+            groups = []
+            for g in c.groups:
+                items = [("span", it.first.seq, it.group is g) if type(it) is Span else ("event", it.seq)
+                         for it in g.items]
+                groups.append((g.key, g.failed, items))
+            out.append((s.session, c.compile_id, c.frame, c.failed, groups))
+    return out
+
+
+def _read_as_a_view(path: Path, step: int | None = None) -> RunModel:
+    run = RunModel(path)
+    while True:
+        up = run.update(max_bytes=step)
+        if not up.events and not up.malformed:
+            return run
+
+
+def _runs(fx: Path, tmp_path: Path) -> list[Path]:
+    paths = [r.path for r in find_runs(fx)]
+    for fail_last in (False, True):
+        p = tmp_path / f"model_1_S{int(fail_last)}_rank_0"
+        write_synthetic_run(p, 4000, fail_last=fail_last, restart_every=3)
+        paths.append(p)
+    return paths
+
+
+def test_tree_built_on_demand_equals_the_tree_built_while_reading(fx, tmp_path):
+    paths = _runs(fx, tmp_path)
+    assert len(paths) > 8
+    for path in paths:
+        headless = RunModel(path).load()
+        assert headless._tree is None  # not built by a headless load
+        view = _read_as_a_view(path, step=1 << 14)
+        assert _shape(headless) == _shape(view), path
+        assert [f.event.seq for f in headless.triage.failures] == [f.event.seq for f in view.triage.failures]
+    assert any(g[1] for p in paths for c in _shape(RunModel(p).load()) for g in c[4])  # failed groups seen
+
+
+def test_a_headless_model_keeps_its_tree_up_to_date_once_asked(tmp_path):
+    path = tmp_path / "model_1_S_rank_0"
+    write_synthetic_run(path, 3000, fail_last=True)
+    tl = path / "timeline_events" / "timeline.jsonl"
+    lines = tl.read_bytes().splitlines(keepends=True)
+    tl.write_bytes(b"".join(lines[:1000]))
+    run = RunModel(path).load()
+    assert run.tree.sessions  # built now, from the 1000 events read
+    with tl.open("ab") as fh:
+        fh.write(b"".join(lines[1000:]))
+    up = run.update()
+    assert up.new_items  # from now on the tree grows with the reads
+    assert _shape(run) == _shape(_read_as_a_view(path))
+
+
+def _stdlib(obj) -> str:
+    return json_literal(json.dumps(obj, indent=2, ensure_ascii=False))
+
+
+def test_json_output_is_the_stdlib_text_on_every_fixture(fx, tmp_path):
+    for path in _runs(fx, tmp_path):
+        obj = triage_json(RunModel(path).load())
+        assert _dump_json(obj) == _stdlib(obj), path
+
+
+def test_json_output_spells_floats_and_strings_as_the_stdlib_does():
+    rng = random.Random(7)
+    floats = [rng.random() * 10 ** rng.randint(-30, 30) * rng.choice((1, -1)) for _ in range(5000)]
+    floats += [0.0, -0.0, 1e16, 1e-5, 1e-4, 0.00011, 5e-324, 1.7976931348623157e308, 9999999999999998.0, 5.1e-05]
+    # strings holding what a rewritten float looks like must stay as they are
+    strings = ["a:0.00001,b", ":1e5,", 'x\\"y:0.00002]', "\\", "é\u0000\u2028\x7f\x1b[31m", "[0.00001]", "q\\"]
+    obj = {"v": floats, "s": strings, "m": [{"a": f, "b": "q:0.00001,", "c": [f]} for f in floats[:300]],
+           "n": [[], {}, None, True, 2 ** 70, -3, {"k": []}]}
+    assert _dump_json(obj) == _stdlib(obj)
+    assert "\\u001b" in _dump_json(obj)  # no raw escape reaches the terminal
+    # what msgspec refuses still comes out, as the stdlib wrote it
+    assert _dump_json({"x": "\ud800"}) == _stdlib({"x": "\ud800"})
+    assert json.loads(_dump_json({"x": float("inf")})) == {"x": None}  # valid JSON, not ``Infinity``
+
+
+def test_a_load_gives_the_collector_back_as_it_was(tmp_path):
+    path = tmp_path / "model_1_S_rank_0"
+    write_synthetic_run(path, 2000)
+    assert gc.isenabled()
+    RunModel(path).load()
+    assert gc.isenabled()
+    errors = []
+
+    def load() -> None:
+        try:
+            for _ in range(3):
+                RunModel(path).load()
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and gc.isenabled()
+    gc.disable()
+    try:
+        RunModel(path).load()
+        assert not gc.isenabled()  # a caller that turned it off keeps it off
+    finally:
+        gc.enable()
+
+
+@pytest.fixture
+def fx():
+    from tests.support.paths import FIXTURES
+
+    if not FIXTURES.is_dir():
+        pytest.skip("fixtures not found")
+    return FIXTURES
