@@ -36,6 +36,7 @@ from magi_format.names import (
 from magi_tui.model.events import Event
 from magi_tui.model.files import read_head
 from magi_tui.model.frames import parse_compile_id, short_frame
+from magi_tui.model.provenance import KernelProvenance, kernel_provenance  # noqa: F401 (its home since #13)
 from magi_tui.model.run import RunModel
 
 MAX_FILE_READS = 3000
@@ -402,65 +403,7 @@ def _close(run: RunModel, info: CompileInfo, ev: Event, budget: list[int]) -> No
             info.phases.append(Phase(str(p.get("name", "?")), start / 1e6, dur / 1e6, depth))
 
 
-# -- Inductor provenance: kernel -> post-grad nodes -> pre-grad nodes -> user lines ---------------------
-
-@dataclass
-class KernelProvenance:
-    kernel: str                 # as torch names it in the output code, with its line: "cpp_fused_add_relu_0:2"
-    post_grad: list[str]        # the post-grad FX nodes the kernel fused
-    pre_grad: list[str]         # the pre-grad nodes those came from
-    user_lines: list[str]       # "file:line  code" of the user code behind it
-    backward: bool = False
-
-    def as_json(self) -> dict[str, Any]:
-        return {"kernel": self.kernel, "post_grad": self.post_grad, "pre_grad": self.pre_grad,
-                "user_lines": self.user_lines, "backward": self.backward}
-
-
-def kernel_provenance(run: RunModel, info: CompileInfo) -> list[KernelProvenance]:
-    """Per kernel of the compile's output code (each graph: forward, backward): what it fused and where
-    that came from, from torch's provenance tracking (``python -m tracer --provenance``)."""
-    out: list[KernelProvenance] = []
-    by_key: dict[tuple[str, bool], KernelProvenance] = {}  # torch may map one graph twice (compile, cache)
-
-    def kernel_of(name: str, bw: bool) -> KernelProvenance:
-        k = by_key.get((name, bw))
-        if k is None:
-            k = by_key[(name, bw)] = KernelProvenance(name, [], [], [], bw)
-            out.append(k)
-        return k
-
-    def add(into: list[str], items: list[str]) -> None:
-        into.extend(x for x in items if x not in into)
-
-    budget = [64]
-    for ev in info.provenance:
-        bw = bool(run.attributes(ev).get("backward"))
-        m = _json(_read(run, ev, "provenance.json", budget, 8 << 20))
-        if isinstance(m, dict):
-            post_to_pre = m.get("postToPre") if isinstance(m.get("postToPre"), dict) else {}
-            for key, table in m.items():
-                if not (isinstance(key, str) and key.endswith("CodeToPost") and isinstance(table, dict)):
-                    continue
-                for kernel, posts in table.items():
-                    k = kernel_of(str(kernel), bw)
-                    posts = [str(p) for p in posts] if isinstance(posts, list) else []
-                    add(k.post_grad, posts)
-                    for p in posts:
-                        pre = post_to_pre.get(p)
-                        add(k.pre_grad, [str(q) for q in pre] if isinstance(pre, list) else [])
-        traces = _json(_read(run, ev, "kernel_stack_traces.json", budget, 8 << 20))
-        if isinstance(traces, dict):
-            for kernel, stacks in traces.items():
-                k = kernel_of(str(kernel), bw)
-                for text in stacks if isinstance(stacks, list) else []:
-                    frames = parse_stack(str(text))
-                    if frames:
-                        f = frames[-1]
-                        line = f"{f.filename.rsplit('/', 1)[-1]}:{f.line}" + (f"  {f.code}" if f.code else "")
-                        if line not in k.user_lines:
-                            k.user_lines.append(line)
-    return out
+# -- Inductor provenance: magi_tui.model.provenance (kernel -> post-grad nodes -> pre-grad nodes) ---------
 
 
 # -- the stack trie ---------------------------------------------------------------------------------

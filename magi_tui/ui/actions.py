@@ -153,6 +153,16 @@ CATALOGUE: tuple[Act, ...] = (
         "compile info"),
     Act("compile_info_pane", "o", "focus_other", "Other pane",
         "Move focus between the table and the detail (to scroll it)", "compile info"),
+    # -- Inductor provenance in the run screen (issue #13: tlparse -i) --------------------------
+    Act("provenance", "P", "provenance(1)", "Provenance",
+        "Provenance towards the source, from the file's cursor line: a kernel of the output code -> the "
+        "post-grad FX nodes it fused (marked) -> the pre-grad nodes they came from", "run", show=False),
+    Act("provenance_kernel", "K", "provenance(-1)", "To kernel",
+        "Provenance towards the code: a pre-grad node -> its post-grad nodes -> the kernel that computes it "
+        "in the output code", "run", show=False),
+    Act("jump_back", "backspace", "jump_back", "Jump back",
+        "Back to the file and line a provenance jump (P / K) left, as many times as you jumped", "run",
+        show=False),
     # -- diffs that read well (issue #12) -----------------------------------------------------
     Act("diff_normalise", "z", "toggle_normalise", "Noise",
         "Mask per-process noise (addresses, generated names, object ids, source line numbers) so only "

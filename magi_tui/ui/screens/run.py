@@ -18,11 +18,12 @@ from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Static
+from textual.widgets import ContentSwitcher, Static, Tab, Tabs
 
 from magi_format.text import literal
 from magi_tui.live.follower import Deleted, FilesMayHaveChanged, FollowFailed, Restored, RunFollower, Updated
 from magi_tui.model.events import Event
+from magi_tui.model.provenance import Jump, follow, reverse
 from magi_tui.model.run import RunModel, RunUpdate
 from magi_tui.ui.actions import bindings
 from magi_tui.ui.mark import Mark
@@ -67,6 +68,8 @@ class RunScreen(Screen):
         self._detail_timer = None
         self.follower: RunFollower | None = None
         self.live_note = ""  # e.g. the run was deleted while followed
+        #: where provenance jumps left from: (event, file name, cursor line, marked lines); backspace pops
+        self._jumps: list[tuple[Event, str, int, frozenset[int]]] = []
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -207,6 +210,7 @@ class RunScreen(Screen):
         if initial or up.reset:
             if up.reset:
                 gc.unfreeze()  # the old model may be collected now
+                self._jumps.clear()  # they point at the replaced file's events
             tree.rebuild()
             if up.reset and not initial:
                 self.notify(f"timeline.jsonl was {up.reset}: re-read from the start",
@@ -545,3 +549,79 @@ class RunScreen(Screen):
         from magi_tui.ui.screens.compile_info import CompileInfoScreen
 
         self.app.push_screen(CompileInfoScreen(self.run))
+
+    # -- Inductor provenance: kernel <-> post-grad nodes <-> pre-grad nodes (issue #13) -----------
+    def action_provenance(self, direction: int) -> None:
+        """P (towards the source) / K (towards the code) from the cursor line of the file shown; the
+        model finds the step in a worker, :meth:`_landed` shows it; backspace comes back."""
+        detail = self.query_one(EventDetail)
+        fv = self.query_one("#detail-file", FileView)
+        # the file the view shows (the active tab may lag behind it while tabs are rebuilt)
+        ref = next((r for r in detail.refs if r.path is not None and r.path == fv.path), None)
+        if ref is None or fv.lines.file is None:
+            self.notify("P / K follow Inductor provenance from a file: open an output code (inductor_output.py), "
+                        "a post-grad or a pre-grad graph.", severity="warning", timeout=5)
+            return
+        line = fv.cursor_line
+        if line < 0:
+            self.notify("Put the cursor on a line of the file first: o to the file, then j / k (or / to search).",
+                        severity="warning", timeout=5)
+            return
+        self.query_one("#right", ContentSwitcher).current = "detail"
+        self._provenance_step(ref.event, ref.name, line, direction, (ref.event, ref.name, line, fv.lines.marked))
+
+    @work(thread=True, exclusive=True, group="provenance")
+    def _provenance_step(self, ev: Event, name: str, line: int, direction: int,
+                         here: tuple[Event, str, int, frozenset[int]]) -> None:
+        try:
+            res: Jump | str = (follow if direction > 0 else reverse)(self.run, ev, name, line)
+        except Exception as exc:  # a step that cannot be taken says why; it never takes the app down
+            res = f"provenance: {type(exc).__name__}: {exc}"
+        self._call_ui(self._landed, res, here)
+
+    def _landed(self, res: Jump | str, here: tuple[Event, str, int, frozenset[int]]) -> None:
+        if isinstance(res, str):
+            self.notify(literal(res, 300), severity="warning", timeout=6)
+            return
+        if self._land(res.event, res.file, res.line, frozenset(res.lines)):
+            self._jumps.append(here)
+            self.notify(literal(res.note, 300) + "  (backspace: back)", timeout=8)
+
+    def action_jump_back(self) -> None:
+        if not self._jumps:
+            self.notify("No provenance jump to come back from (P / K jump; backspace comes back).", timeout=3)
+            return
+        ev, name, line, marks = self._jumps.pop()
+        self._land(ev, name, line, marks)
+
+    def _land(self, ev: Event, name: str, line: int, marks: frozenset[int]) -> bool:
+        """Select ``ev`` in the tree (as any jump does), its file ``name`` in the detail pane, the cursor
+        on ``line`` and ``marks`` marked; focus in the file, so j / k / P go on from there."""
+        self.jump_to(ev)
+        detail = self.query_one(EventDetail)
+        i = next((k for k, r in enumerate(detail.refs) if r.event is ev and r.name == name), None)
+        if i is None or detail.refs[i].path is None:
+            self.notify(f"{literal(name, 80)} of #{ev.index} is not shown here (the event is no longer in the tree)",
+                        severity="warning")
+            return False
+        fv = self.query_one("#detail-file", FileView)
+        ref = detail.refs[i]
+        fv.goto(ref.path, line, marks)
+        if i != 0:  # the detail opened its first tab: switch to ours once the new tabs are up
+            self._settle_tab(ref, f"file-{detail._gen}-{i}", line, marks, 0)
+        fv.lines.focus()
+        return True
+
+    def _settle_tab(self, ref, tab_id: str, line: int, marks: frozenset[int], tries: int) -> None:
+        """Activate the tab of ``ref`` once it is mounted; again while the rebuilt tabs' own first
+        activation lands after ours (Tabs activates its first tab when that tab is mounted)."""
+        detail = self.query_one(EventDetail)
+        fv = self.query_one("#detail-file", FileView)
+        if ref not in detail.refs or (fv.path == ref.path and detail.current_file is ref):
+            return
+        tabs = detail.query_one("#detail-tabs", Tabs)
+        if any(t.id == tab_id for t in tabs.query(Tab)) and tabs.active != tab_id:
+            fv.goto(ref.path, line, marks)
+            tabs.active = tab_id
+        if tries < 100:
+            self.set_timer(0.02, lambda: self._settle_tab(ref, tab_id, line, marks, tries + 1))

@@ -6,6 +6,11 @@ multi-line string that started a little above still gets its colour without lexi
 The lexer is chosen by extension, never guessed from content. ``/`` searches, ``n``/``N`` step.
 Text is shown literally: tabs expanded, control characters (ANSI escapes) made visible.
 
+A line cursor (what provenance ``P`` / ``K`` and the search start from): ``j``/``k`` move it and the
+view follows; it appears on the first move, on the top line shown (a cursor scrolled out of view
+starts again there), a click puts it on a line. Lines can be marked (the FX nodes a kernel fused):
+a ``▶`` in the gutter and a background, so they show without colour too.
+
 The widget never opens, stats or parses a file itself: :mod:`magi_tui.model.files` does (inside the
 run, regular files only, bounded lines, pretty JSON). A small file is opened at once (one bounded
 read); a bigger one is indexed in a thread worker, and searches run in a worker too, so a huge file
@@ -50,17 +55,18 @@ class FileLines(ScrollView, can_focus=True):
     """The scrolling text itself."""
 
     BINDINGS = [
-        *vim_bindings(down="scroll_down", up="scroll_up", top="scroll_home", bottom="scroll_end",
-                      left="scroll_left", right="scroll_right", page_up="page_up", page_down="page_down",
-                      arrows=True),
+        *vim_bindings(down="cursor_down", up="cursor_up", top="cursor_top", bottom="cursor_bottom",
+                      left="scroll_left", right="scroll_right", page_up="cursor_page(-1)",
+                      page_down="cursor_page(1)", arrows=True),
     ]
-    COMPONENT_CLASSES = {"file--gutter", "file--match", "file--current", "file--message"}
+    COMPONENT_CLASSES = {"file--gutter", "file--match", "file--current", "file--message", "file--mark"}
     DEFAULT_CSS = """
     FileLines { background: $surface; }
     FileLines > .file--gutter { color: $text-muted; }
     FileLines > .file--match { background: $warning 60%; color: $text; text-style: bold; }
     FileLines > .file--current { background: $accent 30%; }
     FileLines > .file--message { color: $text-muted; }
+    FileLines > .file--mark { background: $success 25%; }
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -70,6 +76,7 @@ class FileLines(ScrollView, can_focus=True):
         self.message: Text | None = Text("")
         self.needle = ""
         self.current_line = -1
+        self.marked: frozenset[int] = frozenset()
         self._windows: OrderedDict[int, list[Text]] = OrderedDict()
         self._width = 0
 
@@ -85,6 +92,7 @@ class FileLines(ScrollView, can_focus=True):
         self.lexer = lexer
         self.message = None
         self.current_line = -1
+        self.marked = frozenset()
         self._windows.clear()
         n = tf.line_count
         sample = tf.lines(0, min(n, 400))
@@ -145,19 +153,88 @@ class FileLines(ScrollView, can_focus=True):
             body.highlight_words([self.needle], self.get_component_rich_style("file--match"),
                                  case_sensitive=False)
         gw = len(str(n)) + 1
-        gutter = Segment(f"{i + 1:>{gw - 1}} ", self.get_component_rich_style("file--gutter"))
+        marked = i in self.marked
+        gutter = Segment(f"{i + 1:>{gw - 1}}{'▶' if marked else ' '}", self.get_component_rich_style("file--gutter"))
         segs = list(body.render(self.app.console))
         strip = Strip(segs).crop_extend(scroll_x, scroll_x + width - gw, base)
         line = Strip([gutter, *strip], width)
         if i == self.current_line:
             line = line.apply_style(self.get_component_rich_style("file--current"))
+        elif marked:
+            line = line.apply_style(self.get_component_rich_style("file--mark"))
         return line.apply_style(base)
 
-    def show_line(self, i: int) -> None:
+    def show_line(self, i: int, marks: frozenset[int] | None = None) -> None:
+        """The cursor on line ``i``, a third down the view; ``marks``: the lines to mark (else kept)."""
         self.current_line = i
+        if marks is not None:
+            self.marked = marks
         h = self.scrollable_content_region.height or 10
         self.scroll_to(y=max(0, i - h // 3), animate=False)
         self.refresh()
+
+    # -- the cursor ----------------------------------------------------------------------------
+    @property
+    def _height(self) -> int:
+        return max(1, self.scrollable_content_region.height or 10)
+
+    def _visible(self, i: int) -> bool:
+        top = self.scroll_offset.y
+        return top <= i < top + self._height
+
+    def move_cursor(self, to: int) -> None:
+        """Put the cursor on line ``to`` (clamped) and scroll just enough to show it."""
+        if self.file is None:
+            return
+        n = self.file.line_count
+        to = max(0, min(n - 1, to))
+        self.current_line = to
+        top, h = self.scroll_offset.y, self._height
+        if to < top:
+            self.scroll_to(y=to, animate=False)
+        elif to >= top + h:
+            self.scroll_to(y=to - h + 1, animate=False)
+        self.refresh()
+
+    def _step(self, delta: int) -> None:
+        if self.file is None:
+            return
+        if self.current_line < 0 or not self._visible(self.current_line):
+            self.move_cursor(self.scroll_offset.y)  # the cursor appears where the user is looking
+        else:
+            self.move_cursor(self.current_line + delta)
+
+    def action_cursor_down(self) -> None:
+        self._step(1)
+
+    def action_cursor_up(self) -> None:
+        self._step(-1)
+
+    def action_cursor_top(self) -> None:
+        if self.file is not None:
+            self.move_cursor(0)
+
+    def action_cursor_bottom(self) -> None:
+        if self.file is not None:
+            self.move_cursor(self.file.line_count - 1)
+
+    def action_cursor_page(self, direction: int) -> None:
+        """A page down / up, the cursor (when there is one) carried along."""
+        if self.file is None:
+            return
+        h = self._height
+        top = max(0, min(self.file.line_count - h, self.scroll_offset.y + direction * h))
+        if self.current_line >= 0:
+            self.current_line = max(0, min(self.file.line_count - 1, self.current_line + direction * h))
+        self.scroll_to(y=top, animate=False)
+        self.refresh()
+
+    def on_click(self, event) -> None:
+        if self.file is None:
+            return
+        at = event.get_content_offset(self)
+        if at is not None and self.scroll_offset.y + at.y < self.file.line_count:
+            self.move_cursor(self.scroll_offset.y + at.y)
 
 
 class FileView(Vertical):
@@ -178,6 +255,7 @@ class FileView(Vertical):
         self.path: Path | None = None
         self.root: Path | None = None
         self._token = 0  # which open_path a worker's result belongs to
+        self._goto: tuple[Path, int, frozenset[int]] | None = None  # a line to show once that file is
 
     def compose(self) -> ComposeResult:
         yield FileLines()
@@ -191,6 +269,8 @@ class FileView(Vertical):
     def open_path(self, path: Path, root: Path | None = None) -> None:
         """Show ``path``; with ``root``, only if it is inside that run directory. A big file is
         indexed in a thread (the view says so meanwhile); any problem is shown as a message."""
+        if self._goto is not None and self._goto[0] != path:
+            self._goto = None  # the user went elsewhere
         if path == self.path and root == self.root and self.lines.file is not None:
             return
         self.path = path
@@ -202,6 +282,24 @@ class FileView(Vertical):
             return
         self.lines.set_message(f"indexing {files.display_name(path)}…")
         self._index_in_thread(path, root, self._token)
+
+    def goto(self, path: Path, line: int, marks: frozenset[int] = frozenset()) -> None:
+        """The cursor on ``line`` of ``path`` and ``marks`` marked: now if ``path`` is shown, else as
+        soon as it is (it may be indexed in a worker); forgotten if another file is opened first."""
+        self._goto = (path, line, frozenset(marks))
+        if self.path == path and self.lines.file is not None:
+            self.call_after_refresh(self._apply_goto)
+
+    def _apply_goto(self) -> None:
+        if self._goto is not None:
+            _path, line, marks = self._goto
+            self._goto = None
+            self.lines.show_line(line, marks)
+
+    @property
+    def cursor_line(self) -> int:
+        """The cursor's line (0-based) in the file shown; -1 when there is no cursor or no file."""
+        return self.lines.current_line if self.lines.file is not None else -1
 
     def show_message(self, text: str | Text) -> None:
         self.path = None
@@ -229,6 +327,8 @@ class FileView(Vertical):
             tf.close()
             return
         self.lines.set_file(tf, LEXERS.get(path.suffix.lower()))
+        if self._goto is not None and self._goto[0] == path:
+            self.call_after_refresh(self._apply_goto)  # once laid out: the view's height is known
         if tf.notice:
             self.app.notify(literal(tf.notice), timeout=4)
 

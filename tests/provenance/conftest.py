@@ -1,0 +1,28 @@
+"""One real Inductor compile on CPU, recorded as a user would: ``python -m tracer --provenance
+fused_program.py`` (caches off, so Inductor runs its scheduler and torch writes its provenance), once
+per session for every provenance test."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROGRAM = Path(__file__).with_name("fused_program.py")
+
+
+@pytest.fixture(scope="session")
+def provenance_run(tmp_path_factory) -> Path:
+    pytest.importorskip("torch")
+    root = tmp_path_factory.mktemp("provenance")
+    env = dict(os.environ, TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
+    proc = subprocess.run([sys.executable, "-m", "tracer", "--provenance", "-o", str(root / "runs"), str(PROGRAM)],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    m = re.search(r"^MAGI_RUN_DIR=(.+)$", proc.stderr, re.M)
+    assert m, proc.stderr[-3000:]
+    return Path(m.group(1))

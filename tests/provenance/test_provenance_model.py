@@ -1,0 +1,121 @@
+"""The provenance model on a real run (``python -m tracer --provenance``, Inductor on CPU): which kernel
+a line of the output code belongs to, the post-grad nodes it fused and where they are in the recorded
+post-grad graph, on to the pre-grad graph, and back from a node to its kernel."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from magi_tui.model import RunModel
+from magi_tui.model import provenance as pv
+from magi_tui.model.metrics import compile_infos, kernel_provenance
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
+
+def _one(run, name):
+    (ev,) = [e for e in run.events if name in (e.files or ()) and e.phase != "before"]
+    return ev, pv.read_lines(run, ev, name)
+
+
+def _defined_at(lines, node):
+    """The line a test finds by reading the graph file itself: ``node: "..." = torch.ops...``."""
+    return next(i for i, s in enumerate(lines) if re.match(rf'^\s+{node}: "', s))
+
+
+@pytest.fixture(scope="module")
+def run(provenance_run):
+    return RunModel(provenance_run).load()
+
+
+def test_kernel_at_definition_and_call_lines(run):
+    ev, code = _one(run, "inductor_output.py")
+    idx = pv.index_output_code(code)
+    assert set(idx.definitions) == {n for n in idx.definitions if n.startswith("cpp_fused_")} and \
+        len(idx.definitions) == 2
+    for name, (first, last) in idx.definitions.items():
+        assert code[first].startswith(f"{name} = async_compile.cpp_pybinding(")
+        assert code[last].startswith("'''")
+        mid = (first + last) // 2   # a line of the kernel's C++ body
+        assert idx.at(mid) == pv.KernelSite(name, None, first, "definition")
+        (call,) = [i for i, s in enumerate(code) if s.strip().startswith(f"{name}(")]
+        handle = code[call - 1].strip()
+        assert handle.startswith(f"# [Provenance debug handles] {name}:")
+        site = idx.at(call)
+        assert site.kind == "call" and site.line == call and site.key == handle.rsplit(" ", 1)[1]
+        assert idx.at(call - 1) == site   # the handle comment belongs to its call
+    mm = [i for i, s in enumerate(code) if s.strip().startswith("extern_kernels.mm(")]
+    assert len(mm) == 2 and all(idx.at(i).name == "extern_kernels.mm" for i in mm)
+    assert idx.at(0) is None and idx.at(mm[0] + 1) is None   # the header; `del arg1_1` after the call
+
+
+def test_from_a_kernel_to_its_post_grad_nodes_and_on_to_pre_grad(run):
+    ev, code = _one(run, "inductor_output.py")
+    idx = pv.index_output_code(code)
+    name = next(n for n in idx.definitions if "sin" in n)   # cpp_fused_add_cos_mul_relu_sin_0
+    first, last = idx.definitions[name]
+    jump = pv.follow(run, ev, "inductor_output.py", first + 3)
+    assert isinstance(jump, pv.Jump), jump
+    pg_ev, pg = _one(run, "post_grad_graph.py")
+    assert jump.event is pg_ev and jump.file == "post_grad_graph.py"
+    fused = {"relu", "sin", "cos", "mul", "add", "add_1"}   # what the kernel's name says it fused
+    assert jump.lines == sorted(_defined_at(pg, n) for n in fused)
+    assert jump.line == jump.lines[0] and name in jump.note
+    assert "mm" not in jump.note.split(": ", 1)[1].split(", ")   # the matmul is an extern kernel
+    # the post-grad `relu` came from the pre-grad `y = torch.relu(...)`
+    step = pv.follow(run, pg_ev, "post_grad_graph.py", _defined_at(pg, "relu"))
+    pre_ev, pre = _one(run, "pre_grad_graph.py")
+    assert isinstance(step, pv.Jump) and step.event is pre_ev
+    assert step.lines == [_defined_at(pre, "y")] and "torch.relu(add)" in pre[step.line]
+    # the pre-grad graph is the start: P says which user line it came from
+    said = pv.follow(run, pre_ev, "pre_grad_graph.py", step.line)
+    assert isinstance(said, str) and "fused_program.py:8" in said and "torch.relu(x @ w + 1.0)" in said
+
+
+def test_back_from_a_node_to_the_kernel_that_computes_it(run):
+    ev, code = _one(run, "inductor_output.py")
+    idx = pv.index_output_code(code)
+    pg_ev, pg = _one(run, "post_grad_graph.py")
+    jump = pv.reverse(run, pg_ev, "post_grad_graph.py", _defined_at(pg, "tanh"))
+    assert isinstance(jump, pv.Jump) and jump.event is ev and jump.file == "inductor_output.py"
+    name = next(n for n in idx.definitions if "tanh" in n)
+    call = next(i for i, s in enumerate(code) if s.strip().startswith(f"{name}("))
+    assert jump.line == idx.definitions[name][0] and jump.lines == [idx.definitions[name][0], call]
+    # the second matmul: an extern kernel, no definition: its call line, by its own debug handle
+    mm1 = pv.reverse(run, pg_ev, "post_grad_graph.py", _defined_at(pg, "mm_1"))
+    calls = [i for i, s in enumerate(code) if s.strip().startswith("extern_kernels.mm(")]
+    assert isinstance(mm1, pv.Jump) and mm1.lines == [calls[1]] and mm1.line == calls[1]
+    # pre-grad -> post-grad: `z` (the second matmul) became `mm_1`
+    pre_ev, pre = _one(run, "pre_grad_graph.py")
+    back = pv.reverse(run, pre_ev, "pre_grad_graph.py", _defined_at(pre, "z"))
+    assert isinstance(back, pv.Jump) and back.lines == [_defined_at(pg, "mm_1")]
+    # a graph input is computed by no kernel: said, not jumped
+    said = pv.reverse(run, pg_ev, "post_grad_graph.py", next(i for i, s in enumerate(pg) if "def forward" in s))
+    assert isinstance(said, str) and "arg0_1" in said
+
+
+def test_lines_that_lead_nowhere_say_why(run):
+    ev, code = _one(run, "inductor_output.py")
+    assert "no kernel on this line" in pv.follow(run, ev, "inductor_output.py", 0)
+    assert "output code" in pv.reverse(run, ev, "inductor_output.py", 0)
+    guards = next(e for e in run.events if "guards.txt" in (e.files or ()))
+    assert "open one of them" in pv.follow(run, guards, "guards.txt", 0)
+
+
+def test_compile_info_listing_reads_the_same_mapping(run):
+    (info,) = compile_infos(run)
+    kernels = {k.kernel.split(":")[0]: k for k in kernel_provenance(run, info)}
+    fused = kernels[next(n for n in kernels if "tanh" in n)]
+    assert set(fused.post_grad) == {"sum_1", "tanh", "amax", "mul_1"}
+    assert any("fused_program.py:10" in ln for ln in fused.user_lines)
+
+
+def test_an_inductor_run_recorded_without_provenance_says_how_to_record_it(fixtures_dir):
+    run = RunModel(fixtures_dir / "recompile_explain").load()
+    ev = next(e for e in run.events if "inductor_output.py" in (e.files or ()))
+    code = pv.read_lines(run, ev, "inductor_output.py")
+    first, _last = next(iter(pv.index_output_code(code).definitions.values()))
+    said = pv.follow(run, ev, "inductor_output.py", first)
+    assert isinstance(said, str) and said.endswith(pv.NOT_RECORDED)
