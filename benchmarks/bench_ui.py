@@ -6,9 +6,11 @@ fresh process per measurement, drives the real app under ``App.run_test()`` and 
 * ``first_screen_s``: App construction -> the event tree has painted a row with data;
 * ``loaded_s``: -> the whole timeline has been read into the tree;
 * ``max_ui_stall_ms``: the longest the event loop was busy while loading (what a key press waits);
+* ``max_ui_stall_after_load_ms``: the same over the ``--after`` seconds after loading (the triage
+  panel's analysis of the whole run, label refreshes, the first full paint);
 * ``peak_rss_mb`` of the process, and ``rss_growth_mb`` over the imports' baseline.
 
-Usage: python benchmarks/bench_ui.py [--events 100000] [--size 120x40]
+Usage: python benchmarks/bench_ui.py [--events 100000] [--size 120x40] [--after 2] [--run EXISTING_RUN_DIR]
 Goals (issue 4): first screen <= 0.3 s, peak RSS <= 150 MB.
 """
 
@@ -40,7 +42,7 @@ def rss_mb() -> float:
     return _status_mb("VmRSS")
 
 
-def measure(run_dir: str, size: str) -> dict:
+def measure(run_dir: str, size: str, after: float = 2.0) -> dict:
     from textual.strip import Strip
 
     from magi_tui.ui.app import MagiApp
@@ -77,15 +79,19 @@ def measure(run_dir: str, size: str) -> dict:
             while not (isinstance(app.screen, RunScreen) and app.screen.loaded):
                 await asyncio.sleep(0.005)
             t_loaded = time.perf_counter()
+            n_loading = len(stalls)
+            await asyncio.sleep(after)
             probe_task.cancel()
             await pilot.pause()
-            stalls.sort()
+            later = sorted(stalls[n_loading:])
+            stalls = sorted(stalls[:n_loading])
             out.update({
                 "events": len(app.screen.run.events),
                 "first_screen_s": round(first_paint[0] - t0, 3) if first_paint else None,
                 "loaded_s": round(t_loaded - t0, 3),
                 "max_ui_stall_ms": round(stalls[-1], 1) if stalls else None,
                 "p50_ui_stall_ms": round(stalls[len(stalls) // 2], 1) if stalls else None,
+                "max_ui_stall_after_load_ms": round(later[-1], 1) if later else None,
             })
 
     asyncio.run(main())
@@ -100,10 +106,17 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=100_000)
     ap.add_argument("--size", default="120x40")
+    ap.add_argument("--after", type=float, default=2.0, help="seconds to keep probing after the load")
+    ap.add_argument("--run", help="measure this existing run instead of a synthetic one")
     ap.add_argument("--measure", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:
-        print(json.dumps(measure(args.measure, args.size)))
+        print(json.dumps(measure(args.measure, args.size, args.after)))
+        return
+    if args.run:
+        proc = subprocess.run([sys.executable, __file__, "--measure", args.run, "--size", args.size,
+                               "--after", str(args.after)], capture_output=True, text=True, check=False)
+        print(proc.stdout.strip().splitlines()[-1] if proc.returncode == 0 else proc.stderr)
         return
     from synth import write_synthetic_run
 
@@ -112,7 +125,8 @@ def main() -> None:
         t = time.perf_counter()
         write_synthetic_run(run, args.events)
         gen_s = time.perf_counter() - t
-        proc = subprocess.run([sys.executable, __file__, "--measure", str(run), "--size", args.size],
+        proc = subprocess.run([sys.executable, __file__, "--measure", str(run), "--size", args.size,
+                               "--after", str(args.after)],
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             print(proc.stderr, file=sys.stderr)

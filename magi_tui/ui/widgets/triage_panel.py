@@ -29,13 +29,11 @@ from magi_tui.ui.messages import EventMessage
 CAP = 50
 #: in a live run the analysis (frames, compile time) is refreshed at most this often unless findings change
 REANALYSE_S = 1.0
+#: an analysis that took longer than this is redone in a thread (the UI loop must not stall on it)
+THREAD_MIN_S = 0.03
+#: threaded analyses overtaken by updates in a row before the next one is done on the loop
+MAX_RACES = 3
 _ICON = {"ok": ("  ✓ ", "green"), "warn": ("  ⚠ ", "yellow"), "fail": ("  ✗ ", "bold red")}
-
-
-def expectations(run: RunModel) -> list[tuple[bool, str]]:
-    """(ok, sentence) checks a compiler engineer makes first: the model's checks (kept for callers
-    of the old API; ``warn`` and ``fail`` are both not ok)."""
-    return [(c.level == "ok", c.message) for c in analyse(run).checks]
 
 
 class TriagePanel(Vertical):
@@ -60,6 +58,8 @@ class TriagePanel(Vertical):
         self._analysis_cost = 0.0
         self._catch_up_pending = False
         self._expanded: set[str] = set()  # sections whose "… N more" row was chosen
+        self._thread_running = False
+        self._races = 0  # threaded analyses in a row that an update overtook
 
     def compose(self) -> ComposeResult:
         yield Static(id="triage-summary")
@@ -77,10 +77,16 @@ class TriagePanel(Vertical):
                 len(t.recompile_limit_hits), len(t.tracer_stopped), len(run.malformed), run.partial_line,
                 bool(run.events), tuple(s.first.seq for s in run.open_spans[:CAP]))
 
-    def analysis(self) -> Analysis:
+    def analysis(self, *, wait: bool = True) -> Analysis | None:
         """The model's analysis of the run. In a live run it is redone when the findings change, at most
         every few times its own cost (a recompile storm on a 100k-event run must not stall the app), and
-        a timer catches up with whatever was deferred."""
+        a timer catches up with whatever was deferred.
+
+        A costly analysis (a 1M-event run: ~0.5 s) runs in a thread when ``wait`` is false, so the UI
+        loop never stalls on it: the old analysis (or None, the first time) is returned meanwhile and the
+        panel is refreshed when the new one is in. Its result is kept only if no update reached the model
+        while it ran (the same event list, as long); otherwise it is tried again, and after
+        ``MAX_RACES`` such races in a row done on the loop."""
         sig = self._findings_sig()
         now = time.monotonic()
         a = self._analysis
@@ -90,6 +96,13 @@ class TriagePanel(Vertical):
             gap = 0.0 if self._analysis_cost < 0.02 else 4 * self._analysis_cost
             waited = now - self._analysis_at
             if a is None or (sig != self._analysis_sig and waited >= gap) or waited >= max(REANALYSE_S, gap):
+                if not wait and self._races < MAX_RACES and self.is_mounted and self._expected_cost() >= THREAD_MIN_S:
+                    if not self._thread_running:
+                        self._thread_running = True
+                        self.run_worker(lambda: self._analyse_in_thread(sig, now), thread=True,
+                                        group="triage-analysis", exit_on_error=False)
+                    return a
+                self._races = 0
                 t0 = time.perf_counter()
                 self._analysis = a = analyse(self.run)
                 self._analysis_cost = time.perf_counter() - t0
@@ -100,6 +113,43 @@ class TriagePanel(Vertical):
                 self.set_timer(max(0.05, delay), self._catch_up)
         return a
 
+    def _expected_cost(self) -> float:
+        """What analysing the run as it is now should cost: the last analysis's cost per event (once it
+        saw enough events to tell) times the events now, else a measured ~0.5 µs per event."""
+        n = len(self.run.events)
+        if self._analysis_n >= 1000:
+            return self._analysis_cost * n / self._analysis_n
+        return n * 0.5e-6
+
+    def _analyse_in_thread(self, sig: tuple, at: float) -> None:
+        run = self.run
+        events, n = run.events, len(run.events)
+        t0 = time.perf_counter()
+        try:
+            result: Analysis | None = analyse(run)
+        except Exception:  # the model changed under it (a live update): redo it on the loop
+            result = None
+        cost = time.perf_counter() - t0
+        try:
+            self.app.call_from_thread(self._analysis_done, result, events, n, sig, at, cost)
+        except RuntimeError:  # the app is gone
+            pass
+
+    def _analysis_done(self, result: Analysis | None, events: list, n: int, sig: tuple, at: float,
+                       cost: float) -> None:
+        self._thread_running = False
+        if result is None or self.run.events is not events or len(events) != n:
+            # an update came in while it ran: try again (throttled as usual); after a few such races in a
+            # row (a fast live run) it is done on the loop, so the panel is never left behind for good
+            self._races += 1
+            self._analysis_at = at
+        else:
+            self._races = 0
+            self._analysis, self._analysis_cost = result, cost
+            self._analysis_sig, self._analysis_at, self._analysis_n = sig, at, n
+        if self.is_mounted:
+            self.refresh_contents()
+
     def _catch_up(self) -> None:
         self._catch_up_pending = False
         self.refresh_contents()
@@ -108,9 +158,9 @@ class TriagePanel(Vertical):
         return self.analysis().checks
 
     # -- summary ---------------------------------------------------------------------------------
-    def summary_text(self) -> Text:
+    def summary_text(self, a: Analysis | None = None) -> Text:
         run = self.run
-        a = self.analysis()
+        a = a if a is not None else self.analysis()
         text = Text(end="")
         text.append("Status ", style="bold")
         style = {"failed": "bold red", "incomplete": "bold red", "recovered": "yellow", "ok": "green",
@@ -155,8 +205,11 @@ class TriagePanel(Vertical):
     def refresh_contents(self) -> None:
         """Update the summary; rebuild the list only when what it lists changed (a live run calls
         this on every update, and rebuilding an OptionList of hundreds of rows is not free)."""
-        self.query_one("#triage-summary", Static).update(self.summary_text())
-        a = self.analysis()
+        a = self.analysis(wait=False)
+        if a is None:
+            self.query_one("#triage-summary", Static).update(Text("Analysing the run …", style="dim"))
+            return
+        self.query_one("#triage-summary", Static).update(self.summary_text(a))
         sig = self._signature(a)
         if sig == self._shown_sig:
             return
