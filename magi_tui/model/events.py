@@ -15,6 +15,8 @@ import math
 import sys
 from typing import Any
 
+import msgspec
+
 from magi_format.names import PHASES, SCOPE_RE, parse_name
 
 __all__ = ["Event", "PHASES", "KINDS", "kind_of", "name_kind"]
@@ -94,8 +96,9 @@ class Event:
                  offset: int, length: int) -> "Event":
         """Build from a decoded JSON object (already checked to be a dict with a str name)."""
         attrs = obj.get("attributes")
+        attrs = attrs if type(attrs) is dict else {}
         return make_event(obj["name"], obj.get("index"), obj.get("files"), obj.get("timestamp"),
-                          attrs if type(attrs) is dict else {}, seq, session, line_no, offset, length)
+                          attrs_struct(attrs), attrs, seq, session, line_no, offset, length)
 
     # -- classification -------------------------------------------------------------------------
     @property
@@ -125,11 +128,11 @@ _SUMMARY_KEYS = ("load_result", "store_result", "compile_result", "reason", "exc
 _SUMMARY_SET = frozenset(_SUMMARY_KEYS)
 
 
-def _summary(attrs: dict[str, Any]) -> dict[str, str] | None:
-    """The few short string attributes shown on a tree label (cache results, reasons)."""
+def _summary(values: tuple) -> dict[str, str] | None:
+    """The few short string attributes shown on a tree label (cache results, reasons): ``values`` are
+    those of :data:`_SUMMARY_KEYS` (absent: ``UNSET``)."""
     out = None
-    for k in _SUMMARY_KEYS:
-        v = attrs.get(k)
+    for k, v in zip(_SUMMARY_KEYS, values):
         if isinstance(v, (str, int, float)) and not isinstance(v, bool):
             if out is None:
                 out = {}
@@ -195,6 +198,80 @@ def _is_special(frag: str) -> bool:
     return name_kind(frag) != "" or frag in _KEEP_FRAGS
 
 
+_UNSET = msgspec.UNSET
+
+
+class Attrs(msgspec.Struct):
+    """The attributes the model reads, decoded straight from a line (msgspec skips the others, so no
+    dict is built for them): the fields of an Event, the summary keys (absent: ``UNSET``) and the keys
+    whose presence keeps the whole map (triage reads them). Typed ``Any``: every check is
+    :func:`make_event`'s own. The order of the last fields is relied on (``_SUM`` / ``_KEEP`` below)."""
+
+    duration_ms: Any = None
+    graph_index: Any = None
+    compile_id: Any = None
+    subgraph: Any = None
+    lifecycle_name: Any = None
+    subgraph_index: Any = None
+    load_result: Any = _UNSET
+    store_result: Any = _UNSET
+    compile_result: Any = _UNSET
+    reason: Any = _UNSET
+    exception_type: Any = _UNSET
+    restart_reason: Any = _UNSET
+    cache: Any = _UNSET
+    frame: Any = _UNSET
+    gb_id: Any = _UNSET
+    gb_type: Any = _UNSET
+    symbol: Any = _UNSET
+    expr: Any = _UNSET
+    reasons: Any = _UNSET
+    fail_type: Any = _UNSET
+    error_type: Any = _UNSET
+
+
+_FIELDS = Attrs.__struct_fields__
+_SUM = slice(6, 18)     # load_result .. expr: the summary keys, in _SUMMARY_KEYS' order
+_KEEP1 = slice(9, 12)   # reason, exception_type, restart_reason: summary keys that keep the whole map
+_KEEP2 = slice(18, 21)  # reasons, fail_type, error_type
+assert _FIELDS[_SUM] == _SUMMARY_KEYS and set(_FIELDS[_KEEP1] + _FIELDS[_KEEP2]) == _KEEP_SET
+_NO_SUM = (_UNSET,) * 12
+_NO_3 = (_UNSET,) * 3
+_astuple = msgspec.structs.astuple
+_NO_ATTRS = Attrs()
+#: ``Event.attrs`` of an event that keeps its whole map when the caller has not got it (the reader
+#: then decodes the line's map: :meth:`TimelineReader._parse_block`)
+WANT_ATTRS: dict[str, Any] = {}
+
+
+#: summary values -> (the shared summary map, the kind its results give, whether a key that keeps the
+#: whole map is among them); only values all str / None / absent are entered, so that 1, 1.0 and True
+#: (equal as keys) never share an entry
+_BY_VALUES: dict[tuple, tuple[dict[str, str] | None, str, bool]] = {}
+
+
+def _summary_of(sv: tuple) -> tuple[dict[str, str] | None, str, bool]:
+    summary = _summary(sv)
+    if summary is not None:
+        key = tuple(summary.items())
+        shared = _SUMMARY_CACHE.get(key)
+        if shared is not None:
+            summary = shared
+        elif len(_SUMMARY_CACHE) < _SHARE_MAX:
+            _SUMMARY_CACHE[key] = summary
+    got = (summary, kind_of(None, "", summary), sv[3:6] != _NO_3)
+    if len(_BY_VALUES) < _SHARE_MAX and all(v is _UNSET or v is None or type(v) is str for v in sv):
+        _BY_VALUES[sv] = got
+    return got
+
+
+def attrs_struct(attrs: dict[str, Any]) -> Attrs:
+    """:class:`Attrs` from a decoded map (the careful path and the other readers)."""
+    if not attrs:
+        return _NO_ATTRS
+    return msgspec.convert({k: attrs[k] for k in _FIELDS if k in attrs}, Attrs)
+
+
 _new_event = Event.__new__
 #: identical ``files`` tuples / ``summary`` maps are shared (bounded: a hostile file cannot grow them)
 _FILES_CACHE: dict[tuple, tuple[str, ...]] = {}
@@ -202,12 +279,14 @@ _SUMMARY_CACHE: dict[tuple, dict[str, str]] = {}
 _SHARE_MAX = 20_000
 
 
-def make_event(name: str, idx: Any, files: Any, ts: Any, attrs: dict[str, Any], seq: int, session: int,
-               line_no: int, offset: int, length: int) -> Event:
-    """Build an :class:`Event` from a line's fields (``name`` a non-empty str, ``attrs`` a dict).
+def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs, attrs: dict[str, Any] | None, seq: int,
+               session: int, line_no: int, offset: int, length: int) -> Event:
+    """Build an :class:`Event` from a line's fields (``name`` a non-empty str, ``a`` its attributes as
+    :class:`Attrs`, ``attrs`` the whole map when the caller has it, else None).
 
     This runs once per line of a possibly huge file, so it avoids regexes (names are parsed once per
-    distinct name and cached) and generic helpers on the common, well-typed path."""
+    distinct name and cached) and generic helpers on the common, well-typed path. An event that keeps
+    its whole map gets ``attrs``, or :data:`WANT_ATTRS` for the caller to fill in."""
     ev = _new_event(Event)
     ev.seq = seq
     ev.session = session
@@ -224,57 +303,56 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, attrs: dict[str, Any], 
     ev.frag = frag
     ev.span = None
     ev.depth = 0
-    if type(files) is list and files:
-        try:
-            key = tuple(files)
-            shared = _FILES_CACHE.get(key)
-        except TypeError:  # an unhashable item: a list or a map in the list
-            key = shared = None
-        if shared is None:
-            shared = tuple(_intern(f) for f in files if type(f) is str)
-            if key is not None and len(_FILES_CACHE) < _SHARE_MAX:
-                _FILES_CACHE[key] = shared
-        ev.files = shared
+    if files:
+        if type(files) is tuple or type(files) is list:
+            try:
+                key = files if type(files) is tuple else tuple(files)
+                shared = _FILES_CACHE.get(key)
+            except TypeError:  # an unhashable item: a list or a map in the list
+                key = shared = None
+            if shared is None:
+                shared = tuple(_intern(f) for f in files if type(f) is str)
+                if key is not None and len(_FILES_CACHE) < _SHARE_MAX:
+                    _FILES_CACHE[key] = shared
+            ev.files = shared
+        else:
+            ev.files = ()
     else:
         ev.files = ()
     ev.timestamp = ts if type(ts) is float and _isfinite(ts) else _opt_float(ts)
-    get = attrs.get
-    dur = get("duration_ms")
+    t = _astuple(a)
+    dur, gi, cid, sub, lc, sgi = t[:6]
     ev.duration_ms = dur if dur is None or (type(dur) is float and _isfinite(dur)) else _opt_float(dur)
-    gi = get("graph_index")
     ev.graph_index = gi if gi is None or type(gi) is int else None
-    cid = get("compile_id")
     ev.compile_id = None if cid is None else _intern(cid if type(cid) is str else str(cid))
-    sub = get("subgraph")
     ev.subgraph = _intern(sub) if type(sub) is str and sub else None
-    lc = get("lifecycle_name")
     if type(lc) is str:
         ev.lifecycle = _intern(lc)
         ev.phase = phase
     else:
         ev.lifecycle = ev.phase = phase = None
-    sgi = get("subgraph_index")
     if sgi is None or type(sgi) is not int:
         sgi = name_sgi
     ev.subgraph_index = sgi
     ev.scope = "fullgraph" if sgi is None else (_SCOPES[sgi] if 0 <= sgi < 64 else f"subgraph_{sgi}")
-    summary = None
-    if not _SUMMARY_SET.isdisjoint(attrs):
-        summary = _summary(attrs)
-        if summary is not None:
-            key = tuple(summary.items())
-            shared = _SUMMARY_CACHE.get(key)
-            if shared is not None:
-                summary = shared
-            elif len(_SUMMARY_CACHE) < _SHARE_MAX:
-                _SUMMARY_CACHE[key] = summary
-    ev.summary = summary
-    ev.attrs = attrs if phase == "failed" or special or not _KEEP_SET.isdisjoint(attrs) else None
-    # the kind rules (kind_of), computed once: the name's kind is cached with the name
-    if phase == "failed" or phase == "skip":
-        ev.kind = phase
-    elif nkind or summary is None:
-        ev.kind = nkind
+    sv = t[6:18]
+    if sv == _NO_SUM:
+        ev.summary = None
+        keep = special or phase == "failed" or t[18:] != _NO_3
+        kind = nkind
     else:
-        ev.kind = kind_of(phase, frag, summary)
+        try:
+            got = _BY_VALUES.get(sv)
+        except TypeError:  # a list or a map among the values
+            got = None
+        if got is None:
+            got = _summary_of(sv)
+        summary, skind, keep = got
+        ev.summary = summary
+        keep = keep or special or phase == "failed" or t[18:] != _NO_3
+        kind = nkind or skind
+    ev.attrs = (attrs if attrs is not None else WANT_ATTRS) if keep else None
+    # the kind rules (kind_of), computed once: the name's kind is cached with the name, the kind the
+    # result attributes give with the summary
+    ev.kind = phase if phase == "failed" or phase == "skip" else kind
     return ev

@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from magi_format.safepath import is_inside
-from magi_tui.model.events import Event, make_event
+from magi_tui.model.events import WANT_ATTRS, Attrs, Event, make_event
 
 CHUNK = 8 << 20  # bytes per read; bounds memory on huge files
 LONG_LINE_FIRST = 1 << 16  # an over-long line is read in growing reads from this size up to CHUNK
@@ -37,17 +37,26 @@ _FINGERPRINT = 256
 
 class _Line(msgspec.Struct):
     """The fields of a timeline line the model keeps: decoding into this skips building the others
-    (``datetime``, ``relative_time``: read back from the line when shown). Typed ``Any``: the checks
-    and their messages stay in :meth:`TimelineReader._parse_block`'s own code."""
+    (``datetime``, ``relative_time``: read back from the line when shown; the attributes no Event
+    field comes from, see :class:`Attrs`). Typed ``Any`` (``attributes`` an object or null): the
+    checks and their messages stay in :meth:`TimelineReader._parse_block`'s own code."""
 
     name: Any = None
     index: Any = None
-    files: Any = None
+    files: tuple | None = None  # an array (else the careful path decides), as the key it is shared by
     timestamp: Any = None
+    attributes: Attrs | None = None
+
+
+class _Whole(msgspec.Struct):
+    """The whole attribute map, for the few events that keep it (triage reads them)."""
+
     attributes: Any = None
 
 
 _fast_decode = msgspec.json.Decoder(_Line).decode
+_whole_decode = msgspec.json.Decoder(_Whole).decode
+_NO_ATTRS = Attrs()
 #: what the fast decoder may raise; the line then goes through the stdlib path, which decides
 _FAST_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, ValueError, RecursionError)
 
@@ -220,20 +229,21 @@ class TimelineReader:
                 last_nl = data.rfind(b"\n")
                 if last_nl < 0:
                     break
-            block = data[: last_nl + 1]
-            self._parse_block(block, pos, result)
-            pos += len(block)
-            budget -= len(block)
+            self._parse_block(data, pos, result)  # the lines up to last_nl
+            pos += last_nl + 1
+            budget -= last_nl + 1
         self.offset = pos
         if pos >= size:
             self.more = False
         # only a line still waiting for its newline counts as partial, not bytes a budget left unread
         self.partial = 0 if self.more else max(0, size - pos)
 
-    def _parse_block(self, block: bytes, base: int, result: ReadResult) -> None:
-        """Parse complete lines (``block`` ends with a newline). Hot path: one ``bytes.split``, then per
-        line msgspec decodes only the fields kept; a line it refuses, or that is not plainly well-typed,
-        goes through :meth:`_parse_line` (the stdlib decoder, whose verdict and messages are the rules)."""
+    def _parse_block(self, data: bytes, base: int, result: ReadResult) -> None:
+        """Parse the complete lines of ``data`` (read from offset ``base``): those before its last newline;
+        what follows it, a line still being written, is left alone (and not copied). Hot path: one
+        ``bytes.split``, then per line msgspec decodes only the fields kept; a line it refuses, or that
+        is not plainly well-typed, goes through :meth:`_parse_line` (the stdlib decoder, whose verdict
+        and messages are the rules)."""
         fast = _fast_decode
         fast_errors = _FAST_ERRORS
         events = result.events
@@ -244,7 +254,9 @@ class TimelineReader:
         seq = self.seq
         session = self.session
         last_index = self.last_index
-        for raw in block.split(b"\n")[:-1]:
+        lines = data.split(b"\n")
+        lines.pop()  # what follows the last newline: nothing, or a line still being written
+        for raw in lines:
             line_no += 1
             line_offset = pos
             n = len(raw)
@@ -258,17 +270,27 @@ class TimelineReader:
             if obj is not None:
                 name = obj.name
                 idx = obj.index
-                attrs = obj.attributes
-                if (type(name) is str and name and (idx is None or type(idx) is int)
-                        and (attrs is None or type(attrs) is dict)):
-                    if idx is not None:
-                        if last_index is not None and idx <= last_index:
-                            session += 1
-                        last_index = idx
-                    append(make_event(name, idx, obj.files, obj.timestamp, attrs if attrs is not None else {},
-                                      seq, session, line_no, line_offset, n))
-                    seq += 1
-                    continue
+                if type(name) is str and name and (idx is None or type(idx) is int):
+                    new_session = session
+                    if idx is not None and last_index is not None and idx <= last_index:
+                        new_session += 1
+                    attrs = obj.attributes
+                    ev = make_event(name, idx, obj.files, obj.timestamp, attrs if attrs is not None else _NO_ATTRS,
+                                    None, seq, new_session, line_no, line_offset, n)
+                    if ev.attrs is WANT_ATTRS:  # one of the few kept whole: decoded again, as a map
+                        try:
+                            whole = _whole_decode(raw).attributes
+                        except fast_errors:
+                            ev = None
+                        else:
+                            ev.attrs = whole if type(whole) is dict else {}
+                    if ev is not None:
+                        append(ev)
+                        session = new_session
+                        if idx is not None:
+                            last_index = idx
+                        seq += 1
+                        continue
             # the careful path, with the reader's state as it is at this line
             self.line_no, self.seq, self.session, self.last_index = line_no, seq, session, last_index
             slow(raw, line_offset, result)

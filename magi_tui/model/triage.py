@@ -227,9 +227,11 @@ class TriageBuilder:
                 self._cascade.members.append(f)
             f.cascade = self._cascade
         elif ev.phase == "after":
-            key = span.before.pair_key if span is not None and span.before is not None else ev.pair_key
-            loose = _loose(ev.session, key)
-            waiting = self._waiting.get(loose)
+            waiting = None
+            if self._waiting:  # a failure waits for its recovery (most runs: none at all)
+                key = span.before.pair_key if span is not None and span.before is not None else ev.pair_key
+                loose = _loose(ev.session, key)
+                waiting = self._waiting.get(loose)
             if waiting:
                 keep = []
                 for gi, f in waiting:
@@ -247,7 +249,13 @@ class TriageBuilder:
             if ev.lifecycle == "compile" and ev.compile_id is not None:
                 for r in self._open_restarts.pop((ev.session, ev.compile_id), ()):
                     r.closed_ok = True
-        if kind == "restart" and ev.phase is None:
+        if not kind:  # most events
+            if ev.phase is None:
+                if ev.frag == RECOMPILE_LIMIT_HIT:
+                    t.recompile_limit_hits.append(Item(ev, _attr(ev, "reason")))
+                elif ev.frag == TRACER_STOPPED:
+                    t.tracer_stopped.append(Item(ev, _attr(ev, "reason", "error")))
+        elif kind == "restart" and ev.phase is None:
             reason = _first_line(_attr(ev, "restart_reason", "reason"))
             cid = ev.compile_id
             dup = cid is not None and any(r.cascade is not None and r.event.compile_id == cid
@@ -271,9 +279,5 @@ class TriageBuilder:
             t.cache_stores.append(Item(ev, _attr(ev, "reason", "key")))
         elif kind == "cache_skip":
             t.cache_skipped_stores.append(Item(ev, _attr(ev, "reason")))
-        elif ev.phase is None and ev.frag == RECOMPILE_LIMIT_HIT:
-            t.recompile_limit_hits.append(Item(ev, _attr(ev, "reason")))
-        elif ev.phase is None and ev.frag == TRACER_STOPPED:
-            t.tracer_stopped.append(Item(ev, _attr(ev, "reason", "error")))
         self._prev = ev
         return recovered
