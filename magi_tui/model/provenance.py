@@ -497,6 +497,9 @@ def reverse(run: "RunModel", ev: Event, fname: str, line: int) -> Jump | str:
         if kernel_name(k) not in names:
             names.append(kernel_name(k))
     note = f"post-grad {node} is computed by {_limit(names)}"
+    calls = [x for x in marks if x != cursor]
+    if calls:
+        note += f", called at line {', '.join(str(x + 1) for x in sorted(set(calls))[:4])}"
     if cursor is None:
         return f"{note}; but the output code names none of them"
     return Jump(g.output[0], g.output[1], sorted(set(marks)), cursor, note)

@@ -460,7 +460,11 @@ class RunScreen(Screen):
 
     def action_focus_other(self) -> None:
         if self.query_one("#left", ContentSwitcher).visible_content.has_focus:
-            self.query_one("#right", ContentSwitcher).visible_content.focus()
+            right = self.query_one("#right", ContentSwitcher)
+            if right.current == "detail":  # the file: j / k move its cursor, P follows provenance
+                self.query_one("#detail-file", FileView).lines.focus()
+            else:
+                right.visible_content.focus()
         else:
             self.query_one("#left", ContentSwitcher).visible_content.focus()
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.segment import Segment
+from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
@@ -154,7 +155,10 @@ class FileLines(ScrollView, can_focus=True):
                                  case_sensitive=False)
         gw = len(str(n)) + 1
         marked = i in self.marked
-        gutter = Segment(f"{i + 1:>{gw - 1}}{'▶' if marked else ' '}", self.get_component_rich_style("file--gutter"))
+        gstyle = self.get_component_rich_style("file--gutter")
+        if i == self.current_line:  # the cursor's number in reverse: seen without colour (NO_COLOR) too
+            gstyle += Style(reverse=True)
+        gutter = Segment(f"{i + 1:>{gw - 1}}{'▶' if marked else ' '}", gstyle)
         segs = list(body.render(self.app.console))
         strip = Strip(segs).crop_extend(scroll_x, scroll_x + width - gw, base)
         line = Strip([gutter, *strip], width)
