@@ -3,7 +3,8 @@ versus plain ``json.loads`` of every line, each in a fresh subprocess so peak RS
 
     .venv/bin/python benchmarks/bench_load.py [--events 100000] [--repeat 3]
 
-Prints JSON: ``model_load_s`` (``RunModel(path).load()``: read, parse, pair, tree, triage),
+Prints JSON: ``model_load_s`` (``RunModel(path).load()``, the headless load: read, parse, pair, triage;
+no tree, which only a view builds: ``benchmarks/bench_million.py`` times the app's way),
 ``json_loads_s`` (open, read lines, ``json.loads`` each), ``ratio`` (model / plain), the peak RSS of
 each process (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) and of a bare interpreter with the same
 imports, and whether the goals hold: ratio <= 3, model peak RSS <= 150 MB. Times are the best of
