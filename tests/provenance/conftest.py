@@ -1,6 +1,7 @@
 """One real Inductor compile on CPU, recorded as a user would: ``python -m tracer --provenance
-fused_program.py`` (caches off, so Inductor runs its scheduler and torch writes its provenance), once
-per session for every provenance test."""
+--keep-trace fused_program.py`` (caches off, so Inductor runs its scheduler and torch writes its
+provenance; ``--keep-trace`` also keeps torch's own TORCH_TRACE log of it), once per session for every
+provenance test."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def provenance_run(tmp_path_factory) -> Path:
     pytest.importorskip("torch")
     root = tmp_path_factory.mktemp("provenance")
     env = dict(os.environ, TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
-    proc = subprocess.run([sys.executable, "-m", "tracer", "--provenance", "-o", str(root / "runs"), str(PROGRAM)],
+    proc = subprocess.run([sys.executable, "-m", "tracer", "--provenance", "--keep-trace", "-o", str(root / "runs"), str(PROGRAM)],
                           capture_output=True, text=True, timeout=600, env=env, cwd=root)
     assert proc.returncode == 0, proc.stderr[-3000:]
     m = re.search(r"^MAGI_RUN_DIR=(.+)$", proc.stderr, re.M)

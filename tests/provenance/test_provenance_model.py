@@ -119,3 +119,22 @@ def test_an_inductor_run_recorded_without_provenance_says_how_to_record_it(fixtu
     first, _last = next(iter(pv.index_output_code(code).definitions.values()))
     said = pv.follow(run, ev, "inductor_output.py", first)
     assert isinstance(said, str) and said.endswith(pv.NOT_RECORDED)
+
+
+def test_the_same_steps_on_the_torch_trace_log_of_that_run(provenance_run):
+    """tlparse's input, read by magi-tui's log reader: the same kernel, nodes and lines."""
+    log = RunModel(provenance_run / "timeline_events" / "torch_trace.log").load()
+    assert not log.has_event_folders
+    ev, code = _one(log, "inductor_output.py")
+    idx = pv.index_output_code(code)
+    name = next(n for n in idx.definitions if "tanh" in n)
+    call = next(i for i, s in enumerate(code) if s.strip().startswith(f"{name}("))
+    jump = pv.follow(log, ev, "inductor_output.py", call)
+    pg_ev, pg = _one(log, "post_grad_graph.py")
+    assert isinstance(jump, pv.Jump) and jump.event is pg_ev
+    assert jump.lines == sorted(_defined_at(pg, n) for n in ("tanh", "sum_1", "mul_1", "amax"))
+    step = pv.follow(log, pg_ev, "post_grad_graph.py", _defined_at(pg, "amax"))
+    pre_ev, pre = _one(log, "pre_grad_graph.py")
+    assert isinstance(step, pv.Jump) and step.event is pre_ev and step.lines == [_defined_at(pre, "amax")]
+    back = pv.reverse(log, pg_ev, "post_grad_graph.py", _defined_at(pg, "amax"))
+    assert isinstance(back, pv.Jump) and back.event is ev and back.line == idx.definitions[name][0]
