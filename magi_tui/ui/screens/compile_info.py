@@ -28,12 +28,12 @@ from magi_tui.model.metrics import (
     compile_infos,
     detail_lines,
     guards_lines,
-    kernel_provenance,
     stack_trie,
     table_row,
     trie_lines,
     write_reproducer,
 )
+from magi_tui.model.provenance import kernel_provenance
 from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.widgets.footer import MagiFooter
