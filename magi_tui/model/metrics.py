@@ -578,7 +578,7 @@ def detail_lines(info: CompileInfo, guards: list[str] | None = None, width: int 
         out.append(("text", f"  {len(info.runnables)} fx_graph_runnable: r writes it next to the run"))
     if provenance:
         out.append(("head", "provenance: kernel -> post-grad nodes -> pre-grad nodes -> user line"))
-        out.append(("dim", "  (run screen: cursor on a kernel in the output code, P: its nodes, K: back)"))
+        out.append(("dim", "  (run screen: cursor on a kernel in the output code, P: its nodes; K: node -> kernel)"))
         for k in provenance:
             out.append(("text", f"  {k.kernel}" + ("  (backward)" if k.backward else "")))
             if k.post_grad:
