@@ -87,12 +87,13 @@ class KernelSite:
 class OutputCode:
     """Where each kernel of one output-code file is defined and called."""
 
-    definitions: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (first, last line)
+    definitions: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (def line, last line)
     calls: list[tuple[int, int, str, str | None]] = field(default_factory=list)  # (from, call line, name, key)
+    heads: dict[str, int] = field(default_factory=dict)  # name -> first line of the comments above its def
 
     def at(self, i: int) -> KernelSite | None:
         for name, (a, b) in self.definitions.items():
-            if a <= i <= b:
+            if self.heads.get(name, a) <= i <= b:
                 return KernelSite(name, None, a, "definition")
         for a, b, name, key in self.calls:
             if a <= i <= b:
@@ -108,44 +109,61 @@ class OutputCode:
         return (d[0] if d else None), exact or [b for _a, b, n, _k in self.calls if n == name]
 
 
+def _comments_above(lines: list[str], i: int) -> int:
+    """The first line of the comment block right above line ``i`` (``i`` when there is none)."""
+    while i > 0 and _COMMENT.match(lines[i - 1]) and not _HANDLE.match(lines[i - 1]):
+        i -= 1
+    return i
+
+
 def index_output_code(lines: list[str]) -> OutputCode:
+    """Kernels by torch's layout of the output code: ``NAME = async_compile.<kind>(`` up to the line
+    closing its source string (the comments above it, e.g. Triton's ``# kernel path:``, belong to it);
+    each call with the comments above it (``# Topologically Sorted Source Nodes``, ``# [Provenance
+    debug handles] NAME:N``), the call within a few lines of its handle (Triton puts ``stream0 =
+    get_raw_stream(0)`` between): ``NAME(...)``, ``NAME.run(...)``, ``extern_kernels.mm(...)``."""
     out = OutputCode()
     n = len(lines)
     i = 0
     while i < n:
         m = _DEF.match(lines[i])
-        if m:
+        if m and m.group(1) not in out.definitions:
             j = i + 1
             while j < n and not _DEF_END.match(lines[j]) and not _DEF.match(lines[j]):
                 j += 1
             end = j if j < n and _DEF_END.match(lines[j]) else i
-            out.definitions.setdefault(m.group(1), (i, end))
+            out.definitions[m.group(1)] = (i, end)
+            out.heads[m.group(1)] = _comments_above(lines, i)
             i = end + 1
             continue
         i += 1
     known = set(out.definitions)
-    pending_from: int | None = None
-    pending_key: str | None = None
-    for i, s in enumerate(lines):
-        if _COMMENT.match(s):
-            h = _HANDLE.match(s)
-            if pending_from is None:
-                pending_from = i
-            if h:
-                pending_key = h.group(1)
+    claimed: set[int] = set()
+    for h, s in enumerate(lines):
+        m = _HANDLE.match(s)
+        if not m:
             continue
-        m = _CALL.match(s)
-        name = m.group(1) if m else None
-        if name is not None and (name in known or name.startswith("extern_kernels.") or
-                                 (pending_key is not None and kernel_name(pending_key) == name)):
-            key = pending_key if pending_key is not None and kernel_name(pending_key) == name else None
-            out.calls.append((pending_from if pending_from is not None and key else i, i, name, key))
-        elif pending_key is not None and s.strip():
-            # a handle whose call is spelled otherwise (a fallback op): the handle's lines and this one
-            out.calls.append((pending_from if pending_from is not None else i, i, kernel_name(pending_key),
-                              pending_key))
-        if s.strip():
-            pending_from, pending_key = None, None
+        key = m.group(1)
+        name = kernel_name(key)
+        call = first_code = None
+        for j in range(h + 1, min(n, h + 6)):
+            t = lines[j]
+            if _COMMENT.match(t) or not t.strip():
+                continue
+            first_code = j if first_code is None else first_code
+            c = _CALL.match(t)
+            if c and c.group(1) == name:
+                call = j
+                break
+        at = call if call is not None else first_code  # a fallback op is called otherwise: its next line
+        if at is not None and at not in claimed:
+            claimed.add(at)
+            out.calls.append((_comments_above(lines, h), at, name, key))
+    for i, s in enumerate(lines):  # calls without a handle (recorded without provenance)
+        c = _CALL.match(s) if i not in claimed else None
+        if c and (c.group(1) in known or c.group(1).startswith("extern_kernels.")):
+            out.calls.append((_comments_above(lines, i), i, c.group(1), None))
+    out.calls.sort(key=lambda c: c[1])
     return out
 
 
