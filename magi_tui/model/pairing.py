@@ -101,11 +101,16 @@ class Pairer:
             stack.append(span)
             ev.span = span
             return span, True
-        if n and _matches(stack[-1], ev):  # the common case: the innermost open span closes
-            span = stack.pop()
-            span.end = ev
-            ev.span = span
-            return span, False
+        if n:  # the common case: the innermost open span closes (_matches, inlined)
+            span = stack[-1]
+            b = span.before
+            if b is not None and b.session == ev.session and b.lifecycle == ev.lifecycle \
+                    and b.subgraph_index == ev.subgraph_index and b.compile_id == ev.compile_id \
+                    and (b.graph_index is None or ev.graph_index is None or b.graph_index == ev.graph_index):
+                stack.pop()
+                span.end = ev
+                ev.span = span
+                return span, False
         for i in range(len(self.open) - 1, -1, -1):
             span = self.open[i]
             if _matches(span, ev):

@@ -254,6 +254,7 @@ class TimelineReader:
         seq = self.seq
         session = self.session
         last_index = self.last_index
+        ascii_block = data.isascii()  # then no line needs its UTF-8 checked
         lines = data.split(b"\n")
         lines.pop()  # what follows the last newline: nothing, or a line still being written
         for raw in lines:
@@ -262,7 +263,7 @@ class TimelineReader:
             n = len(raw)
             pos += n + 1
             try:
-                if not raw.isascii():
+                if not ascii_block and not raw.isascii():
                     raw.decode("utf-8")  # msgspec does not check the bytes of fields it skips
                 obj = fast(raw)
             except fast_errors:

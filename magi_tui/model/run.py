@@ -155,7 +155,7 @@ class RunModel:
         recovered = up.recovered
         if self._tree is None:  # headless: pairing and triage only (the tree is built if asked)
             for ev in res.events:
-                outer = before_pairing(ev)
+                outer = before_pairing(ev) if ev.phase == "failed" else None
                 span, created = pair(ev)
                 if span is not None and not created:
                     closed(span)
@@ -169,7 +169,7 @@ class RunModel:
         tree_add = tree.add
         new_items = up.new_items.append
         for ev in res.events:
-            outer = before_pairing(ev)
+            outer = before_pairing(ev) if ev.phase == "failed" else None
             span, created = pair(ev)
             if span is None:
                 group, gnew = tree_add(ev)
