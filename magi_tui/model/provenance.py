@@ -51,6 +51,7 @@ _CALL = re.compile(r"^\s+((?:extern_kernels\.)?\w+)(?:\.run)?\(")
 _NODE = re.compile(r'^\s*%?(\w+)\s*(?::\s*(?:"[^"]*"|\[[^\]]*\]))?\s*=\s')
 _FORWARD = re.compile(r"^\s*def forward\(self,?(.*)")
 _PARAM = re.compile(r"(\w+)\s*(?::\s*\"[^\"]*\")?\s*(?:,|\)|$)")
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*\n([^\n]*)')
 _FILE_COMMENT = re.compile(r"^\s*# File: (.+?), code: (.*)$")
 
 
@@ -328,6 +329,8 @@ class Graph:
     post_grad: tuple[Event, str] | None = None
     pre_grad: tuple[Event, str] | None = None
     mappings: list[tuple[Event, str]] = field(default_factory=list)
+    stacks: list[tuple[Event, str]] = field(default_factory=list)   # kernel_stack_traces.json
+    backward: bool = False
     compile_id: str | None = None
 
 
@@ -366,12 +369,14 @@ def graph_of(run: "RunModel", ev: Event) -> Graph:
     after_pres = [e for e in pres if e.phase != "before"] or pres
     p = before(after_pres)
     g.pre_grad = (p, _has(p, PRE_GRAD) or "") if p is not None else None
-    maps = [e for e in same if _has(e, MAPPINGS) and _backward(run, e) == bw]
-    if out is not None:  # torch writes the mappings right after the code: those up to the next code
-        nxt = next((e.seq for e in outputs if e.seq > out.seq), None)
-        mine = [e for e in maps if e.seq > out.seq and (nxt is None or e.seq < nxt)]
-        maps = mine or maps
-    g.mappings = [(e, _has(e, MAPPINGS) or "") for e in maps]
+    g.backward = bw
+    for names, into in ((MAPPINGS, g.mappings), (STACKS, g.stacks)):
+        maps = [e for e in same if _has(e, names) and _backward(run, e) == bw]
+        if out is not None:  # torch writes the mappings right after the code: those up to the next code
+            nxt = next((e.seq for e in outputs if e.seq > out.seq), None)
+            mine = [e for e in maps if e.seq > out.seq and (nxt is None or e.seq < nxt)]
+            maps = mine or maps
+        into.extend((e, _has(e, names) or "") for e in maps)
     return g
 
 
@@ -385,6 +390,28 @@ def read_mapping(run: "RunModel", g: Graph) -> Mapping:
     for ev, name in g.mappings[:8]:
         m.merge(_json(read_text(run, ev, name)))
     return m
+
+
+def not_mapped(run: "RunModel", g: Graph, what: str, kernel: str | None = None) -> str:
+    """Why there is no step from ``what``: nothing recorded, or torch recorded an empty mapping (it maps
+    forward graphs only: a backward graph's mapping holds no node); with the kernel's user line when
+    torch's kernel stack traces name it."""
+    if not g.mappings:
+        return f"{what}: {NOT_RECORDED}"
+    why = f"{what}: torch recorded no node mapping for this " + \
+        ("backward graph (it maps forward graphs only)" if g.backward else "graph")
+    if kernel is not None:
+        for ev, name in g.stacks[:8]:
+            traces = _json(read_text(run, ev, name))
+            if not isinstance(traces, dict):
+                continue
+            for key, stacks in traces.items():
+                if kernel_name(str(key)) == kernel and isinstance(stacks, list) and stacks:
+                    last = _FRAME.findall(str(stacks[0]))
+                    if last:
+                        f, ln, code = last[-1]
+                        return why + f"; its code comes from {f.rsplit('/', 1)[-1]}:{ln}  {code.strip()}"
+    return why
 
 
 # -- one step of navigation -------------------------------------------------------------------------
@@ -444,7 +471,7 @@ def follow(run: "RunModel", ev: Event, fname: str, line: int) -> Jump | str:
         if site is None:
             return "no kernel on this line: put the cursor on a kernel's definition or its call"
         if not mapping:
-            return f"{site.name}: {NOT_RECORDED}"
+            return not_mapped(run, g, site.name, site.name)
         keys = mapping.keys_of(site)
         posts: list[str] = []
         for k in keys:
@@ -459,7 +486,7 @@ def follow(run: "RunModel", ev: Event, fname: str, line: int) -> Jump | str:
     if node is None:
         return "no FX node on this line: put the cursor on a node's line"
     if not mapping:
-        return f"{node}: {NOT_RECORDED}"
+        return not_mapped(run, g, node)
     pres = mapping.post_to_pre.get(node, [])
     if not pres:
         return f"post-grad node {node} has no pre-grad node in torch's mapping (an input, or made by a pass)"
@@ -486,7 +513,7 @@ def reverse(run: "RunModel", ev: Event, fname: str, line: int) -> Jump | str:
         return "no FX node on this line: put the cursor on a node's line"
     mapping = read_mapping(run, g)
     if not mapping:
-        return f"{node}: {NOT_RECORDED}"
+        return not_mapped(run, g, node)
     if role == "pre_grad":
         posts = mapping.pre_to_post.get(node, [])
         if not posts:
