@@ -229,6 +229,7 @@ class Mapping:
     post_to_kernel: dict[str, list[str]] = field(default_factory=dict)
     post_to_pre: dict[str, list[str]] = field(default_factory=dict)
     pre_to_post: dict[str, list[str]] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)  # mapping files that are cut or not JSON
 
     def keys_of(self, site: KernelSite) -> list[str]:
         """torch's keys for a kernel site: its own handle, else every key of that kernel's name."""
@@ -388,16 +389,24 @@ def _order(ev: Event, names: tuple[str, ...]) -> str:
 def read_mapping(run: "RunModel", g: Graph) -> Mapping:
     m = Mapping()
     for ev, name in g.mappings[:8]:
-        m.merge(_json(read_text(run, ev, name)))
+        text = read_text(run, ev, name, MAX_MAPPING + 1)
+        obj = _json(text)
+        if obj is None and text is not None:
+            m.unreadable.append(name)
+        m.merge(obj)
     return m
 
 
-def not_mapped(run: "RunModel", g: Graph, what: str, kernel: str | None = None) -> str:
+def not_mapped(run: "RunModel", g: Graph, what: str, kernel: str | None = None,
+               mapping: Mapping | None = None) -> str:
     """Why there is no step from ``what``: nothing recorded, or torch recorded an empty mapping (it maps
     forward graphs only: a backward graph's mapping holds no node); with the kernel's user line when
     torch's kernel stack traces name it."""
     if not g.mappings:
         return f"{what}: {NOT_RECORDED}"
+    if mapping is not None and mapping.unreadable:
+        return f"{what}: torch's node mapping ({mapping.unreadable[0]}) cannot be read: bigger than " \
+            f"{MAX_MAPPING >> 20} MB, or not JSON"
     why = f"{what}: torch recorded no node mapping for this " + \
         ("backward graph (it maps forward graphs only)" if g.backward else "graph")
     if kernel is not None:
@@ -471,7 +480,7 @@ def follow(run: "RunModel", ev: Event, fname: str, line: int) -> Jump | str:
         if site is None:
             return "no kernel on this line: put the cursor on a kernel's definition or its call"
         if not mapping:
-            return not_mapped(run, g, site.name, site.name)
+            return not_mapped(run, g, site.name, site.name, mapping)
         keys = mapping.keys_of(site)
         posts: list[str] = []
         for k in keys:
@@ -486,7 +495,7 @@ def follow(run: "RunModel", ev: Event, fname: str, line: int) -> Jump | str:
     if node is None:
         return "no FX node on this line: put the cursor on a node's line"
     if not mapping:
-        return not_mapped(run, g, node)
+        return not_mapped(run, g, node, mapping=mapping)
     pres = mapping.post_to_pre.get(node, [])
     if not pres:
         return f"post-grad node {node} has no pre-grad node in torch's mapping (an input, or made by a pass)"
@@ -513,7 +522,7 @@ def reverse(run: "RunModel", ev: Event, fname: str, line: int) -> Jump | str:
         return "no FX node on this line: put the cursor on a node's line"
     mapping = read_mapping(run, g)
     if not mapping:
-        return not_mapped(run, g, node)
+        return not_mapped(run, g, node, mapping=mapping)
     if role == "pre_grad":
         posts = mapping.pre_to_post.get(node, [])
         if not posts:

@@ -163,3 +163,18 @@ def test_a_backward_graph_says_torch_mapped_none_of_its_kernels(run):
     fidx = pv.index_output_code(fcode)
     jump = pv.follow(run, fwd, "inductor_output.py", next(iter(fidx.definitions.values()))[0])
     assert isinstance(jump, pv.Jump) and jump.event.compile_id == "1/0" and "relu" in jump.note
+
+
+def test_a_cut_mapping_file_is_named_not_taken_for_no_mapping(provenance_run, tmp_path):
+    """A copy of the run whose provenance.json was cut short (a disk that filled up): said, never raised."""
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(provenance_run, copy)
+    (mapping,) = [p for p in copy.rglob("provenance.json") if "0/0" in (p.parent / "attributes.json").read_text()]
+    mapping.write_text(mapping.read_text()[:200])
+    run = RunModel(copy).load()
+    ev, code = _one(run, "inductor_output.py")
+    first = next(iter(pv.index_output_code(code).definitions.values()))[0]
+    said = pv.follow(run, ev, "inductor_output.py", first)
+    assert isinstance(said, str) and "torch's node mapping (provenance.json) cannot be read" in said

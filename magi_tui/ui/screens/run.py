@@ -70,6 +70,7 @@ class RunScreen(Screen):
         self.live_note = ""  # e.g. the run was deleted while followed
         #: where provenance jumps left from: (event, file name, cursor line, marked lines); backspace pops
         self._jumps: list[tuple[Event, str, int, frozenset[int]]] = []
+        self._step_token = 0  # the latest P / K: an older step's answer is dropped
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -572,18 +573,22 @@ class RunScreen(Screen):
                         severity="warning", timeout=5)
             return
         self.query_one("#right", ContentSwitcher).current = "detail"
-        self._provenance_step(ref.event, ref.name, line, direction, (ref.event, ref.name, line, fv.lines.marked))
+        self._step_token += 1
+        self._provenance_step(ref.event, ref.name, line, direction, (ref.event, ref.name, line, fv.lines.marked),
+                              self._step_token)
 
-    @work(thread=True, exclusive=True, group="provenance")
+    @work(thread=True, group="provenance")
     def _provenance_step(self, ev: Event, name: str, line: int, direction: int,
-                         here: tuple[Event, str, int, frozenset[int]]) -> None:
+                         here: tuple[Event, str, int, frozenset[int]], token: int) -> None:
         try:
             res: Jump | str = (follow if direction > 0 else reverse)(self.run, ev, name, line)
         except Exception as exc:  # a step that cannot be taken says why; it never takes the app down
             res = f"provenance: {type(exc).__name__}: {exc}"
-        self._call_ui(self._landed, res, here)
+        self._call_ui(self._landed, res, here, token)
 
-    def _landed(self, res: Jump | str, here: tuple[Event, str, int, frozenset[int]]) -> None:
+    def _landed(self, res: Jump | str, here: tuple[Event, str, int, frozenset[int]], token: int) -> None:
+        if token != self._step_token:
+            return  # P / K pressed again meanwhile: that step's answer is the one to show
         if isinstance(res, str):
             self.notify(literal(res, 300), severity="warning", timeout=6)
             return
@@ -595,6 +600,7 @@ class RunScreen(Screen):
         if not self._jumps:
             self.notify("No provenance jump to come back from (P / K jump; backspace comes back).", timeout=3)
             return
+        self._step_token += 1  # a P / K still on its way lands nowhere now
         ev, name, line, marks = self._jumps.pop()
         self._land(ev, name, line, marks)
 
