@@ -30,6 +30,25 @@ def _py_float(m: re.Match) -> bytes:
     return m.group(0) if m.group(1) is None else repr(float(m.group(1))).encode()
 
 
+def _json_bytes(obj) -> bytes | str:
+    """:func:`_dump_json`'s text, as bytes when it is plain ASCII with nothing to escape (a big triage
+    is written without ever becoming a str), else as the str."""
+    import msgspec
+
+    try:
+        raw = msgspec.json.encode(obj)
+        if _FLOAT_CANDIDATE.search(raw) is not None:
+            raw = _TOKEN.sub(_py_float, raw)
+        out = msgspec.json.format(raw, indent=2)
+        del raw
+        if out.isascii() and b"\x7f" not in out:  # msgspec escapes C0; the newlines are the indent's
+            return out
+        text = out.decode("utf-8")
+    except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError is a ValueError
+        text = json.dumps(obj, indent=2, ensure_ascii=False)
+    return json_literal(text)
+
+
 def _dump_json(obj) -> str:
     """JSON with non-ASCII kept readable, but no raw control character reaching the terminal.
 
@@ -39,16 +58,21 @@ def _dump_json(obj) -> str:
     past 1e308) is written ``null``, valid JSON where the stdlib wrote ``Infinity``. What msgspec
     refuses (a lone surrogate from a hostile line, a type it does not know) goes through the stdlib
     encoder."""
-    import msgspec
+    out = _json_bytes(obj)
+    return out.decode("ascii") if type(out) is bytes else out
 
-    try:
-        raw = msgspec.json.encode(obj)
-        if _FLOAT_CANDIDATE.search(raw) is not None:
-            raw = _TOKEN.sub(_py_float, raw)
-        text = msgspec.json.format(raw, indent=2).decode("utf-8")
-    except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError is a ValueError
-        text = json.dumps(obj, indent=2, ensure_ascii=False)
-    return json_literal(text)
+
+def _print_json(obj) -> None:
+    """``print(_dump_json(obj))``, ASCII text written to stdout's bytes as it is (no copy as a str)."""
+    out = _json_bytes(obj)
+    buf = getattr(sys.stdout, "buffer", None)
+    if type(out) is not bytes or buf is None:
+        print(out if type(out) is str else out.decode("ascii"))
+        return
+    sys.stdout.flush()
+    buf.write(out)
+    buf.write(b"\n")
+    buf.flush()
 
 
 def _default_path() -> Path:
@@ -81,7 +105,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     runs = _load_runs(path)
     rows = sorted((run_row(r) for r in runs), key=lambda r: -(r["started"] or 0))
     if args.json:
-        print(_dump_json(rows))
+        _print_json(rows)
     else:
         if rows:
             print(f"{'STARTED':19}  {'LABEL':28} {'RANK':>4} {'EVENTS':>6} {'FAIL':>4}  {'STATUS':10} {'DURATION':>8}  PATH")
@@ -137,7 +161,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
         return _fail(f"no runs under {path} (a run is a directory with timeline_events/ or compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)")
     if args.json:
         objs = [triage_json(r) for r in runs]
-        print(_dump_json(objs[0] if len(objs) == 1 else objs))
+        _print_json(objs[0] if len(objs) == 1 else objs)
     else:
         print("\n\n".join(literal(triage_text(r, show_all=args.all), multiline=True) for r in runs))
     return triage_exit_code(runs, fail_on)
@@ -155,7 +179,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return _fail(f"B: {problem}")
     c = compare_runs(run_a, run_b)
     if args.json:
-        print(_dump_json(c.as_json()))
+        _print_json(c.as_json())
     else:
         print(literal(compare_text(c, show_all=args.all), multiline=True))
     return 0
@@ -173,7 +197,7 @@ def cmd_ranks(args: argparse.Namespace) -> int:
         return _fail(f"no job with several ranks under {path} (runs named model_<i>_<label>_rank_<r>, "
                      f"{len(loners)} run(s) without a second rank)")
     if args.json:
-        print(_dump_json(ranks_json(jobs)))
+        _print_json(ranks_json(jobs))
     else:
         print(literal("\n".join(t for _s, t in ranks_lines(jobs)).rstrip(), multiline=True))
     return 1 if any(j.divergences for j in jobs) else 0
@@ -209,7 +233,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         except OSError as exc:
             return _fail(f"--junit: cannot write {args.junit}: {exc.strerror or exc}")
     if args.json:
-        print(_dump_json(report.as_json()))
+        _print_json(report.as_json())
     else:
         print(literal(report.text(), multiline=True))
     return report.exit_code
@@ -227,7 +251,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     if args.json:
         objs = [{"run": str(r.path), "compiles": [{**i.as_json(), "provenance": [
             k.as_json() for k in kernel_provenance(r, i)]} for i in compile_infos(r)]} for r in runs]
-        print(_dump_json(objs[0] if len(objs) == 1 else objs))
+        _print_json(objs[0] if len(objs) == 1 else objs)
     else:
         def text(r) -> str:
             infos = compile_infos(r)

@@ -203,9 +203,10 @@ _UNSET = msgspec.UNSET
 
 class Attrs(msgspec.Struct):
     """The attributes the model reads, decoded straight from a line (msgspec skips the others, so no
-    dict is built for them): the fields of an Event, the summary keys (absent: ``UNSET``) and the keys
-    whose presence keeps the whole map (triage reads them). Typed ``Any``: every check is
-    :func:`make_event`'s own. The order of the last fields is relied on (``_SUM`` / ``_KEEP`` below)."""
+    dict is built for them): the fields of an Event, the summary keys (absent: ``UNSET``), the keys
+    whose presence keeps a map on the event (:class:`KeptAttrs`) and the others triage reads from it.
+    Typed ``Any``: every check is :func:`make_event`'s own. The order of the fields is relied on
+    (``_SUM`` / ``_KEEP1`` / ``_KEEP2`` below)."""
 
     duration_ms: Any = None
     graph_index: Any = None
@@ -228,20 +229,46 @@ class Attrs(msgspec.Struct):
     reasons: Any = _UNSET
     fail_type: Any = _UNSET
     error_type: Any = _UNSET
+    # read by triage from a kept map (see :class:`KeptAttrs`)
+    exception_message: Any = _UNSET
+    error_message: Any = _UNSET
+    fail_reason: Any = _UNSET
+    cache_key: Any = _UNSET
+    key: Any = _UNSET
+    error: Any = _UNSET
 
 
 _FIELDS = Attrs.__struct_fields__
 _SUM = slice(6, 18)     # load_result .. expr: the summary keys, in _SUMMARY_KEYS' order
-_KEEP1 = slice(9, 12)   # reason, exception_type, restart_reason: summary keys that keep the whole map
+_KEEP1 = slice(9, 12)   # reason, exception_type, restart_reason: summary keys that keep the map
 _KEEP2 = slice(18, 21)  # reasons, fail_type, error_type
 assert _FIELDS[_SUM] == _SUMMARY_KEYS and set(_FIELDS[_KEEP1] + _FIELDS[_KEEP2]) == _KEEP_SET
 _NO_SUM = (_UNSET,) * 12
 _NO_3 = (_UNSET,) * 3
 _astuple = msgspec.structs.astuple
 _NO_ATTRS = Attrs()
-#: ``Event.attrs`` of an event that keeps its whole map when the caller has not got it (the reader
-#: then decodes the line's map: :meth:`TimelineReader._parse_block`)
-WANT_ATTRS: dict[str, Any] = {}
+
+
+class KeptAttrs(dict):
+    """``Event.attrs`` of an event read by the fast path: only the keys :class:`Attrs` decodes (all
+    that triage reads), not the whole map, which :meth:`RunModel.attributes` reads back from the line
+    when an event is shown. (Issue #14 item 5: keep only what the answer needs; the whole maps were a
+    tenth of a run's memory.)"""
+
+    __slots__ = ()
+
+
+def _kept(t: tuple) -> KeptAttrs:
+    out = KeptAttrs()
+    for k, v in zip(_FIELDS, t):
+        if v is not _UNSET and (v is not None or k in _NULL_KEPT):
+            out[k] = v
+    return out
+
+
+#: the keys decoded with UNSET for a missing one: a None among them is a null the line holds (the
+#: first six decode a missing key as None, which the model reads the same as a null)
+_NULL_KEPT = frozenset(_FIELDS[6:])
 
 
 #: summary values -> (the shared summary map, the kind its results give, whether a key that keeps the
@@ -285,8 +312,8 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs, attrs: dict[s
     :class:`Attrs`, ``attrs`` the whole map when the caller has it, else None).
 
     This runs once per line of a possibly huge file, so it avoids regexes (names are parsed once per
-    distinct name and cached) and generic helpers on the common, well-typed path. An event that keeps
-    its whole map gets ``attrs``, or :data:`WANT_ATTRS` for the caller to fill in."""
+    distinct name and cached) and generic helpers on the common, well-typed path. An event triage
+    reports on keeps ``attrs`` (the whole map) when the caller has it, else :class:`KeptAttrs`."""
     ev = _new_event(Event)
     ev.seq = seq
     ev.session = session
@@ -338,7 +365,7 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs, attrs: dict[s
     sv = t[6:18]
     if sv == _NO_SUM:
         ev.summary = None
-        keep = special or phase == "failed" or t[18:] != _NO_3
+        keep = special or phase == "failed" or t[_KEEP2] != _NO_3
         kind = nkind
     else:
         try:
@@ -349,9 +376,9 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs, attrs: dict[s
             got = _summary_of(sv)
         summary, skind, keep = got
         ev.summary = summary
-        keep = keep or special or phase == "failed" or t[18:] != _NO_3
+        keep = keep or special or phase == "failed" or t[_KEEP2] != _NO_3
         kind = nkind or skind
-    ev.attrs = (attrs if attrs is not None else WANT_ATTRS) if keep else None
+    ev.attrs = (attrs if attrs is not None else _kept(t)) if keep else None
     # the kind rules (kind_of), computed once: the name's kind is cached with the name, the kind the
     # result attributes give with the summary
     ev.kind = phase if phase == "failed" or phase == "skip" else kind

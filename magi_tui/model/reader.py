@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from magi_format.safepath import is_inside
-from magi_tui.model.events import WANT_ATTRS, Attrs, Event, make_event
+from magi_tui.model.events import Attrs, Event, make_event
 
 CHUNK = 8 << 20  # bytes per read; bounds memory on huge files
 LONG_LINE_FIRST = 1 << 16  # an over-long line is read in growing reads from this size up to CHUNK
@@ -48,14 +48,7 @@ class _Line(msgspec.Struct):
     attributes: Attrs | None = None
 
 
-class _Whole(msgspec.Struct):
-    """The whole attribute map, for the few events that keep it (triage reads them)."""
-
-    attributes: Any = None
-
-
 _fast_decode = msgspec.json.Decoder(_Line).decode
-_whole_decode = msgspec.json.Decoder(_Whole).decode
 _NO_ATTRS = Attrs()
 #: what the fast decoder may raise; the line then goes through the stdlib path, which decides
 _FAST_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, ValueError, RecursionError)
@@ -272,26 +265,16 @@ class TimelineReader:
                 name = obj.name
                 idx = obj.index
                 if type(name) is str and name and (idx is None or type(idx) is int):
-                    new_session = session
-                    if idx is not None and last_index is not None and idx <= last_index:
-                        new_session += 1
+                    if idx is not None:
+                        if last_index is not None and idx <= last_index:
+                            session += 1
+                        last_index = idx
                     attrs = obj.attributes
-                    ev = make_event(name, idx, obj.files, obj.timestamp, attrs if attrs is not None else _NO_ATTRS,
-                                    None, seq, new_session, line_no, line_offset, n)
-                    if ev.attrs is WANT_ATTRS:  # one of the few kept whole: decoded again, as a map
-                        try:
-                            whole = _whole_decode(raw).attributes
-                        except fast_errors:
-                            ev = None
-                        else:
-                            ev.attrs = whole if type(whole) is dict else {}
-                    if ev is not None:
-                        append(ev)
-                        session = new_session
-                        if idx is not None:
-                            last_index = idx
-                        seq += 1
-                        continue
+                    append(make_event(name, idx, obj.files, obj.timestamp,
+                                      attrs if attrs is not None else _NO_ATTRS, None, seq, session,
+                                      line_no, line_offset, n))
+                    seq += 1
+                    continue
             # the careful path, with the reader's state as it is at this line
             self.line_no, self.seq, self.session, self.last_index = line_no, seq, session, last_index
             slow(raw, line_offset, result)

@@ -19,7 +19,7 @@ from typing import Any
 from magi_format.layout import TIMELINE_DIR, TIMELINE_FILE
 from magi_format.runname import parse_run_name
 from magi_tui.model.debugdir import debug_run_name, debug_run_root
-from magi_tui.model.events import Event
+from magi_tui.model.events import Event, KeptAttrs
 from magi_tui.model.layout import event_files, event_folder_rel
 from magi_tui.model.pairing import Pairer, Span
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader
@@ -304,11 +304,13 @@ class RunModel:
         return obj
 
     def attributes(self, ev: Event) -> dict[str, Any]:
-        """The event's full attribute map."""
-        if ev.attrs is not None:
-            return ev.attrs
+        """The event's full attribute map (read back from its line unless it was kept whole; what was
+        kept of it if the line cannot be read back)."""
+        kept = ev.attrs
+        if kept is not None and type(kept) is not KeptAttrs:
+            return kept
         attrs = self.line(ev).get("attributes")
-        return attrs if isinstance(attrs, dict) else {}
+        return attrs if isinstance(attrs, dict) else (kept or {})
 
     def files(self, ev: Event) -> list[tuple[str, Path | None, str | None]]:
         own = getattr(self.reader, "event_files", None)  # a log-backed run holds its events' files

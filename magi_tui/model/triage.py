@@ -90,9 +90,10 @@ class Restart:
         return self.cascade.recovered if self.cascade is not None else self.closed_ok
 
 
-@dataclass
+@dataclass(slots=True)
 class Item:
-    """One row of a triage list (restarts, recompiles, graph breaks, cache events)."""
+    """One row of a triage list (restarts, recompiles, graph breaks, cache events); slotted: a big run
+    has one per cache event."""
 
     event: Event
     reason: str

@@ -145,3 +145,12 @@ def fx():
     if not FIXTURES.is_dir():
         pytest.skip("fixtures not found")
     return FIXTURES
+
+
+def test_json_printed_as_bytes_is_the_same_text(capsys):
+    from magi_tui.cli import _print_json
+
+    for obj in ({"a": [1, 0.00001, "x"], "b": None}, {"é": "\u202e\x7f\x1b", "n": 1e-7}, {"x": "\ud800"}):
+        print("before")  # what was printed before stays before
+        _print_json(obj)
+        assert capsys.readouterr().out == "before\n" + _stdlib(obj) + "\n"
