@@ -251,27 +251,34 @@ class Mapping:
                 _add_table(self.post_to_pre, table)
             elif key == "preToPost":
                 _add_table(self.pre_to_post, table)
-        for k, posts in self.kernel_to_post.items():  # older files have no postTo*Code
-            for p in posts:
-                into = self.post_to_kernel.setdefault(p, [])
-                if k not in into:
-                    into.append(k)
-        for p, pres in self.post_to_pre.items():
-            for q in pres:
-                into = self.pre_to_post.setdefault(q, [])
-                if p not in into:
-                    into.append(p)
+        _add_table(self.post_to_kernel, _invert(self.kernel_to_post))  # older files have no postTo*Code
+        _add_table(self.pre_to_post, _invert(self.post_to_pre))
 
     def __bool__(self) -> bool:
         return bool(self.kernel_to_post or self.post_to_pre)
 
 
 def _add_table(into: dict[str, list[str]], table: dict) -> None:
+    """Merge ``{key: [names]}`` into ``into``, each list in order without repeats (linear: a mapping
+    may be big, or hostile)."""
     for k, vs in table.items():
         if not isinstance(vs, list):
             continue
         lst = into.setdefault(str(k), [])
-        lst.extend(str(v) for v in vs if str(v) not in lst)
+        seen = set(lst)
+        for v in vs:
+            v = str(v)
+            if v not in seen:
+                seen.add(v)
+                lst.append(v)
+
+
+def _invert(table: dict[str, list[str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for k, vs in table.items():
+        for v in vs:
+            out.setdefault(v, []).append(k)
+    return out
 
 
 # -- reading a run ----------------------------------------------------------------------------------
