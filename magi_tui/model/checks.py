@@ -640,30 +640,43 @@ class _Analyser:
         metrics = {"Dynamo tracing (frame minus backend)": 0.0, "backend compile (AOT + Inductor)": 0.0,
                    "Inductor compile": 0.0, "Inductor codegen": 0.0}
         seen_metrics = False
-        for ev in run.events:
-            if ev.phase not in ("after", "failed") or ev.lifecycle is None:
+        for ev in run.events:  # every event of a big run: attribute reads kept to the few needed
+            phase = ev.phase
+            if phase != "after" and phase != "failed":
                 continue
-            d = ev.duration_ms if ev.duration_ms is not None else (ev.span.duration_ms if ev.span else None)
+            lifecycle = ev.lifecycle
+            if lifecycle is None:
+                continue
+            span = ev.span
+            d = ev.duration_ms
             if d is None:
-                continue
-            acc = spans.setdefault(ev.lifecycle, [0.0, 0])
-            acc[0] += d / 1000.0
+                d = span.duration_ms if span else None
+                if d is None:
+                    continue
+            sec = d / 1000.0
+            acc = spans.get(lifecycle)
+            if acc is None:
+                acc = spans[lifecycle] = [0.0, 0]
+            acc[0] += sec
             acc[1] += 1
-            piece = ev.subgraph_index if ev.subgraph_index is not None else ev.graph_index
-            if piece is not None and ev.span is not None:
-                depth = ev.span.depth
-                cur = pieces.get(piece)
-                if cur is None or depth < cur[0]:      # the outermost lifecycles of the piece (siblings add up)
-                    pieces[piece] = [depth, d / 1000.0, [ev.lifecycle], 1]
-                elif depth == cur[0]:
-                    cur[1] += d / 1000.0
-                    cur[3] += 1
-                    if ev.lifecycle not in cur[2]:
-                        cur[2].append(ev.lifecycle)
-            if ev.span is not None and ev.span.depth == 0:
-                top += d / 1000.0
-                top_n += 1
-            if ev.lifecycle == "compile" and "metrics.json" in (ev.files or ()):
+            piece = ev.subgraph_index
+            if piece is None:
+                piece = ev.graph_index
+            if span is not None:
+                depth = span.depth
+                if piece is not None:
+                    cur = pieces.get(piece)
+                    if cur is None or depth < cur[0]:  # the outermost lifecycles of the piece (siblings add up)
+                        pieces[piece] = [depth, sec, [lifecycle], 1]
+                    elif depth == cur[0]:
+                        cur[1] += sec
+                        cur[3] += 1
+                        if lifecycle not in cur[2]:
+                            cur[2].append(lifecycle)
+                if depth == 0:
+                    top += sec
+                    top_n += 1
+            if lifecycle == "compile" and "metrics.json" in (ev.files or ()):
                 text = _read_event_file(run, ev, "metrics.json", self.budget)
                 try:
                     m = json.loads(text) if text else None
@@ -832,8 +845,7 @@ class _Analyser:
 
     def build(self) -> Analysis:
         run = self.run
-        has_cids = any(ev.compile_id is not None and parse_compile_id(ev.compile_id) for ev in run.events[:5000]) \
-            or any(ev.compile_id for ev in run.events)
+        has_cids = any(ev.compile_id for ev in run.events)
         if has_cids:
             self._timeline_frames()
         else:

@@ -259,16 +259,10 @@ class KeptAttrs(dict):
 
 
 def _kept(t: tuple) -> KeptAttrs:
-    out = KeptAttrs()
-    for k, v in zip(_FIELDS, t):
-        if v is not _UNSET and (v is not None or k in _NULL_KEPT):
-            out[k] = v
+    # the first six decode a missing key as None (the model reads a null the same); the others as UNSET
+    out = KeptAttrs({k: v for k, v in zip(_FIELDS[:6], t) if v is not None})
+    out.update({k: v for k, v in zip(_FIELDS[6:], t[6:]) if v is not _UNSET})
     return out
-
-
-#: the keys decoded with UNSET for a missing one: a None among them is a null the line holds (the
-#: first six decode a missing key as None, which the model reads the same as a null)
-_NULL_KEPT = frozenset(_FIELDS[6:])
 
 
 #: summary values -> (the shared summary map, the kind its results give, whether a key that keeps the
