@@ -33,7 +33,8 @@ TIMELINE = (TIMELINE_DIR, TIMELINE_FILE)
 @dataclass
 class RunUpdate:
     events: list[Event] = field(default_factory=list)
-    #: new tree items, in order: (group, item, group_is_new)
+    #: new tree items, in order: (group, item, group_is_new); none while the model has no tree (a
+    #: headless :meth:`RunModel.load` builds none until ``tree`` is asked for)
     new_items: list[tuple[Group, Span | Event, bool]] = field(default_factory=list)
     #: spans that were open and got their end in this update
     closed: list[Span] = field(default_factory=list)
