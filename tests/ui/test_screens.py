@@ -132,3 +132,27 @@ async def test_every_screen_renders_with_no_color(monkeypatch, keys, shows):
         await wait_for(pilot, lambda: shows in screen_text(app), what=f"{shows!r} on screen after {keys}")
         text = screen_text(app)
         assert "Traceback" not in text
+
+
+async def test_the_file_on_view_is_the_current_file_even_with_no_tab_active():
+    """m and d take the file on view; Tabs can be left with no tab active after quick re-shows, and then
+    the file on view is still the answer, but never one of another event."""
+    from magi_tui.ui.widgets.detail import EventDetail
+    from tests.support.pilot import find_event
+
+    app = MagiApp(COLD)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        detail = screen.query_one(EventDetail)
+        with_files = next(e for e in screen.run.events if e.files)
+        screen.jump_to(with_files)
+        await wait_for(pilot, lambda: detail.current_file is not None, what="a file on view")
+        shown = detail.current_file
+        detail.query_one("#detail-tabs").active = ""
+        assert detail.current_file is shown
+        no_files = next(e for e in screen.run.events if not e.files and screen.run.span_of(e) is None)
+        screen.jump_to(no_files)
+        await wait_for(pilot, lambda: detail.current_event is no_files, what="the event without files")
+        detail.query_one("#detail-tabs").active = ""
+        assert detail.current_file is None
+        assert find_event(screen, with_files.name).files

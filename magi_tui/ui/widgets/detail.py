@@ -121,11 +121,11 @@ class EventDetail(Vertical):
     def current_file(self) -> FileRef | None:
         tabs = self.query_one("#detail-tabs", Tabs)
         active = tabs.active
-        if not active:
-            return None
-        parts = active.split("-")
+        parts = active.split("-") if active else []
         if len(parts) != 3 or parts[1] != str(self._gen):
-            return self._opened
+            # no tab active (Tabs can be left so after quick re-shows) or one of a previous selection:
+            # the file on view is the answer, when it belongs to this event
+            return self._opened if any(r is self._opened for r in self.refs) else None
         try:
             return self.refs[int(parts[2])]
         except (ValueError, IndexError):
