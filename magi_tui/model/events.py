@@ -201,12 +201,13 @@ def _is_special(frag: str) -> bool:
 _UNSET = msgspec.UNSET
 
 
-class Attrs(msgspec.Struct):
+class Attrs(msgspec.Struct, gc=False):
     """The attributes the model reads, decoded straight from a line (msgspec skips the others, so no
     dict is built for them): the fields of an Event, the summary keys (absent: ``UNSET``), the keys
     whose presence keeps a map on the event (:class:`KeptAttrs`) and the others triage reads from it.
     Typed ``Any``: every check is :func:`make_event`'s own. The order of the fields is relied on
-    (``_SUM`` / ``_KEEP1`` / ``_KEEP2`` below)."""
+    (``_SUM`` / ``_KEEP1`` / ``_KEEP2`` below). ``gc=False``: decoded JSON holds no cycle, so the
+    collector need not track one per line."""
 
     duration_ms: Any = None
     graph_index: Any = None

@@ -35,11 +35,12 @@ _decode = _DECODER.decode
 _FINGERPRINT = 256
 
 
-class _Line(msgspec.Struct):
+class _Line(msgspec.Struct, gc=False):
     """The fields of a timeline line the model keeps: decoding into this skips building the others
     (``datetime``, ``relative_time``: read back from the line when shown; the attributes no Event
-    field comes from, see :class:`Attrs`). Typed ``Any`` (``attributes`` an object or null): the
-    checks and their messages stay in :meth:`TimelineReader._parse_block`'s own code."""
+    field comes from, see :class:`Attrs`). Typed ``Any`` (``attributes`` an object or null,
+    ``files`` an array): the checks and their messages stay in :meth:`TimelineReader._parse_block`'s
+    own code. ``gc=False``: decoded JSON holds no cycle, so the collector need not track one per line."""
 
     name: Any = None
     index: Any = None
