@@ -19,10 +19,9 @@ from magi_tui.live.runner import ProgramRunner, tracer_command
 from magi_tui.model.discovery import find_runs, normalise
 from magi_tui.ui.actions import bindings, display_keys, keymap_ids, palette_acts
 from magi_tui.ui.mark import Mark
+from magi_tui.ui.screens import lazy
 from magi_tui.ui.screens.help import HelpScreen
 from magi_tui.ui.screens.run import RunScreen
-from magi_tui.ui.screens.runs import RunsScreen
-from magi_tui.ui.screens.waiting import WaitingScreen
 
 __all__ = ["MagiApp", "Mark"]
 
@@ -116,7 +115,7 @@ class MagiApp(App):
         if len(runs) == 1:
             self.push_screen(RunScreen(runs[0].path))
         else:
-            self.push_screen(RunsScreen(path))
+            self.push_screen(lazy("RunsScreen")(path))
 
     def _start_live(self) -> None:
         """``attach`` / ``run``: open the run live, or wait for one to appear under the path.
@@ -127,12 +126,12 @@ class MagiApp(App):
         if self.command is not None:
             runner = ProgramRunner(tracer_command(self.command, self.path))
             self.program = runner  # the CLI stops it if anything is left when the app returns
-        self.push_screen(WaitingScreen(self.path, command=self.command, runner=runner))
+        self.push_screen(lazy("WaitingScreen")(self.path, command=self.command, runner=runner))
 
     def action_switch_newest(self) -> None:
         """attach on a root: follow the newer run that was announced."""
         for screen in self.screen_stack:
-            if isinstance(screen, WaitingScreen):
+            if isinstance(screen, lazy("WaitingScreen")):
                 if screen.newer is None:
                     self.notify("No newer run under this root.")
                     return

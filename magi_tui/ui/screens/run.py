@@ -28,9 +28,7 @@ from magi_tui.model.run import RunModel, RunUpdate
 from magi_tui.ui.actions import bindings
 from magi_tui.ui.mark import Mark
 from magi_tui.ui.messages import LiveEvent
-from magi_tui.ui.screens.compiled import CompiledFunctionsScreen
-from magi_tui.ui.screens.diff import DiffScreen
-from magi_tui.ui.screens.frames import FramesScreen
+from magi_tui.ui.screens import lazy
 from magi_tui.ui.widgets.detail import EventDetail, FileRef, graph_file
 from magi_tui.ui.widgets.event_tree import EventTree
 from magi_tui.ui.widgets.file_view import FileView
@@ -517,7 +515,7 @@ class RunScreen(Screen):
             if ref.path == mark.ref.path:
                 self.notify("That is the marked file itself: select another event.", severity="warning")
                 return
-            self.app.push_screen(DiffScreen(mark.ref, ref, left_run=mark.run_path, right_run=self.run.path))
+            self.app.push_screen(lazy("DiffScreen")(mark.ref, ref, left_run=mark.run_path, right_run=self.run.path))
             return
         if ev is None:
             self.notify("Select an event first.", severity="warning")
@@ -534,7 +532,7 @@ class RunScreen(Screen):
             self.notify(f"{literal(span.lifecycle)}: no graph on both sides to compare (d diffs a step's graph "
                         "before and after; m marks any file to diff against another).", severity="warning")
             return
-        self.app.push_screen(DiffScreen(left, right, left_run=self.run.path, right_run=self.run.path))
+        self.app.push_screen(lazy("DiffScreen")(left, right, left_run=self.run.path, right_run=self.run.path))
 
     def action_compiled_functions(self) -> None:
         if not self.run.has_compiled_functions:
@@ -545,15 +543,13 @@ class RunScreen(Screen):
                 self.notify("This run has no compiled_functions/ (the compile failed, is still running, "
                             "or nothing was compiled).", severity="warning")
             return
-        self.app.push_screen(CompiledFunctionsScreen(self.run.path))
+        self.app.push_screen(lazy("CompiledFunctionsScreen")(self.run.path))
 
     def action_frames(self) -> None:
-        self.app.push_screen(FramesScreen(self.run, on_jump=self.jump_to))
+        self.app.push_screen(lazy("FramesScreen")(self.run, on_jump=self.jump_to))
 
     def action_compile_info(self) -> None:
-        from magi_tui.ui.screens.compile_info import CompileInfoScreen
-
-        self.app.push_screen(CompileInfoScreen(self.run))
+        self.app.push_screen(lazy("CompileInfoScreen")(self.run))
 
     # -- Inductor provenance: kernel <-> post-grad nodes <-> pre-grad nodes (issue #13) -----------
     def action_provenance(self, direction: int) -> None:

@@ -20,8 +20,7 @@ from magi_tui.model.discovery import find_runs
 from magi_tui.model.report import fmt_duration, fmt_time, run_label
 from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
-from magi_tui.ui.screens.compare import CompareScreen
-from magi_tui.ui.screens.ranks import RanksScreen
+from magi_tui.ui.screens import lazy
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.widgets.footer import MagiFooter
 
@@ -209,10 +208,10 @@ class RunsScreen(Screen):
             self.notify("Mark two runs with m (or mark one and move to another), then press c.",
                         severity="warning")
             return
-        self.app.push_screen(CompareScreen(Path(pair[0]), Path(pair[1])))
+        self.app.push_screen(lazy("CompareScreen")(Path(pair[0]), Path(pair[1])))
 
     def action_ranks(self) -> None:
-        self.app.push_screen(RanksScreen(self.root))
+        self.app.push_screen(lazy("RanksScreen")(self.root))
 
     def action_filter(self) -> None:
         self.query_one("#runs-filter", Input).focus()
