@@ -80,13 +80,17 @@ def _default_path() -> Path:
     return runs if runs.is_dir() else Path(".")
 
 
-def _load_runs(path: Path):
+def _load_runs(path: Path, stream: bool = False):
+    """Every run under ``path``, read whole (kept to the end: frozen out of the GC). ``stream``: for a
+    command that reads only the analysis and the reports (``triage``, ``runs``), each event is folded
+    in and dropped (``RunModel.load(fold=...)``), so memory follows the answer, not the run."""
     from magi_tui.model import RunModel, find_runs
+    from magi_tui.model.checks import TimelineFold
 
     if not path.exists():
         raise SystemExit(_fail(f"no such file or directory: {path}"))
     found = find_runs(path)
-    runs = [RunModel(r.path).load(keep=True) for r in found]  # kept to the end: frozen out of the GC
+    runs = [RunModel(r.path).load(keep=True, fold=TimelineFold() if stream else None) for r in found]
     for r in runs:
         if r.error:  # one clear line per broken timeline, the rest of the report still comes
             print(f"magi-tui: {literal(str(r.reader.path))}: {literal(r.error)}", file=sys.stderr)
@@ -102,7 +106,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from magi_tui.model.report import fmt_duration, run_row
 
     path = Path(args.path) if args.path else _default_path()
-    runs = _load_runs(path)
+    runs = _load_runs(path, stream=True)
     rows = sorted((run_row(r) for r in runs), key=lambda r: -(r["started"] or 0))
     if args.json:
         _print_json(rows)
@@ -156,7 +160,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
 
     fail_on = _fail_on(args.fail_on)
     path = Path(args.path) if args.path else _default_path()
-    runs = _load_runs(path)
+    runs = _load_runs(path, stream=True)
     if not runs:
         return _fail(f"no runs under {path} (a run is a directory with timeline_events/ or compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)")
     if args.json:

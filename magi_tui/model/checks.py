@@ -316,6 +316,127 @@ def frame_events(run: RunModel, frame: FrameRow, n_frames: int, limit: int = 500
     return [frame.first_event] if frame.first_event is not None else []
 
 
+# -- what the analysis reads from every event ------------------------------------------------------
+class _FrameFold:
+    """One frame key's events (compile ids ``<frame>/<n>``), as :meth:`_Analyser._timeline_frames` reads
+    them."""
+
+    __slots__ = ("first_event", "name", "any_ids", "compile_ids", "compile_s", "first_before", "first_closer")
+
+    def __init__(self, first: Event) -> None:
+        self.first_event = first
+        self.name = ""
+        self.any_ids: set[int] = set()
+        self.compile_ids: set[int] = set()
+        self.compile_s: float | None = None
+        self.first_before: Event | None = None   # its first compile ``before`` (co_filename / line)
+        self.first_closer: Event | None = None   # its first compile ``after`` / ``failed`` (metrics.json)
+
+
+_NO_PARSE = object()
+
+
+class TimelineFold:
+    """What the analysis needs from every event, folded in one event at a time, in file order: whether
+    compile ids were recorded, each frame's events (:class:`_FrameFold`) and the compile time sums (per
+    lifecycle, per piece, top level). The analysis folds ``run.events`` through it; a headless load that
+    keeps no event list (``RunModel.load(fold=TimelineFold())``) feeds it as it reads, so both give the
+    same answer from one implementation. Files (metrics.json, attributes read back) are read by the
+    analysis, not here."""
+
+    def __init__(self) -> None:
+        self.has_cids = False
+        self.frames: dict[str, _FrameFold] = {}
+        self.spans: dict[str, list] = {}          # lifecycle -> [seconds, count]
+        self.pieces: dict[int, list] = {}         # piece -> [depth, seconds, [lifecycles], count]
+        self.top = 0.0
+        self.top_n = 0
+        self.metrics_events: list[Event] = []     # compile ends with a duration and a metrics.json
+        self._cids: dict[str, Any] = {}
+
+    def add(self, ev: Event) -> None:
+        cid = ev.compile_id
+        if cid is not None:
+            if cid:
+                self.has_cids = True
+            self._frame(ev, cid)
+        phase = ev.phase
+        if phase != "after" and phase != "failed":
+            return
+        lifecycle = ev.lifecycle
+        if lifecycle is None:
+            return
+        span = ev.span
+        d = ev.duration_ms
+        if d is None:
+            d = span.duration_ms if span else None
+            if d is None:
+                return
+        sec = d / 1000.0
+        acc = self.spans.get(lifecycle)
+        if acc is None:
+            acc = self.spans[lifecycle] = [0.0, 0]
+        acc[0] += sec
+        acc[1] += 1
+        piece = ev.subgraph_index
+        if piece is None:
+            piece = ev.graph_index
+        if span is not None:
+            depth = span.depth
+            if piece is not None:
+                cur = self.pieces.get(piece)
+                if cur is None or depth < cur[0]:  # the outermost lifecycles of the piece (siblings add up)
+                    self.pieces[piece] = [depth, sec, [lifecycle], 1]
+                elif depth == cur[0]:
+                    cur[1] += sec
+                    cur[3] += 1
+                    if lifecycle not in cur[2]:
+                        cur[2].append(lifecycle)
+            if depth == 0:
+                self.top += sec
+                self.top_n += 1
+        if lifecycle == "compile" and "metrics.json" in (ev.files or ()):
+            self.metrics_events.append(ev)
+
+    def _frame(self, ev: Event, cid: str) -> None:
+        p = self._cids.get(cid, _NO_PARSE)
+        if p is _NO_PARSE:
+            p = parse_compile_id(cid)
+            if len(self._cids) < 100_000:
+                self._cids[cid] = p
+        if p is None:
+            return
+        f = self.frames.get(p[0])
+        if f is None:
+            f = self.frames[p[0]] = _FrameFold(ev)
+        name = (ev.summary or {}).get("frame")
+        if name and not f.name:
+            f.name = name
+        f.any_ids.add(p[1])
+        if ev.lifecycle == "compile":
+            f.compile_ids.add(p[1])
+            if ev.phase in ("after", "failed"):
+                d = ev.duration_ms if ev.duration_ms is not None else (ev.span.duration_ms if ev.span else None)
+                if d is not None:
+                    f.compile_s = (f.compile_s or 0.0) + d / 1000.0
+                if f.first_closer is None:
+                    f.first_closer = ev
+            elif ev.phase == "before" and f.first_before is None:
+                f.first_before = ev
+
+
+def timeline_fold(run: RunModel) -> TimelineFold:
+    """The run's fold: the one its headless load fed, else one over its events."""
+    fold = getattr(run, "fold", None)
+    if fold is not None:
+        return fold
+    fold = TimelineFold()
+    add = fold.add
+    for ev in run.events:
+        add(ev)
+    return fold
+
+
 # -- the analysis -----------------------------------------------------------------------------------
 _MEMO: "weakref.WeakKeyDictionary[RunModel, tuple[tuple, Analysis]]" = weakref.WeakKeyDictionary()
 _CF_MEMO: "weakref.WeakKeyDictionary[RunModel, tuple[tuple, CfIndex]]" = weakref.WeakKeyDictionary()
@@ -341,7 +462,7 @@ def compiled_index(run: RunModel) -> CfIndex:
 
 def analyse(run: RunModel) -> Analysis:
     """The run's analysis (memoised on the events read so far and ``compiled_functions/``)."""
-    stamp = (len(run.events), len(run.malformed), run.partial_line, run.error, _cf_stamp(run),
+    stamp = (run.event_count, len(run.malformed), run.partial_line, run.error, _cf_stamp(run),
              len(run.triage.failures) and sum(1 for f in run.triage.failures if f.recovered))
     got = _MEMO.get(run)
     if got is not None and got[0] == stamp:
@@ -359,39 +480,18 @@ class _Analyser:
         self.budget = [MAX_FILE_READS]
         self.frames: dict[str, FrameRow] = {}
         self.cid_frame: dict[str, str] = {}
+        self.fold = timeline_fold(run)
 
     # frames ------------------------------------------------------------------------------------
-    def _frame_for_event(self, ev: Event) -> FrameRow | None:
-        p = parse_compile_id(ev.compile_id)
-        if p is None:
-            return None
-        fkey = p[0]
-        row = self.frames.get(fkey)
-        if row is None:
-            row = self.frames[fkey] = FrameRow(frame="", key=fkey, name="", first_event=ev)
-        name = (ev.summary or {}).get("frame")
-        if name and not row.name:
-            row.name = name
-        row.any_ids.add(p[1])
-        if ev.lifecycle == "compile":
-            row.compile_ids.add(p[1])
-        return row
-
     def _timeline_frames(self) -> None:
         run = self.run
-        for ev in run.events:
-            if ev.compile_id is None:
-                continue
-            row = self._frame_for_event(ev)
-            if row is None:
-                continue
-            if ev.lifecycle == "compile" and ev.phase in ("after", "failed"):
-                d = ev.duration_ms if ev.duration_ms is not None else (ev.span.duration_ms if ev.span else None)
-                if d is not None:
-                    row.compile_s = (row.compile_s or 0.0) + d / 1000.0
-            elif ev.lifecycle == "compile" and ev.phase == "before" and row.file is None and not row.asked:
-                row.asked = True  # once per frame: the attributes are re-read from the file
-                a = event_attrs(run, ev)
+        for fkey, f in self.fold.frames.items():
+            row = self.frames[fkey] = FrameRow(frame="", key=fkey, name=f.name, first_event=f.first_event,
+                                              compile_s=f.compile_s, compile_ids=set(f.compile_ids),
+                                              any_ids=set(f.any_ids))
+            if f.first_before is not None:  # once per frame: the attributes are re-read from the file
+                row.asked = True
+                a = event_attrs(run, f.first_before)
                 row.file = _s(a.get("co_filename"))
                 row.line = _int(a.get("co_firstlineno"))
         for row in self.frames.values():
@@ -402,20 +502,17 @@ class _Analyser:
                 row.name = "?"
         # where the code object is: from metrics.json of its first compile when no attribute said
         for row in self.frames.values():
-            if row.file is None:
-                for ev in run.events:
-                    if ev.lifecycle == "compile" and ev.phase in ("after", "failed") and ev.compile_id \
-                            and (parse_compile_id(ev.compile_id) or ("",))[0] == row.key:
-                        text = _read_event_file(run, ev, "metrics.json", self.budget)
-                        if text:
-                            try:
-                                m = json.loads(text)
-                            except ValueError:
-                                m = {}
-                            if isinstance(m, dict):
-                                row.file = _s(m.get("co_filename"))
-                                row.line = _int(m.get("co_firstlineno"))
-                        break
+            ev = self.fold.frames[row.key].first_closer
+            if row.file is None and ev is not None:
+                text = _read_event_file(run, ev, "metrics.json", self.budget)
+                if text:
+                    try:
+                        m = json.loads(text)
+                    except ValueError:
+                        m = {}
+                    if isinstance(m, dict):
+                        row.file = _s(m.get("co_filename"))
+                        row.line = _int(m.get("co_firstlineno"))
         for row in self.frames.values():
             code = CodeId(row.name, row.file, row.line)
             row.frame = code.label
@@ -633,69 +730,31 @@ class _Analyser:
     # compile time ------------------------------------------------------------------------------
     def _compile_time(self) -> dict[str, Any]:
         run = self.run
-        spans: dict[str, list[float]] = {}
-        pieces: dict[int, list] = {}
-        top = 0.0
-        top_n = 0
+        fold = self.fold
+        spans, pieces, top, top_n = fold.spans, fold.pieces, fold.top, fold.top_n
         metrics = {"Dynamo tracing (frame minus backend)": 0.0, "backend compile (AOT + Inductor)": 0.0,
                    "Inductor compile": 0.0, "Inductor codegen": 0.0}
         seen_metrics = False
-        for ev in run.events:  # every event of a big run: attribute reads kept to the few needed
-            phase = ev.phase
-            if phase != "after" and phase != "failed":
-                continue
-            lifecycle = ev.lifecycle
-            if lifecycle is None:
-                continue
-            span = ev.span
-            d = ev.duration_ms
-            if d is None:
-                d = span.duration_ms if span else None
-                if d is None:
-                    continue
-            sec = d / 1000.0
-            acc = spans.get(lifecycle)
-            if acc is None:
-                acc = spans[lifecycle] = [0.0, 0]
-            acc[0] += sec
-            acc[1] += 1
-            piece = ev.subgraph_index
-            if piece is None:
-                piece = ev.graph_index
-            if span is not None:
-                depth = span.depth
-                if piece is not None:
-                    cur = pieces.get(piece)
-                    if cur is None or depth < cur[0]:  # the outermost lifecycles of the piece (siblings add up)
-                        pieces[piece] = [depth, sec, [lifecycle], 1]
-                    elif depth == cur[0]:
-                        cur[1] += sec
-                        cur[3] += 1
-                        if lifecycle not in cur[2]:
-                            cur[2].append(lifecycle)
-                if depth == 0:
-                    top += sec
-                    top_n += 1
-            if lifecycle == "compile" and "metrics.json" in (ev.files or ()):
-                text = _read_event_file(run, ev, "metrics.json", self.budget)
-                try:
-                    m = json.loads(text) if text else None
-                except ValueError:
-                    m = None
-                if isinstance(m, dict):
-                    seen_metrics = True
-                    ent = m.get("entire_frame_compile_time_s")
-                    be = m.get("backend_compile_time_s")
-                    num = (int, float)
-                    if isinstance(ent, num) and not isinstance(ent, bool):
-                        metrics["Dynamo tracing (frame minus backend)"] += ent - (be if isinstance(be, num) else 0)
-                    if isinstance(be, num) and not isinstance(be, bool):
-                        metrics["backend compile (AOT + Inductor)"] += be
-                    for k, label in (("inductor_compile_time_s", "Inductor compile"),
-                                     ("code_gen_time_s", "Inductor codegen")):
-                        v = m.get(k)
-                        if isinstance(v, num) and not isinstance(v, bool):
-                            metrics[label] += v
+        for ev in fold.metrics_events:
+            text = _read_event_file(run, ev, "metrics.json", self.budget)
+            try:
+                m = json.loads(text) if text else None
+            except ValueError:
+                m = None
+            if isinstance(m, dict):
+                seen_metrics = True
+                ent = m.get("entire_frame_compile_time_s")
+                be = m.get("backend_compile_time_s")
+                num = (int, float)
+                if isinstance(ent, num) and not isinstance(ent, bool):
+                    metrics["Dynamo tracing (frame minus backend)"] += ent - (be if isinstance(be, num) else 0)
+                if isinstance(be, num) and not isinstance(be, bool):
+                    metrics["backend compile (AOT + Inductor)"] += be
+                for k, label in (("inductor_compile_time_s", "Inductor compile"),
+                                 ("code_gen_time_s", "Inductor codegen")):
+                    v = m.get(k)
+                    if isinstance(v, num) and not isinstance(v, bool):
+                        metrics[label] += v
         phases = [{"phase": name, "seconds": round(v[0], 6), "count": v[1], "source": "spans"}
                   for name, v in spans.items()]
         if seen_metrics:
@@ -768,7 +827,7 @@ class _Analyser:
                                      f"{h.event.lifecycle or h.event.frag}: {unrec[0].reason or '-'}", h.event))
         elif problems:
             out.append(Check("ok", f"{len(problems)} failure(s), all recovered (retried)", problems[0].head.event))
-        elif run.events:
+        elif run.event_count:
             out.append(Check("ok", "no failures"))
         if t.restarts:
             bad = [r for r in t.restarts if not r.recovered]
@@ -813,7 +872,7 @@ class _Analyser:
             out.append(Check("warn", f"{len(a.worklist)} graph-break site(s), {a.graph_break_total} break(s); "
                                      f"most: {first.reason} at {first.where} ×{first.count}",
                              first.events[0] if first.events else None))
-        elif run.events or self.cf.frames:
+        elif run.event_count or self.cf.frames:
             out.append(Check("ok", "no graph breaks"))
         c = a.cache["counts"]
         h, m, b = c["hits"], c["misses"], c["bypasses"]
@@ -845,7 +904,7 @@ class _Analyser:
 
     def build(self) -> Analysis:
         run = self.run
-        has_cids = any(ev.compile_id for ev in run.events)
+        has_cids = self.fold.has_cids
         if has_cids:
             self._timeline_frames()
         else:
@@ -857,7 +916,7 @@ class _Analyser:
         status, why = self._status()
         frames = sorted(self.frames.values(), key=lambda r: -r.compiles)  # stable: discovery order on ties
         compile_time = self._compile_time()
-        if not has_cids and len(frames) == 1 and run.events:
+        if not has_cids and len(frames) == 1 and run.event_count:
             # an upstream run (no compile ids) that compiled one frame: all it recorded is that frame's
             only = frames[0]
             c = cache["counts"]

@@ -41,7 +41,7 @@ def run_row(run: RunModel) -> dict[str, Any]:
         "tag": n.tag,
         "model_index": n.model_index,
         "rank": n.rank,
-        "events": len(run.events),
+        "events": run.event_count,
         "failures": len(run.triage.problems),
         "unrecovered_failures": sum(1 for c in run.triage.problems if not c.recovered),
         "restarts": len(run.triage.restarts),
@@ -102,7 +102,7 @@ def triage_json(run: RunModel) -> dict[str, Any]:
     out = {
         "run": str(run.path),
         "status": a.status,
-        "events": len(run.events),
+        "events": run.event_count,
         "malformed_lines": len(run.malformed),
         "malformed": [{"line": m.line_no, "reason": m.reason} for m in run.malformed[:50]],
         "partial_last_line": run.partial_line,
@@ -159,7 +159,7 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
     """The report for people: status, the checks, then where to look and why (lists capped at a few
     rows unless ``show_all``)."""
     a = analyse(run)
-    lines = [f"{run.path}", f"  status: {a.status}   events: {len(run.events)}"
+    lines = [f"{run.path}", f"  status: {a.status}   events: {run.event_count}"
              + (f"   malformed lines: {len(run.malformed)}" if run.malformed else "")
              + ("   (last line incomplete)" if run.partial_line else "")]
     if run.error:

@@ -28,6 +28,7 @@ from magi_tui.model.tree import Group, RunTree
 from magi_tui.model.triage import Failure, Triage, TriageBuilder
 
 TIMELINE = (TIMELINE_DIR, TIMELINE_FILE)
+STREAM_READ_BYTES = 4 << 20  # a streamed load's read: the events of one read are alive at once
 
 
 @dataclass
@@ -112,6 +113,12 @@ class RunModel:
 
     def _clear(self) -> None:
         self.events: list[Event] = []
+        #: a streamed headless load (``load(fold=...)``): each event is folded in, then dropped unless
+        #: triage keeps it; ``events`` stays empty, ``event_count`` counts them
+        self.fold = type(self.fold)() if getattr(self, "fold", None) is not None else None
+        self._count = 0
+        self._first_ts: float | None = None
+        self._last_ts: float | None = None
         self.malformed: list[Malformed] = []
         self.pairer = Pairer()
         #: built as events come (a view's ``new_items``), or, after :meth:`load`, only when asked for
@@ -148,13 +155,15 @@ class RunModel:
         self.malformed.extend(res.malformed)
         tri = self.triage_builder
         n_fail = len(tri.triage.failures)
-        self.events.extend(res.events)
+        if self.fold is None:
+            self.events.extend(res.events)
         before_pairing = tri.before_pairing
         pair = self.pairer.add
         tri_add = tri.add
         closed = up.closed.append
         recovered = up.recovered
         if self._tree is None:  # headless: pairing and triage only (the tree is built if asked)
+            fold = self.fold.add if self.fold is not None else None
             for ev in res.events:
                 outer = before_pairing(ev) if ev.phase == "failed" else None
                 span, created = pair(ev)
@@ -163,6 +172,21 @@ class RunModel:
                 rec = tri_add(ev, span, outer)
                 if rec:
                     recovered.extend(rec)
+                if fold is not None:
+                    fold(ev)
+                    if span is not None and span.end is ev:
+                        # streamed: a closed span's events stop pointing at it, so the span and the
+                        # events no one keeps go by reference counting (no cycle left to collect)
+                        ev.span = None
+                        if span.before is not None:
+                            span.before.span = None
+            if fold is not None:
+                self._count += len(res.events)
+                if self._first_ts is None:
+                    self._first_ts = next((e.timestamp for e in res.events if e.timestamp is not None), None)
+                last = next((e.timestamp for e in reversed(res.events) if e.timestamp is not None), None)
+                if last is not None:
+                    self._last_ts = last
             up.events = res.events
             up.failures = tri.triage.failures[n_fail:]
             return up
@@ -189,16 +213,34 @@ class RunModel:
         up.failures = tri.triage.failures[n_fail:]
         return up
 
-    def load(self, *, keep: bool = False) -> "RunModel":
+    def load(self, *, keep: bool = False, fold: Any = None) -> "RunModel":
         """Read everything there is now (the headless commands' entry point).
 
         No tree is built (``tree`` builds it if a caller asks), and the cycle collector is held off
         while the events are made: each of its full passes would walk every event read so far, again
         and again (a third of a million-event load). ``keep``: the process keeps this run until it
         exits (a headless command), so what was read is also taken out of the collector's later passes
-        (``gc.freeze``); a view that may drop the run leaves it False."""
+        (``gc.freeze``); a view that may drop the run leaves it False.
+
+        ``fold`` (``checks.TimelineFold()``; a run dir's timeline only): stream. The file is read a block
+        at a time, each event folded into pairing, triage and ``fold`` (what the analysis reads from
+        every event) and dropped unless triage keeps it, so memory grows with what the answer holds,
+        not with the run: ``events`` stays empty (``event_count`` counts), there is no tree, and only
+        the analysis (``checks.analyse``) and the reports read such a model. A closed span's events no
+        longer point at it (``ev.span`` None: the fold has read it), so what is dropped goes by
+        reference counting, with the collector held off as above."""
         if not self.events and self._tree is not None and not self._tree.sessions:
             self._tree = None
+        if fold is not None and type(self.reader) is TimelineReader and not self.events and not self._count:
+            self.fold = fold
+            reader = self.reader
+            with _gc_held(freeze=keep):
+                while True:
+                    before = reader.offset
+                    res = self.update(STREAM_READ_BYTES)
+                    if reader.offset == before and not res.reset:
+                        break
+            return self
         with _gc_held(freeze=keep):
             self.update()
         return self
@@ -253,7 +295,7 @@ class RunModel:
                        f"{open_spans[0].first.name})")
         if self.partial_line:
             why.append(f"the last line of {TIMELINE_FILE} is incomplete")
-        if not self.events:
+        if not self.event_count:
             return ("incomplete" if self.partial_line else "empty"), why
         if any(not c.recovered for c in t.problems):
             return "failed", why
@@ -266,7 +308,14 @@ class RunModel:
         return "ok", why
 
     @property
+    def event_count(self) -> int:
+        """Events read (a streamed load keeps no list of them)."""
+        return self._count if self.fold is not None else len(self.events)
+
+    @property
     def started(self) -> float | None:
+        if self.fold is not None:
+            return self._first_ts
         for ev in self.events:
             if ev.timestamp is not None:
                 return ev.timestamp
@@ -277,6 +326,8 @@ class RunModel:
         start = self.started
         if start is None:
             return None
+        if self.fold is not None:
+            return max(0.0, self._last_ts - start) if self._last_ts is not None else None
         for ev in reversed(self.events):
             if ev.timestamp is not None:
                 return max(0.0, ev.timestamp - start)
@@ -342,4 +393,4 @@ class RunModel:
         return event_folder_rel(ev)
 
     def __repr__(self) -> str:  # pragma: no cover
-        return f"RunModel({str(self.path)!r}, {len(self.events)} events, {self.status})"
+        return f"RunModel({str(self.path)!r}, {self.event_count} events, {self.status})"

@@ -154,3 +154,62 @@ def test_json_printed_as_bytes_is_the_same_text(capsys):
         print("before")  # what was printed before stays before
         _print_json(obj)
         assert capsys.readouterr().out == "before\n" + _stdlib(obj) + "\n"
+
+
+def _streamed(path: Path) -> RunModel:
+    from magi_tui.model.checks import TimelineFold
+
+    return RunModel(path).load(fold=TimelineFold())
+
+
+def _odd_runs(tmp_path: Path) -> list[Path]:
+    """A run with two sessions, a half-written last line, a garbage line, and lines longer than a read."""
+    out = []
+    a = tmp_path / "model_1_Odd_rank_0"
+    write_synthetic_run(a, 3000, fail_last=True)
+    tl = a / "timeline_events" / "timeline.jsonl"
+    lines = tl.read_bytes().splitlines(keepends=True)
+    big = json.dumps({"index": 5000, "name": "fullgraph_after_cache_hit",
+                      "attributes": {"reason": "r" * (5 << 20), "load_result": "hit"}}).encode() + b"\n"
+    tl.write_bytes(b"".join(lines[:2000]) + b"not json\n" + big + b"".join(lines[:1500]) + lines[1500][:40])
+    out.append(a)
+    return out
+
+
+def test_a_streamed_load_gives_the_same_answer(fx, tmp_path):
+    from magi_tui.model.report import run_row, triage_text
+
+    paths = _runs(fx, tmp_path) + _odd_runs(tmp_path)
+    for path in paths:
+        kept, streamed = RunModel(path).load(), _streamed(path)
+        assert _dump_json(triage_json(streamed)) == _dump_json(triage_json(kept)), path
+        assert triage_text(streamed, show_all=True) == triage_text(kept, show_all=True), path
+        assert run_row(streamed) == run_row(kept), path
+        assert streamed.event_count == len(kept.events) and streamed.events == []
+    odd = _streamed(paths[-1])
+    assert odd.partial_line and odd.malformed and {f.event.session for f in odd.triage.failures} == {0, 1}
+
+
+def test_a_streamed_load_keeps_only_the_events_the_answer_holds(tmp_path):
+    from magi_tui.model.events import Event
+
+    path = tmp_path / "model_1_S_rank_0"
+    write_synthetic_run(path, 20_000)
+
+    def live_events() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if type(o) is Event)
+
+    base = live_events()
+    kept = RunModel(path).load()
+    assert live_events() - base == 20_000
+    del kept
+    base = live_events()
+    gc.disable()  # what is dropped must go by reference counting, with no collection at all
+    try:
+        streamed = _streamed(path)
+        held = sum(1 for o in gc.get_objects() if type(o) is Event) - base
+    finally:
+        gc.enable()
+    assert streamed.event_count == 20_000 and held < 20_000 * 0.3  # the cache events triage lists, the failures
+    assert held >= len(streamed.triage.cache_hits)
