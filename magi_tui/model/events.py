@@ -201,13 +201,14 @@ def _is_special(frag: str) -> bool:
 _UNSET = msgspec.UNSET
 
 
-class Attrs(msgspec.Struct, gc=False):
+class Attrs(msgspec.Struct, gc=False, omit_defaults=True):
     """The attributes the model reads, decoded straight from a line (msgspec skips the others, so no
     dict is built for them): the fields of an Event, the summary keys (absent: ``UNSET``), the keys
     whose presence keeps a map on the event (:class:`KeptAttrs`) and the others triage reads from it.
     Typed ``Any``: every check is :func:`make_event`'s own. The order of the fields is relied on
     (``_SUM`` / ``_KEEP1`` / ``_KEEP2`` below). ``gc=False``: decoded JSON holds no cycle, so the
-    collector need not track one per line."""
+    collector need not track one per line; ``omit_defaults``: ``to_builtins`` gives the keys present
+    (a missing key and a null read the same for the first six), which is what :class:`KeptAttrs` holds."""
 
     duration_ms: Any = None
     graph_index: Any = None
@@ -259,11 +260,7 @@ class KeptAttrs(dict):
     __slots__ = ()
 
 
-def _kept(t: tuple) -> KeptAttrs:
-    # the first six decode a missing key as None (the model reads a null the same); the others as UNSET
-    out = KeptAttrs({k: v for k, v in zip(_FIELDS[:6], t) if v is not None})
-    out.update({k: v for k, v in zip(_FIELDS[6:], t[6:]) if v is not _UNSET})
-    return out
+_to_builtins = msgspec.to_builtins
 
 
 #: summary values -> (the shared summary map, the kind its results give, whether a key that keeps the
@@ -373,7 +370,7 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs, attrs: dict[s
         ev.summary = summary
         keep = keep or special or phase == "failed" or t[_KEEP2] != _NO_3
         kind = nkind or skind
-    ev.attrs = (attrs if attrs is not None else _kept(t)) if keep else None
+    ev.attrs = (attrs if attrs is not None else KeptAttrs(_to_builtins(a))) if keep else None
     # the kind rules (kind_of), computed once: the name's kind is cached with the name, the kind the
     # result attributes give with the summary
     ev.kind = phase if phase == "failed" or phase == "skip" else kind
