@@ -103,6 +103,9 @@ async def test_palette_jumps_by_event_number(query):
         await pilot.pause(0.2)
         await pilot.press(*[{"#": "number_sign"}.get(c, c) for c in query])
         await pilot.pause(0.5)
+        await wait_for(pilot, lambda: "#0013 fullgraph_failed_compiler_compile" in screen_text(app), what="the hit")
+        # a number is an event number: no fuzzy pass over every name, so the event is listed once
+        assert "#13 fullgraph_failed_compiler_compile" not in screen_text(app)
         await pilot.press("enter")
         detail = screen.query_one(EventDetail)
         await wait_for(pilot, lambda: app.screen is screen and detail.current_event is not None
