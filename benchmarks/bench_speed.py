@@ -14,12 +14,19 @@ shared and wall time is noisy; wall seconds are printed beside them.
 * ``tui_peak_rss``: VmHWM of those two processes.
 * ``triage_json``: ``python -m magi_tui triage --json RUN`` (whole process, its output to /dev/null).
   Anchors: a loop of ``orjson.loads`` per line, and of ``json.loads``, each a whole process.
-* ``diff``: a DiffScreen on two 20,000-line graph dumps (1 % of lines changed, a few inserted and
-  removed), from ``push_screen`` to the diff painted (CPU of the app process over that interval).
-  Anchor: a plain ``difflib.unified_diff`` process on the same files (whole process). Where the time
-  goes: ``diff_20k_model`` is the diff alone in that process (both sides read, lines matched, rows laid
-  out) against ``difflib.unified_diff`` alone in the same process; ``diff_screen_200_lines`` is the same
-  screen on a 200-line pair (mounting, footer, painting: what any screen costs).
+* ``diff``: two 20,000-line graph dumps (1 % of lines changed, a few inserted and removed). Anchor: a
+  plain ``difflib.unified_diff`` process on the same files (whole process: start, read, diff).
+  ``diff_20k_d``: the real path, ``MagiApp`` on a run whose after/before pair has those two graphs
+  (written by the tracer's own ``RunWriter``), the after event selected and the app idle, from pressing
+  ``d`` to the DiffScreen painted with the diff (CPU of the app process over that interval).
+  ``diff_20k``: the DiffScreen alone on a bare ``App``, from ``push_screen`` to the diff painted. CPU
+  and wall run to the test pilot's ``pause()`` after the diff is in (all the work it set off done);
+  ``*_frame_wall`` / ``*_frame_cpu`` to the first frame with the diff handed to the terminal (the pilot
+  waits 20 ms of idle on top; work set off for later, like the suspended screen's footer, comes after). These processes and the anchor run with bytecode compiled beforehand, as installed
+  (this workspace sets ``PYTHONDONTWRITEBYTECODE``; the ``d`` path imports the diff screen). Where
+  the time goes: ``diff_20k_model`` is the diff alone in that process (both sides read, lines matched,
+  rows laid out) against ``difflib.unified_diff`` alone in the same process; ``diff_screen_200_lines``
+  is the same screen on a 200-line pair (mounting, footer, painting: what any screen costs).
 * ``terminal``: one appended event -> on screen in a real terminal: ``magi-tui attach RUN`` and toolong's
   ``tl FILE`` each in a tmux pane (120x40), one line appended every 0.25 s, ``capture-pane`` polled until
   the line's token shows (the poll itself costs a few ms, the same for both).
@@ -41,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -65,6 +73,32 @@ def _hwm_mb() -> float:
 
 
 # -- children --------------------------------------------------------------------------------------
+def _first_frame_with_diff(app, stamp: dict) -> None:
+    """Stamp (wall, CPU) the first frame handed to the terminal while a DiffScreen with its diff is on
+    top: the diff on screen, without the test pilot's idle wait after it."""
+    from magi_tui.ui.screens.diff import DiffScreen
+
+    display = app._display
+
+    def _display(screen, renderable) -> None:
+        display(screen, renderable)
+        if renderable is not None and not stamp and isinstance(screen, DiffScreen) and screen.diff is not None:
+            stamp.update(wall=time.perf_counter(), cpu=_cpu())
+
+    app._display = _display
+
+
+async def _until(cond, what: str, step: float = 0.005, timeout: float = 60) -> None:
+    """Poll ``cond`` (a child must fail, not hang, when the app breaks)."""
+    import asyncio
+
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise RuntimeError(f"timed out waiting for {what}")
+        await asyncio.sleep(step)
+
+
 def child_tui(run: str) -> dict:
     import asyncio
 
@@ -133,17 +167,19 @@ def child_diff(a: str, b: str) -> dict:
 
     async def main(left: str, right: str) -> None:
         app = DiffApp()
+        frame: dict = {}
         async with app.run_test(size=(160, 50)) as pilot:
             await pilot.pause()
+            _first_frame_with_diff(app, frame)
             c0, t0 = _cpu(), time.perf_counter()
             screen = DiffScreen(Ref(left), Ref(right))
             app.push_screen(screen)
-            while screen.diff is None:
-                await asyncio.sleep(0.002)
+            await _until(lambda: screen.diff is not None, "the diff", step=0.002)
             await pilot.pause()
             view = screen.query_one(DiffView)
             out.update(cpu_s=_cpu() - c0, wall_s=time.perf_counter() - t0, rows=len(view.rows),
-                       added=screen.diff.added, removed=screen.diff.removed)
+                       added=screen.diff.added, removed=screen.diff.removed, frame_wall_s=frame["wall"] - t0,
+                       frame_cpu_s=frame["cpu"] - c0)
 
     asyncio.run(main(a, b))
     big = dict(out)
@@ -171,6 +207,46 @@ def child_diff(a: str, b: str) -> dict:
         list(difflib.unified_diff(fa.readlines(), fb.readlines()))
     big["difflib_in_process_cpu_s"] = _cpu() - c0
     return big
+
+
+def child_diff_d(run: str) -> dict:
+    """The real ``d``: a RunScreen on ``run`` with its after event selected, the app idle; from the
+    key press to the DiffScreen painted with the diff."""
+    import asyncio
+
+    from textual._wait import wait_for_idle
+    from textual.worker import WorkerState
+
+    from magi_tui.ui.app import MagiApp
+    from magi_tui.ui.screens.diff import DiffScreen
+    from magi_tui.ui.screens.run import RunScreen
+
+    out: dict = {}
+
+    async def main() -> None:
+        app = MagiApp(Path(run))
+        async with app.run_test(size=(160, 50)) as pilot:
+            await _until(lambda: isinstance(app.screen, RunScreen) and app.screen.loaded, "the run loaded")
+            screen = app.screen
+            screen.jump_to(next(e for e in screen.run.events if "_after_" in e.name))
+            await pilot.pause()
+            # the detail reads the selected graph on a worker: let it finish before the clock starts
+            await _until(lambda: not any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers),
+                         "the detail's workers")
+            await wait_for_idle(0.2)
+            frame: dict = {}
+            _first_frame_with_diff(app, frame)
+            c0, t0 = _cpu(), time.perf_counter()
+            await pilot.press("d")
+            await _until(lambda: isinstance(app.screen, DiffScreen) and app.screen.diff is not None, "the diff",
+                         step=0.002)
+            await pilot.pause()
+            d = app.screen
+            out.update(cpu_s=_cpu() - c0, wall_s=time.perf_counter() - t0, added=d.diff.added,
+                       removed=d.diff.removed, frame_wall_s=frame["wall"] - t0, frame_cpu_s=frame["cpu"] - c0)
+
+    asyncio.run(main())
+    return out
 
 
 # -- one appended event -> on screen, in a real terminal (tmux) ------------------------------------
@@ -248,6 +324,24 @@ def write_graph_pair(folder: Path, n: int = 20_000, seed: int = 0) -> tuple[Path
     return pa, pb
 
 
+def write_graph_pair_run(folder: Path, a: Path, b: Path) -> Path:
+    """A run (written by the tracer's own writer) whose PostCleanupPass before/after events carry
+    ``a`` and ``b`` as their graphs: ``d`` on the after event diffs them."""
+    from tracer.writer import RunWriter
+
+    run = folder / "magi_depyf" / "run_20261122_111900" / "model_1_Diff_rank_0"
+    attrs = {"scope": "subgraph", "subgraph": "submod_0", "subgraph_index": 0, "lifecycle_name": "PostCleanupPass",
+             "runtime_shape": None, "pass_stage": "post_grad"}
+    w = RunWriter(run)
+    try:
+        w.write("subgraph_0_before_postcleanuppass", dict(attrs), {"before_postcleanuppass_graph.txt": a.read_text()})
+        w.write("subgraph_0_after_postcleanuppass", dict(attrs, duration_ms=0.23),
+                {"after_lifecycle_graph.txt": b.read_text()})
+    finally:
+        w.close()
+    return run
+
+
 # -- the driver ------------------------------------------------------------------------------------
 def _run_child(args: list[str], python: str = sys.executable) -> dict:
     proc = subprocess.run([python, *args], capture_output=True, text=True, check=False)
@@ -272,6 +366,27 @@ _ORJSON_LOOP = "import orjson,sys\nwith open(sys.argv[1],'rb') as fh:\n    objs=
 _JSON_LOOP = "import json,sys\nwith open(sys.argv[1],'rb') as fh:\n    objs=[json.loads(l) for l in fh]\n"
 _DIFFLIB = ("import difflib,sys\na=open(sys.argv[1]).readlines()\nb=open(sys.argv[2]).readlines()\n"
             "d=list(difflib.unified_diff(a,b))\n")
+
+
+@contextmanager
+def _installed_bytecode(folder: Path):
+    """The diff rows' processes as on an installed copy: bytecode compiled once (as ``pip install``
+    does), in ``folder``, before anything is measured. The ``d`` path imports the diff screen on first
+    use, and with ``PYTHONDONTWRITEBYTECODE`` (this workspace sets it) that import would compile four
+    sources inside the measured interval, every time. The anchor runs the same way."""
+    saved = {k: os.environ.get(k) for k in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")}
+    os.environ["PYTHONPYCACHEPREFIX"] = str(folder)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    try:
+        subprocess.run([sys.executable, "-c", "import difflib, tracer.writer, magi_tui.ui.app, "
+                        "magi_tui.ui.screens.run, magi_tui.ui.screens.diff"], cwd=ROOT, check=True)
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _med(rows: list[dict], key: str) -> float | None:
@@ -304,7 +419,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.child:
         kind, *rest = args.child
-        res = child_tui(*rest) if kind == "tui" else child_diff(*rest)
+        res = {"tui": child_tui, "diff": child_diff, "diff_d": child_diff_d}[kind](*rest)
         print(json.dumps(res))
         return
 
@@ -342,12 +457,24 @@ def main() -> None:
 
         if "diff" in args.only:
             a, b = write_graph_pair(Path(tmp))
-            ours, dl = [], []
-            for _ in range(args.repeat):
-                ours.append(_run_child([__file__, "--child", "diff", str(a), str(b)]))
-                dl.append(_whole_process([sys.executable, "-c", _DIFFLIB, str(a), str(b)]))
+            pair_run = write_graph_pair_run(Path(tmp) / "pair", a, b)
+            ours, ours_d, dl = [], [], []
+            with _installed_bytecode(Path(tmp) / "pyc"):
+                for _ in range(args.repeat):  # interleaved: d, the screen alone, the anchor
+                    ours_d.append(_run_child([__file__, "--child", "diff_d", str(pair_run)]))
+                    ours.append(_run_child([__file__, "--child", "diff", str(a), str(b)]))
+                    dl.append(_whole_process([sys.executable, "-c", _DIFFLIB, str(a), str(b)]))
+            results["diff_20k_d"] = _row(ours_d, {"difflib_process": dl}, added=ours_d[0]["added"],
+                                         removed=ours_d[0]["removed"])
+            results["diff_20k_d_wall"] = _row(ours_d, {"difflib_process": dl}, key="wall_s")
+            for r in dl:
+                r["frame_wall_s"] = r["wall_s"]  # the anchor's output is complete when it exits
+            results["diff_20k_d_frame_wall"] = _row(ours_d, {"difflib_process": dl}, key="frame_wall_s")
+            results["diff_20k_d_frame_cpu"] = _row([dict(r, cpu_s=r["frame_cpu_s"]) for r in ours_d],
+                                                   {"difflib_process": dl})
             results["diff_20k"] = _row(ours, {"difflib_process": dl}, rows=ours[0]["rows"])
             results["diff_20k_wall"] = _row(ours, {"difflib_process": dl}, key="wall_s")
+            results["diff_20k_frame_wall"] = _row(ours, {"difflib_process": dl}, key="frame_wall_s")
             results["diff_20k_model"] = _row([{"cpu_s": r["model_cpu_s"]} for r in ours],
                                              {"difflib_in_process": [{"cpu_s": r["difflib_in_process_cpu_s"]}
                                                                      for r in ours]})

@@ -29,9 +29,10 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from itertools import compress, islice
+from operator import eq, lt
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from magi_tui.model.guards import normalise_noise
 
@@ -39,19 +40,30 @@ MAX_DIFF_LINES = 200_000
 #: a changed line's tokens are marked only when it is this similar (``SequenceMatcher.ratio`` of the
 #: tokens) to the line it replaces; below, the lines are just different and the marker says so
 MIN_PAIR_SIMILARITY = 0.4
+_minus_one = (1).__rsub__  # x -> x - 1 at C speed
 
 
-@dataclass
 class Row:
-    kind: str                 # equal | replace | delete | insert | fold
-    left_no: int | None       # 1-based line numbers, None where a side has no line
-    left: str
-    right_no: int | None
-    right: str
-    folded: int = 0           # fold rows: how many equal lines are hidden
-    _spans: tuple | None = None
-    #: unified rows of a changed line: the side-by-side ``replace`` row it belongs to (its spans)
-    pair: "Row | None" = field(default=None, repr=False)
+    """One row of the view: a line of each side (side by side) or one line (unified)."""
+
+    # a plain class (not a dataclass): this module is imported when ``d`` is first pressed
+    __slots__ = ("kind", "left_no", "left", "right_no", "right", "folded", "_spans", "pair")
+
+    def __init__(self, kind: str, left_no: int | None, left: str, right_no: int | None, right: str,
+                 folded: int = 0, _spans: tuple | None = None, pair: Row | None = None) -> None:
+        self.kind = kind            # equal | replace | delete | insert | fold
+        self.left_no = left_no      # 1-based line numbers, None where a side has no line
+        self.left = left
+        self.right_no = right_no
+        self.right = right
+        self.folded = folded        # fold rows: how many equal lines are hidden
+        self._spans = _spans
+        #: unified rows of a changed line: the side-by-side ``replace`` row it belongs to (its spans)
+        self.pair = pair
+
+    def __repr__(self) -> str:
+        return (f"Row({self.kind!r}, {self.left_no!r}, {self.left!r}, {self.right_no!r}, {self.right!r}"
+                + (f", folded={self.folded}" if self.folded else "") + ")")
 
     def spans(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """Changed character ranges within ``left`` and ``right`` (replace rows only)."""
@@ -63,18 +75,22 @@ class Row:
         return self._spans
 
 
-@dataclass
 class Diff:
-    rows: list[Row] = field(default_factory=list)            # side by side
-    unified: list[Row] = field(default_factory=list)         # one line per row
-    hunks: list[int] = field(default_factory=list)           # row index of each hunk start
-    unified_hunks: list[int] = field(default_factory=list)
-    added: int = 0
-    removed: int = 0
-    #: the lines as read (before any normalising), for recomputing without reading again
-    a: list[str] = field(default_factory=list, repr=False)
-    b: list[str] = field(default_factory=list, repr=False)
-    normalised: bool = False
+    """The rows of both layouts, where the hunks start, the counts, and the lines as read."""
+
+    __slots__ = ("rows", "unified", "hunks", "unified_hunks", "added", "removed", "a", "b", "normalised")
+
+    def __init__(self, a: list[str] | None = None, b: list[str] | None = None, normalised: bool = False) -> None:
+        self.rows: list[Row] = []             # side by side
+        self.unified: list[Row] = []          # one line per row
+        self.hunks: list[int] = []            # row index of each hunk start
+        self.unified_hunks: list[int] = []
+        self.added = 0
+        self.removed = 0
+        #: the lines as read (before any normalising), for recomputing without reading again
+        self.a: list[str] = [] if a is None else a
+        self.b: list[str] = [] if b is None else b
+        self.normalised = normalised
 
     @property
     def identical(self) -> bool:
@@ -88,8 +104,8 @@ class Diff:
 
 #: a token of a line: an escape as the view shows it (``\x1b[31m``: a CSI sequence is one token, the
 #: text after it another), a word or number, a run of spaces, or one other character
-_TOKEN = re.compile(r"\\x1b\[[0-?]*[ -/]*[@-~]|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}"
-                    r"|\w+|\s+|[^\w\s]")
+_TOKEN = (r"\\x1b\[[0-?]*[ -/]*[@-~]|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}"
+          r"|\w+|\s+|[^\w\s]")  # compiled on first use (re's cache), not when ``d`` imports this module
 
 
 def default_normalise(path) -> bool:
@@ -104,7 +120,7 @@ def intraline(a: str, b: str) -> tuple[list[tuple[int, int]], list[tuple[int, in
     marks ``float32`` / ``float64``)."""
     if len(a) > 2000 or len(b) > 2000:
         return ([(0, len(a))], [(0, len(b))])
-    ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
+    ta, tb = re.findall(_TOKEN, a), re.findall(_TOKEN, b)
     oa, ob = _offsets(ta), _offsets(tb)
     sm = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
     left: list[tuple[int, int]] = []
@@ -130,8 +146,12 @@ def _offsets(tokens: list[str]) -> list[int]:
 def opcodes(a: Sequence[str], b: Sequence[str]) -> list[tuple[str, int, int, int, int]]:
     """``SequenceMatcher.get_opcodes()``-shaped opcodes of two line lists: common head and tail
     trimmed, lines unique on both sides matched as anchors (longest increasing run), and
-    ``SequenceMatcher`` only on the gaps between anchors."""
+    ``SequenceMatcher`` only on the gaps between anchors. A run of consecutive anchors becomes one
+    ``equal`` op and a one-line-for-one-line gap a ``replace`` without a ``SequenceMatcher``, so the
+    Python-level work is one step per anchor; the result is the same op for op."""
     n, m = len(a), len(b)
+    if n == m and all(map(eq, a, b)):
+        return [("equal", 0, n, 0, m)] if n else []
     lo = 0
     while lo < n and lo < m and a[lo] == b[lo]:
         lo += 1
@@ -140,51 +160,83 @@ def opcodes(a: Sequence[str], b: Sequence[str]) -> list[tuple[str, int, int, int
         hi_a -= 1
         hi_b -= 1
     ops: list[tuple[str, int, int, int, int]] = []
-
-    def add(tag: str, i1: int, i2: int, j1: int, j2: int) -> None:
-        if i1 == i2 and j1 == j2:
-            return
-        if ops and ops[-1][0] == tag == "equal":
-            ops[-1] = (tag, ops[-1][1], i2, ops[-1][3], j2)
-        else:
-            ops.append((tag, i1, i2, j1, j2))
+    append = ops.append
+    if lo:
+        append(("equal", 0, lo, 0, lo))
 
     def gap(i1: int, i2: int, j1: int, j2: int) -> None:
-        if i1 == i2 or j1 == j2:
-            add("delete" if j1 == j2 else "insert", i1, i2, j1, j2)
-            return
-        big = (i2 - i1) + (j2 - j1) > 40000
-        sm = difflib.SequenceMatcher(None, a[i1:i2], b[j1:j2], autojunk=big)
-        for tag, x1, x2, y1, y2 in sm.get_opcodes():
-            add(tag, i1 + x1, i1 + x2, j1 + y1, j1 + y2)
+        """The lines between two anchors (never empty on both sides)."""
+        if i1 == i2:
+            append(("insert", i1, i2, j1, j2))
+        elif j1 == j2:
+            append(("delete", i1, i2, j1, j2))
+        elif i2 - i1 == 1 and j2 - j1 == 1 and a[i1] != b[j1]:
+            append(("replace", i1, i2, j1, j2))
+        else:
+            big = (i2 - i1) + (j2 - j1) > 40000
+            sm = difflib.SequenceMatcher(None, a[i1:i2], b[j1:j2], autojunk=big)
+            for tag, x1, x2, y1, y2 in sm.get_opcodes():
+                if tag == "equal" and ops and ops[-1][0] == "equal":
+                    ops[-1] = ("equal", ops[-1][1], i1 + x2, ops[-1][3], j1 + y2)
+                else:
+                    append((tag, i1 + x1, i1 + x2, j1 + y1, j1 + y2))
 
-    add("equal", 0, lo, 0, lo)
-    i, j = lo, lo
+    i, j = lo, lo          # where the next gap starts
+    run_i = run_j = -1     # start of the current equal run of anchors (-1: none)
     for ai, bj in _anchors(a, b, lo, hi_a, hi_b):
-        gap(i, ai, j, bj)
-        add("equal", ai, ai + 1, bj, bj + 1)
+        if ai == i and bj == j:   # right after the previous anchor (or the head): the run goes on
+            if run_i < 0:
+                run_i, run_j = ai, bj
+        else:
+            if run_i >= 0:
+                _equal(ops, run_i, i, run_j, j)
+            gap(i, ai, j, bj)
+            run_i, run_j = ai, bj
         i, j = ai + 1, bj + 1
-    gap(i, hi_a, j, hi_b)
-    add("equal", hi_a, n, hi_b, m)
+    if run_i >= 0:
+        _equal(ops, run_i, i, run_j, j)
+    if i < hi_a or j < hi_b:
+        gap(i, hi_a, j, hi_b)
+    if hi_a < n:
+        _equal(ops, hi_a, n, hi_b, m)
     return ops
 
 
-def _anchors(a: Sequence[str], b: Sequence[str], lo: int, hi_a: int, hi_b: int) -> list[tuple[int, int]]:
+def _equal(ops: list[tuple[str, int, int, int, int]], i1: int, i2: int, j1: int, j2: int) -> None:
+    """Append an ``equal`` op, merged into the previous one when that is ``equal`` too."""
+    if ops and ops[-1][0] == "equal":
+        ops[-1] = ("equal", ops[-1][1], i2, ops[-1][3], j2)
+    else:
+        ops.append(("equal", i1, i2, j1, j2))
+
+
+def _anchors(a: Sequence[str], b: Sequence[str], lo: int, hi_a: int,
+             hi_b: int) -> Iterable[tuple[int, int]]:
     """Pairs ``(i, j)`` of lines that occur once in ``a[lo:hi_a]`` and once in ``b[lo:hi_b]``, the
-    longest run increasing on both sides (patience sorting)."""
+    longest run increasing on both sides (patience sorting), in order. The matching is done with
+    dict / map / compress at C speed; the patience step runs only when some anchor moved."""
     if hi_a - lo < 2 or hi_b - lo < 2:
         return []
     sa, sb = a[lo:hi_a], b[lo:hi_b]
-    ca, cb = Counter(sa), Counter(sb)
-    where_a = {line: k for k, line in enumerate(sa) if ca[line] == 1}
-    pairs = [(where_a[line], k) for k, line in enumerate(sb) if cb[line] == 1 and line in where_a]
-    if not pairs:
-        return []
-    # longest increasing subsequence of the a-positions (pairs are in b order)
+    where_a = dict(zip(sa, range(lo + 1, hi_a + 1)))  # 1-based (never falsy): each line's last place
+    if len(where_a) != len(sa):  # some lines repeat: only those seen once anchor
+        for line, c in Counter(sa).items():
+            if c > 1:
+                del where_a[line]
+    if len(set(sb)) != len(sb):
+        for line, c in Counter(sb).items():
+            if c > 1:
+                where_a.pop(line, None)
+    found = list(map(where_a.get, sb))
+    ys = list(compress(range(lo, hi_b), found))
+    xs = list(filter(None, found))
+    if len(xs) < 2 or all(map(lt, xs, islice(xs, 1, None))):   # in order on both sides (nothing moved)
+        return zip(map(_minus_one, xs), ys)
+    # longest increasing subsequence of the a-positions (xs are in b order)
     tails: list[int] = []          # a-position ending the best run of each length
-    tail_at: list[int] = []        # index into pairs of that end
-    back = [-1] * len(pairs)
-    for k, (x, _y) in enumerate(pairs):
+    tail_at: list[int] = []        # index into xs of that end
+    back = [-1] * len(xs)
+    for k, x in enumerate(xs):
         p = bisect_left(tails, x)
         if p == len(tails):
             tails.append(x)
@@ -196,8 +248,7 @@ def _anchors(a: Sequence[str], b: Sequence[str], lo: int, hi_a: int, hi_b: int) 
     out = []
     k = tail_at[-1]
     while k >= 0:
-        x, y = pairs[k]
-        out.append((lo + x, lo + y))
+        out.append((xs[k] - 1, ys[k]))
         k = back[k]
     out.reverse()
     return out

@@ -17,12 +17,13 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from magi_format.text import literal
 from magi_tui.model.diff import Diff, compute_diff, default_normalise, diff_files
 from magi_tui.ui.actions import bindings
 from magi_tui.ui.widgets.diff_view import DiffView
+from magi_tui.ui.widgets.key_bar import KeyBar
 
 
 def side_title(ref: Any, run_path: Path | None, other_run: Path | None) -> str:
@@ -65,9 +66,9 @@ class DiffScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="diff-title")
-        yield Static(Text("computing diff…", style="cyan"), id="diff-status")
+        yield Static(Text("computing diff…", style="cyan", no_wrap=True, overflow="ellipsis"), id="diff-status")
         yield DiffView(id="diff-view")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one(DiffView).focus()
@@ -95,8 +96,8 @@ class DiffScreen(Screen):
         if self.diff is None:
             return  # still reading: the first diff already follows the current setting
         self.normalise = not self.normalise
-        self.query_one("#diff-title", Static).update(self._title())
-        self.query_one("#diff-status", Static).update(Text("computing diff…", style="cyan"))
+        self.query_one("#diff-title", Static).update(self._title(), layout=False)  # two lines, as before
+        self._status(Text("computing diff…", style="cyan"))
         self._recompute(self.diff, self.normalise)
 
     @work(thread=True, exclusive=True)
@@ -106,17 +107,22 @@ class DiffScreen(Screen):
 
     def _show(self, diff: Diff) -> None:
         self.diff = diff
-        status = self.query_one("#diff-status", Static)
         if diff.noise_only:
             n = max(len(diff.a), len(diff.b))
-            status.update(Text(f"identical once noise is masked ({n} lines, shown once); z shows the raw "
-                               "difference", style="bold green"))
+            status = Text(f"identical once noise is masked ({n} lines, shown once); z shows the raw difference",
+                          style="bold green")
         elif diff.identical:
-            status.update(Text(f"identical: both sides have the same content ({len(diff.a)} lines, shown once)",
-                               style="bold green"))
+            status = Text(f"identical: both sides have the same content ({len(diff.a)} lines, shown once)",
+                          style="bold green")
         else:
-            status.update(Text(f"-{diff.removed} +{diff.added} · {len(diff.hunks)} hunk(s) · ] next  [ prev  "
-                               "u unified/split  z noise", style="dim"))
+            status = Text(f"-{diff.removed} +{diff.added} · {len(diff.hunks)} hunk(s) · ] next  [ prev  "
+                          "u unified/split  z noise", style="dim")
+        self._status(status)
         suffix = Path(str(self.right.path)).suffix
         self.query_one(DiffView).set_diff(diff, self.left_title, self.right_title,
                                            language="python" if suffix == ".py" else None)
+
+    def _status(self, text: Text) -> None:
+        """One line of status, replacing one line: no new layout of the screen for it."""
+        text.no_wrap, text.overflow = True, "ellipsis"
+        self.query_one("#diff-status", Static).update(text, layout=False)

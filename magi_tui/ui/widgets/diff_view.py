@@ -10,6 +10,12 @@ also scroll back to the first column.
 Layout: side by side when each side has at least :data:`READABLE_SIDE` columns of text, else unified;
 decided again on every resize until the user presses ``u`` (then their choice sticks). Two identical
 sides are shown once, as one column.
+
+Cost: the vertical scrollbar is always there (mounted with the view, before the diff arrives, so the
+diff's arrival is one layout and one paint rather than a second pass for a new scrollbar, and the width
+that chooses the layout never changes under it); there is no horizontal scrollbar (``x`` scrolls both
+sides); the widget's styles are looked up once per style change, and plain (not syntax-highlighted)
+lines go to segments directly, not through a ``Text`` per line.
 """
 
 from __future__ import annotations
@@ -41,6 +47,22 @@ def _display(line: str) -> str:
     return literal(line.expandtabs(4))
 
 
+def _plain_segments(text: str, spans: list[tuple[int, int]], style: Style, word_style: Style) -> list[Segment]:
+    """One shown line as segments: ``style``, the changed tokens (``spans``) in ``word_style``."""
+    if not spans:
+        return [Segment(text, style)]
+    out, at = [], 0
+    for a, b in sorted(spans):
+        if a > at:
+            out.append(Segment(text[at:a], style))
+        if b > max(a, at):
+            out.append(Segment(text[max(a, at):b], word_style))
+        at = max(at, b)
+    if at < len(text):
+        out.append(Segment(text[at:], style))
+    return out
+
+
 @lru_cache(maxsize=4096)
 def _highlight(line: str, language: str | None) -> Text:
     text = _display(line)
@@ -64,7 +86,7 @@ class DiffView(ScrollView, can_focus=True):
     COMPONENT_CLASSES = {"diff--removed", "diff--added", "diff--removed-word", "diff--added-word",
                          "diff--gutter", "diff--fold", "diff--current"}
     DEFAULT_CSS = """
-    DiffView { background: $surface; }
+    DiffView { background: $surface; overflow-x: hidden; overflow-y: scroll; }
     DiffView > .diff--removed { background: $error 20%; }
     DiffView > .diff--added { background: $success 20%; }
     DiffView > .diff--removed-word { background: $error 60%; text-style: bold underline; }
@@ -88,6 +110,7 @@ class DiffView(ScrollView, can_focus=True):
         #: the user chose the layout with ``u``: no longer decided by the width
         self.layout_chosen = False
         self._gw = 3
+        self._styles: dict[str, Style] | None = None
 
     def set_diff(self, diff: Diff, left_title: str = "", right_title: str = "", *,
                  language: str | None = None) -> None:
@@ -136,7 +159,9 @@ class DiffView(ScrollView, can_focus=True):
             self.unified = unified
 
     def _resize(self) -> None:
-        self.virtual_size = Size(self.size.width or 80, len(self.rows))
+        # the rows only: the view scrolls sideways itself (``x``, both sides at once), so no width,
+        # and a resize before the diff is in changes nothing (no layout pass for it)
+        self.virtual_size = Size(0, len(self.rows))
 
     @staticmethod
     def _line_key(rows: list[Row], i: int) -> tuple[str, int] | None:
@@ -169,36 +194,57 @@ class DiffView(ScrollView, can_focus=True):
         self.refresh()
 
     # -- rendering -----------------------------------------------------------------------------
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None
+
+    def _style(self, name: str) -> Style:
+        """The widget's style (``base``) and its components', looked up once per style change
+        (``rich_style`` walks the DOM each time it is read; a page of rows reads them hundreds of times)."""
+        if self._styles is None:
+            get = self.get_component_rich_style
+            s = {"base": self.rich_style, "plain": Style()}
+            for c in ("gutter", "fold", "removed", "added", "removed-word", "added-word"):
+                s[c] = get(f"diff--{c}")
+            s["removed-word"] = s["removed"] + s["removed-word"]  # a changed token inside its line
+            s["added-word"] = s["added"] + s["added-word"]
+            self._styles = s
+        return self._styles[name]
+
     def _side(self, no: int | None, text: str, kind: str, spans: list[tuple[int, int]], width: int,
               gw: int, side: str) -> list[Segment]:
-        gutter_style = self.get_component_rich_style("diff--gutter")
-        if kind == "fold":
-            return []
-        line_style = Style()
-        word_style = Style()
+        """One side of a row as segments ``width`` cells wide: line number, marker, text."""
         if kind in ("delete", "replace") and side == "left":
-            line_style = self.get_component_rich_style("diff--removed")
-            word_style = self.get_component_rich_style("diff--removed-word")
+            line, word = "removed", "removed-word"
         elif kind in ("insert", "replace") and side == "right":
-            line_style = self.get_component_rich_style("diff--added")
-            word_style = self.get_component_rich_style("diff--added-word")
+            line, word = "added", "added-word"
+        else:
+            line, word = "plain", "plain"
+        line_style = self._style(line)
         mark = MARK[kind] if no is not None else " "
         if kind == "replace":
             mark = "-" if side == "left" else "+"
         if kind == "delete" and side == "right" or kind == "insert" and side == "left":
             mark = " "
-        segs = [Segment(f"{no if no is not None else '':>{gw}} ", gutter_style), Segment(mark + " ", line_style)]
-        body = _highlight(text, self.language).copy() if no is not None else Text("")
-        body.stylize(line_style)
-        for a, b in spans:  # after the line's style, so the changed tokens' own style wins
-            body.stylize(word_style, a, b)
+        segs = [Segment(f"{no if no is not None else '':>{gw}} ", self._style("gutter")),
+                Segment(mark + " ", line_style)]
         avail = max(1, width - gw - 3)
-        strip = Strip(list(body.render(self.app.console))).crop_extend(self.x, self.x + avail, line_style)
-        return segs + list(strip)
+        if no is None:
+            segs.append(Segment(" " * avail, line_style))
+        elif self.language:
+            body = _highlight(text, self.language).copy()
+            body.stylize(line_style)
+            for a, b in spans:  # after the line's style, so the changed tokens' own style wins
+                body.stylize(self._style(word), a, b)
+            segs += Strip(list(body.render(self.app.console))).crop_extend(self.x, self.x + avail, line_style)
+        else:  # plain text: the segments directly (no Text to build and render per line)
+            segs += Strip(_plain_segments(_display(text), spans, line_style, self._style(word))) \
+                .crop_extend(self.x, self.x + avail, line_style)
+        return segs
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        base = self._style("base")
         rows = self.rows
         i = self.scroll_offset.y + y
         if self.diff is None or i >= len(rows):
@@ -206,9 +252,8 @@ class DiffView(ScrollView, can_focus=True):
         row = rows[i]
         gw = self._gw
         if row.kind == "fold":
-            t = Text(f"{'':>{gw}}   ⋯ {row.folded} unchanged line{'s' if row.folded != 1 else ''}",
-                     style=self.get_component_rich_style("diff--fold"))
-            return Strip(list(t.render(self.app.console))).crop_extend(0, width, base).apply_style(base)
+            t = f"{'':>{gw}}   ⋯ {row.folded} unchanged line{'s' if row.folded != 1 else ''}"
+            return Strip([Segment(t, self._style("fold"))]).crop_extend(0, width, base).apply_style(base)
         if self.single:
             if row.kind == "insert":
                 spans = self._spans(row.pair)[1] if row.pair is not None else []
@@ -221,11 +266,12 @@ class DiffView(ScrollView, can_focus=True):
             return Strip(segs).crop_extend(0, width, base).apply_style(base)
         half = (width - 1) // 2
         lspans, rspans = self._spans(row) if row.kind == "replace" else ([], [])
-        left = Strip(self._side(row.left_no, row.left, row.kind, lspans, half, gw, "left")).crop_extend(0, half, base)
-        right = Strip(self._side(row.right_no, row.right, row.kind, rspans, width - half - 1, gw, "right"))
-        right = right.crop_extend(0, width - half - 1, base)
-        sep = Segment("│", self.get_component_rich_style("diff--gutter"))
-        return Strip([*left, sep, *right], width).apply_style(base)
+        left = self._side(row.left_no, row.left, row.kind, lspans, half, gw, "left")
+        right = self._side(row.right_no, row.right, row.kind, rspans, width - half - 1, gw, "right")
+        if half < gw + 4:  # too narrow for a line number and a marker: cut each side to its half
+            left = list(Strip(left).crop_extend(0, half, base))
+            right = list(Strip(right).crop_extend(0, width - half - 1, base))
+        return Strip([*left, Segment("│", self._style("gutter")), *right]).crop_extend(0, width, base).apply_style(base)
 
     @staticmethod
     def _spans(row: Row) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
