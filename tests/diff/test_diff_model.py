@@ -38,9 +38,28 @@ def test_opcodes_cover_both_sides_and_match_only_equal_lines():
                 del b[rng.randrange(len(b))]
             elif r < 0.6:
                 b.insert(rng.randrange(len(b) + 1), rng.choice("abxyz") + "1")
+            elif r < 0.8 and len(b) > 3:  # a block moved: anchors out of order on one side
+                k = rng.randrange(len(b))
+                block = b[k:k + 3]
+                del b[k:k + 3]
+                at = rng.randrange(len(b) + 1)
+                b[at:at] = block
             elif b:
                 b[rng.randrange(len(b))] = "changed"
         _valid(a, b, opcodes(a, b))
+
+
+def test_a_moved_block_keeps_the_longest_run_in_order():
+    """Unique lines anchor the match; when a block moved, the longest run in order on both sides
+    stays equal and the moved block is removed on one side and added on the other."""
+    a = [f"line {k}" for k in range(20)]
+    b = a[5:15] + a[:5] + a[15:]  # lines 0-4 moved after line 14
+    ops = opcodes(a, b)
+    _valid(a, b, ops)
+    equal = sum(i2 - i1 for t, i1, i2, _j1, _j2 in ops if t == "equal")
+    assert equal == 15  # lines 5-19 (the longer run), not lines 0-4
+    assert sum(i2 - i1 for t, i1, i2, _j1, _j2 in ops if t != "equal") == 5
+    assert opcodes(a, a) == [("equal", 0, 20, 0, 20)] and opcodes([], []) == []
 
 
 @pytest.mark.usefixtures("fixtures_dir")

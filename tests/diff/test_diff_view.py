@@ -1,8 +1,9 @@
 """Diffs that read well (issue #12), checked on what the terminal shows (Pilot): the changed token
 of a changed line is marked (on exactly its characters, also with NO_COLOR), the layout is unified
 when a side would be narrow and side by side when wide (``u`` sticks), ``z`` masks per-process noise
-(an address-only difference goes, a dtype difference stays), identical sides are shown once, and
-Home / End / g / G scroll back to the first column."""
+(an address-only difference goes, a dtype difference stays), identical sides are shown once,
+Home / End / g / G scroll back to the first column, the keys line keeps ``? Help`` on the right and a
+click on a key presses it, and no row is lost to a horizontal scrollbar."""
 
 from __future__ import annotations
 
@@ -241,3 +242,44 @@ async def test_home_end_g_G_reset_horizontal_scroll(tmp_path):
             assert "%q : [num_users=1]" in screen_text(app), back  # the lines from their first column
             if back in ("home", "g"):
                 assert screen_text(app).splitlines()[4] == first, back
+
+
+@pytest.mark.parametrize("size", [(80, 24), (40, 20)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_key_bar_shows_the_keys_help_on_the_right_and_a_click_presses_one(size):
+    app = MagiApp(COLD)
+    async with app.run_test(size=size) as pilot:
+        screen = await loaded_run_screen(pilot)
+        screen.jump_to(next(e for e in screen.run.events if e.name == "fullgraph_after_graph_split"))
+        await pilot.pause()
+        await pilot.press("d")
+        view = await shown(pilot)
+        last = screen_text(app).rstrip("\n").splitlines()[-1]
+        assert last.rstrip().endswith("? Help"), last  # docked right, never cut
+        if size[0] < 80:
+            return
+        assert "] Next hunk" in last and "u Unified/split" in last and "esc Back" in last
+        bar = app.screen.query_one("KeyBar")
+        unified = view.unified
+        await pilot.click(bar, offset=(last.index("u Unified") + 1, 0))
+        await wait_for(pilot, lambda: view.unified is not unified, what="a click on u to switch the layout")
+        await pilot.click(bar, offset=(last.index("? Help") + 1, 0))
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="a click on ? to open help")
+
+
+async def test_every_row_between_status_and_keys_is_the_diff():
+    """No dead row for a horizontal scrollbar (the view scrolls sideways itself): at 80x24 the row
+    just above the keys shows the diff, also after scrolling sideways."""
+    app = MagiApp(COLD)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        screen.jump_to(next(e for e in screen.run.events if e.name == "fullgraph_after_graph_split"))
+        await pilot.pause()
+        await pilot.press("d")
+        view = await shown(pilot)
+        assert view.size.height == 24 - 4  # title (2), status, keys
+        for keys in ((), ("right", "right")):
+            await pilot.press(*keys)
+            await pilot.pause()
+            above_keys = screen_text(app).rstrip("\n").splitlines()[-2]
+            assert above_keys.split()[0].isdigit() and ("+" in above_keys or "-" in above_keys), above_keys
+        assert view.x > 0
