@@ -18,15 +18,15 @@ shared and wall time is noisy; wall seconds are printed beside them.
   plain ``difflib.unified_diff`` process on the same files (whole process: start, read, diff).
   ``diff_20k_d``: the real path, ``MagiApp`` on a run whose after/before pair has those two graphs
   (written by the tracer's own ``RunWriter``), the after event selected and the app idle, from pressing
-  ``d`` to the DiffScreen painted with the diff (CPU of the app process over that interval).
-  ``diff_20k``: the DiffScreen alone on a bare ``App``, from ``push_screen`` to the diff painted. CPU
-  and wall run to the test pilot's ``pause()`` after the diff is in (all the work it set off done);
-  ``*_frame_wall`` / ``*_frame_cpu`` to the first frame with the diff handed to the terminal (the pilot
-  waits 20 ms of idle on top; work set off for later, like the suspended screen's footer, comes after). These processes and the anchor run with bytecode compiled beforehand, as installed
-  (this workspace sets ``PYTHONDONTWRITEBYTECODE``; the ``d`` path imports the diff screen). Where
-  the time goes: ``diff_20k_model`` is the diff alone in that process (both sides read, lines matched,
-  rows laid out) against ``difflib.unified_diff`` alone in the same process; ``diff_screen_200_lines``
-  is the same screen on a 200-line pair (mounting, footer, painting: what any screen costs).
+  ``d`` to the DiffScreen painted with the diff. ``diff_20k``: the DiffScreen alone on a bare ``App``,
+  from ``push_screen``. CPU and wall run to the test pilot's ``pause()`` after the diff is in (all the
+  work it set off done, e.g. the covered screen's footer); ``*_frame_wall`` / ``*_frame_cpu`` to the
+  first frame with the diff handed to the terminal, i.e. the diff on screen (the pilot then waits for
+  20 ms of idle). These processes and the anchor run with bytecode compiled beforehand, as installed
+  (this workspace sets ``PYTHONDONTWRITEBYTECODE``, and ``d`` imports the diff screen on first use).
+  Where the time goes: ``diff_20k_model`` is the diff alone in that process (both sides read, lines
+  matched, rows laid out) against ``difflib.unified_diff`` alone in the same process;
+  ``diff_screen_200_lines`` is the same screen on a 200-line pair (mounting, keys, painting).
 * ``terminal``: one appended event -> on screen in a real terminal: ``magi-tui attach RUN`` and toolong's
   ``tl FILE`` each in a tmux pane (120x40), one line appended every 0.25 s, ``capture-pane`` polled until
   the line's token shows (the poll itself costs a few ms, the same for both).
