@@ -223,15 +223,19 @@ def _anchors(a: Sequence[str], b: Sequence[str], lo: int, hi_a: int,
         for line, c in Counter(sa).items():
             if c > 1:
                 del where_a[line]
-    if len(set(sb)) != len(sb):
+    found = list(map(where_a.get, sb))
+    xs = list(filter(None, found))
+    if len(xs) < 2 or all(map(lt, xs, islice(xs, 1, None))):  # in order (nothing moved, no line twice in b)
+        return zip(map(_minus_one, xs), compress(range(lo, hi_b), found))
+    if len(set(sb)) != len(sb):  # a line twice in b is no anchor either
         for line, c in Counter(sb).items():
             if c > 1:
                 where_a.pop(line, None)
-    found = list(map(where_a.get, sb))
+        found = list(map(where_a.get, sb))
+        xs = list(filter(None, found))
+        if len(xs) < 2 or all(map(lt, xs, islice(xs, 1, None))):
+            return zip(map(_minus_one, xs), compress(range(lo, hi_b), found))
     ys = list(compress(range(lo, hi_b), found))
-    xs = list(filter(None, found))
-    if len(xs) < 2 or all(map(lt, xs, islice(xs, 1, None))):   # in order on both sides (nothing moved)
-        return zip(map(_minus_one, xs), ys)
     # longest increasing subsequence of the a-positions (xs are in b order)
     tails: list[int] = []          # a-position ending the best run of each length
     tail_at: list[int] = []        # index into xs of that end
