@@ -215,3 +215,30 @@ async def test_triage_panel_ranks_where_compile_time_went():
         top = rows[start + 1]
         assert phases[0]["phase"] in top and time_bar(1.0) in top  # the slowest first, a full bar
         assert len(time_bar(0.37)) == BAR_WIDTH and time_bar(0.0).strip() == ""
+
+
+async def test_the_run_screens_keys_are_back_after_the_diff_and_help():
+    """The covered run screen's footer is not rebuilt while a screen is on top of it (that cost a third of
+    d's CPU); when it is back on top its keys are the same as before, and they still follow the focus."""
+    from magi_tui.ui.widgets.footer import MagiFooter
+
+    def footer_keys(screen) -> list[str]:
+        return [f"{k.key_display} {k.description}" for k in screen.query_one(MagiFooter).query("FooterKey")]
+
+    app = MagiApp(COLD)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        screen.jump_to(find_event(screen, "subgraph_0_after_postcleanuppass"))
+        await pilot.pause()
+        before = footer_keys(screen)
+        assert any("Diff" in k for k in before)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.diff is not None)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen and footer_keys(screen) == before, what="the same keys")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: app.screen is not screen, what="help")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen and footer_keys(screen) == before, what="the same keys")
+        await pilot.press("T")  # the triage list takes the focus: its keys (n / p) join the footer
+        await wait_for(pilot, lambda: any("Next failure" in k for k in footer_keys(screen)), what="triage keys")
