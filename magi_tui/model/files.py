@@ -170,6 +170,17 @@ def read_head(path: Path | str, limit: int, root: Path | str | None = None) -> t
     return data.decode("utf-8", "replace"), None
 
 
+def json_or_none(text: str | None):
+    """The JSON value of a file's text read with :func:`read_head`, or None when there is none (no text,
+    not JSON, nested too deep): a run's JSON files are facts when they parse, never errors."""
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
 def file_size(path: Path | str, root: Path | str | None = None) -> tuple[int | None, str | None]:
     """``(size, None)`` of a readable run file, or ``(None, problem)``."""
     try:

@@ -16,7 +16,6 @@ event folders, never over an existing file) and returns the command that runs it
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -34,7 +33,7 @@ from magi_format.names import (
     SHAPE_SYMBOL,
 )
 from magi_tui.model.events import Event
-from magi_tui.model.files import read_head
+from magi_tui.model.files import json_or_none, read_head
 from magi_tui.model.frames import parse_compile_id, short_frame
 from magi_tui.model.provenance import KernelProvenance, kernel_provenance  # noqa: F401 (its home since #13)
 from magi_tui.model.run import RunModel
@@ -248,15 +247,6 @@ def _read(run: RunModel, ev: Event, name: str, budget: list[int], limit: int = M
     return None
 
 
-def _json(text: str | None) -> Any:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-
-
 def _num(v: Any) -> float | None:
     """A finite number (NaN, infinities and 400-digit ints are no times), else None."""
     if not isinstance(v, (int, float)) or isinstance(v, bool):
@@ -343,7 +333,7 @@ def compile_infos(run: RunModel) -> list[CompileInfo]:
             _close(run, info, ev, budget)
             continue
         if lc == "backward_compile" and phase in ("after", "failed"):
-            m = _json(_read(run, ev, "metrics.json", budget))
+            m = json_or_none(_read(run, ev, "metrics.json", budget))
             info.bwd_metrics = m if isinstance(m, dict) else {}
             continue
         if phase is not None:
@@ -379,7 +369,7 @@ def _close(run: RunModel, info: CompileInfo, ev: Event, budget: list[int]) -> No
         info.frame = str(a["frame"])
     if isinstance(a.get("attempt"), int):
         info.attempt = a["attempt"]
-    m = _json(_read(run, ev, "metrics.json", budget))
+    m = json_or_none(_read(run, ev, "metrics.json", budget))
     if isinstance(m, dict):
         info.metrics = m
         info.has_metrics = True
@@ -391,7 +381,7 @@ def _close(run: RunModel, info: CompileInfo, ev: Event, budget: list[int]) -> No
                 info.restart_reasons.append(str(r))
         if not info.frame and m.get("co_name"):
             info.frame = str(m["co_name"])
-    ph = _json(_read(run, ev, "phases.json", budget))
+    ph = json_or_none(_read(run, ev, "phases.json", budget))
     if isinstance(ph, list):
         for p in ph:
             if not isinstance(p, dict):

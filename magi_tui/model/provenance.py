@@ -21,13 +21,13 @@ run holds: a step that cannot be taken returns one sentence saying why.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from magi_tui.model import files
 from magi_tui.model.events import Event
+from magi_tui.model.files import json_or_none
 
 if TYPE_CHECKING:
     from magi_tui.model.metrics import CompileInfo
@@ -312,15 +312,6 @@ def read_lines(run: "RunModel", ev: Event, name: str) -> list[str] | None:
         doc.close()
 
 
-def _json(text: str | None) -> Any:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-
-
 def _backward(run: "RunModel", ev: Event) -> bool:
     return bool(run.attributes(ev).get("backward"))
 
@@ -397,7 +388,7 @@ def read_mapping(run: "RunModel", g: Graph) -> Mapping:
     m = Mapping()
     for ev, name in g.mappings[:8]:
         text = read_text(run, ev, name, MAX_MAPPING + 1)
-        obj = _json(text)
+        obj = json_or_none(text)
         if obj is None and text is not None:
             m.unreadable.append(name)
         m.merge(obj)
@@ -418,7 +409,7 @@ def not_mapped(run: "RunModel", g: Graph, what: str, kernel: str | None = None,
         ("backward graph (it maps forward graphs only)" if g.backward else "graph")
     if kernel is not None:
         for ev, name in g.stacks[:8]:
-            traces = _json(read_text(run, ev, name))
+            traces = json_or_none(read_text(run, ev, name))
             if not isinstance(traces, dict):
                 continue
             for key, stacks in traces.items():
@@ -610,7 +601,7 @@ def kernel_provenance(run: "RunModel", info: "CompileInfo") -> list[KernelProven
         if name is not None:
             budget -= 1
             m = Mapping()
-            m.merge(_json(read_text(run, ev, name)))
+            m.merge(json_or_none(read_text(run, ev, name)))
             for kernel, posts in m.kernel_to_post.items():
                 k = kernel_of(kernel, bw)
                 add(k.post_grad, posts)
@@ -620,7 +611,7 @@ def kernel_provenance(run: "RunModel", info: "CompileInfo") -> list[KernelProven
         traces = None
         if name is not None:
             budget -= 1
-            traces = _json(read_text(run, ev, name))
+            traces = json_or_none(read_text(run, ev, name))
         if isinstance(traces, dict):
             for kernel, stacks in traces.items():
                 k = kernel_of(str(kernel), bw)
