@@ -14,20 +14,16 @@ from magi_tui.model.checks import analyse  # noqa: E402
 from magi_tui.ui.app import MagiApp  # noqa: E402
 from magi_tui.ui.widgets.triage_panel import TriagePanel  # noqa: E402
 from tests.support.paths import FIXTURES
-from tests.support.pilot import loaded_run_screen, screen_text, selected_event, wait_for  # noqa: E402
+from tests.support.pilot import (  # noqa: E402
+    loaded_run_screen,
+    open_triage,
+    screen_text,
+    selected_event,
+    triage_rows,
+    wait_for,
+)
 
 needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found")
-
-
-def _rows(panel) -> list[str]:
-    ol = panel.query_one("#triage-list")
-    return [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
-
-
-async def _show_triage(pilot, screen):
-    if screen.query_one("#right").current != "triage":
-        await pilot.press("T")
-    await wait_for(pilot, lambda: screen.query_one("#right").current == "triage", what="the triage panel")
 
 
 @needs_fixtures
@@ -35,11 +31,11 @@ async def test_panel_shows_model_checks_worklist_and_recompiles():
     app = MagiApp(FIXTURES / "recompile_explain")
     async with app.run_test(size=(160, 50)) as pilot:
         screen = await loaded_run_screen(pilot)
-        await _show_triage(pilot, screen)
+        await open_triage(pilot, screen)
         panel = screen.query_one(TriagePanel)
         want = analyse(RunModel(FIXTURES / "recompile_explain").load()).checks
         assert [c.message for c in panel.checks()] == [c.message for c in want]
-        rows = _rows(panel)
+        rows = triage_rows(panel)
         assert "Graph breaks (2)" in rows and "Recompiles (6)" in rows and "Frames (4)" in rows
         dtype = next(r for r in rows if "a arrived as torch.float64" in r)
         assert "expected torch.float32" in dtype and "actual torch.float64" in dtype
@@ -55,15 +51,15 @@ async def test_enter_on_a_graph_break_jumps_to_it(tmp_path):
     app = MagiApp(run_dir)
     async with app.run_test(size=(160, 50)) as pilot:
         screen = await loaded_run_screen(pilot)
-        await _show_triage(pilot, screen)
+        await open_triage(pilot, screen)
         panel = screen.query_one(TriagePanel)
         ol = panel.query_one("#triage-list")
-        idx = next(i for i, r in enumerate(_rows(panel)) if r.startswith("×3 GB0124"))
+        idx = next(i for i, r in enumerate(triage_rows(panel)) if r.startswith("×3 GB0124"))
         ol.focus()
         ol.highlighted = idx
         await pilot.press("enter")
         await wait_for(pilot, lambda: selected_event(screen) is not None and selected_event(screen).index == first_gb,
                        what="the tree to select the graph break")
-        rows = _rows(panel)
+        rows = triage_rows(panel)
         assert any("1/4" in r and "expected torch.float32" in r for r in rows)   # recompiles, every reason
         assert any(r.startswith("Failures (1)") for r in rows) and any(r.startswith("Restarts (5)") for r in rows)

@@ -87,3 +87,16 @@ def tree_labels(screen) -> str:
 
     walk(tree.root)
     return "\n".join(out)
+
+
+async def open_triage(pilot: Pilot, screen) -> None:
+    """Show the run screen's triage panel (``T`` unless it is already shown)."""
+    if screen.query_one("#right").current != "triage":
+        await pilot.press("T")
+    await wait_for(pilot, lambda: screen.query_one("#right").current == "triage", what="the triage panel")
+
+
+def triage_rows(panel) -> list[str]:
+    """The triage panel's list, one string per row."""
+    ol = panel.query_one("#triage-list")
+    return [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]

@@ -10,21 +10,14 @@ from magi_tui.model import RunModel
 from magi_tui.ui.app import MagiApp
 from magi_tui.ui.widgets.triage_panel import CAP, TriagePanel
 from tests.support.paths import FIXTURES
-from tests.support.pilot import loaded_run_screen, notes, selected_event, wait_for
+from tests.support.pilot import loaded_run_screen, notes, open_triage, selected_event, triage_rows, wait_for
 from tests.support.timeline import record_run
 
 needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found")
 
 
-def _rows(panel) -> list[str]:
-    ol = panel.query_one("#triage-list")
-    return [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
-
-
 async def _open_triage(pilot, screen):
-    if screen.query_one("#right").current != "triage":
-        await pilot.press("T")
-    await wait_for(pilot, lambda: screen.query_one("#right").current == "triage", what="the triage panel")
+    await open_triage(pilot, screen)
     screen.query_one("#triage-list").focus()
     await pilot.pause()
 
@@ -62,14 +55,14 @@ async def test_a_long_section_shows_the_rest_on_enter(tmp_path):
         screen = await loaded_run_screen(pilot)
         await _open_triage(pilot, screen)
         panel = screen.query_one(TriagePanel)
-        rows = _rows(panel)
+        rows = triage_rows(panel)
         assert f"Graph breaks ({n})" in rows
         assert sum(1 for r in rows if r.startswith("×1 ")) == CAP
         more = next(i for i, r in enumerate(rows) if r.startswith("… 12 more"))
         ol = panel.query_one("#triage-list")
         ol.highlighted = more
         await pilot.press("enter")
-        await wait_for(pilot, lambda: sum(1 for r in _rows(panel) if r.startswith("×1 ")) == n,
+        await wait_for(pilot, lambda: sum(1 for r in triage_rows(panel) if r.startswith("×1 ")) == n,
                        what="every graph break row")
-        assert not any(r.startswith("… ") for r in _rows(panel))
-        assert any("model.py:111" in r for r in _rows(panel))
+        assert not any(r.startswith("… ") for r in triage_rows(panel))
+        assert any("model.py:111" in r for r in triage_rows(panel))

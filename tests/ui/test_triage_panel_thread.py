@@ -13,7 +13,7 @@ from magi_tui.model.checks import analyse
 from magi_tui.ui.app import MagiApp
 from magi_tui.ui.widgets.triage_panel import TriagePanel
 from tests.support.paths import FIXTURES
-from tests.support.pilot import loaded_run_screen, screen_text, wait_for
+from tests.support.pilot import loaded_run_screen, open_triage, screen_text, wait_for
 
 needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found")
 
@@ -41,8 +41,7 @@ class _Spy:
 
 async def _open(pilot):
     screen = await loaded_run_screen(pilot)
-    if screen.query_one("#right").current != "triage":
-        await pilot.press("T")
+    await open_triage(pilot, screen)
     return screen
 
 
