@@ -375,3 +375,80 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs, attrs: dict[s
     # result attributes give with the summary
     ev.kind = phase if phase == "failed" or phase == "skip" else kind
     return ev
+
+
+
+#: the attributes a line's fast decoder reads (:mod:`magi_tui.model.reader`): :class:`Attrs`' fields,
+#: in its order, the six an Event field comes from typed strictly (msgspec checks them in C; a line
+#: whose values are of another type is refused and goes the careful way, :func:`make_event`'s own).
+#: Frozen: hashable, so that a line's attributes, its duration set aside, are the key of its shape
+LineAttrs = msgspec.defstruct(
+    "LineAttrs", [(f, {"duration_ms": float | None, "graph_index": int | None, "compile_id": str | None,
+                       "subgraph": str | None, "lifecycle_name": str | None,
+                       "subgraph_index": int | None}.get(f, Any), d)
+                  for f, d in zip(_FIELDS, Attrs.__struct_defaults__)],
+    gc=False, omit_defaults=True, frozen=True, module=__name__)
+NO_LINE_ATTRS = LineAttrs()
+
+#: (name, attributes without the duration) -> what an Event of them holds besides its own numbers:
+#: ``(name, frag, phase, lifecycle, subgraph_index, scope, graph_index, compile_id, subgraph, summary,
+#: kind, keeps its attributes)``, as :func:`make_event` made it for the first such line. Entered only
+#: when every value is a str, None or absent beyond the six strictly typed ones (1, 1.0 and True are
+#: equal keys, and give different events)
+_SHAPES: dict[tuple, tuple] = {}
+_SHAPE_MAX = 10_000
+_set = msgspec.structs.force_setattr
+_replace = msgspec.structs.replace
+
+
+def line_event(name: str, idx: int | None, files: tuple | None, ts: float | None, a: Any, seq: int,
+               session: int, line_no: int, offset: int, length: int) -> Event:
+    """:func:`make_event` for a line msgspec decoded strictly (``name`` a non-empty str, ``idx`` an int
+    or None, ``files`` a tuple of str or None, ``ts`` a finite float or None, ``a`` a
+    :class:`LineAttrs`): what is not the event's own numbers is looked up by the line's values (most
+    lines repeat those of an earlier line), not worked out again."""
+    dur = a.duration_ms
+    if dur is not None:
+        _set(a, "duration_ms", None)
+    try:
+        shape = _SHAPES.get((name, a))
+    except TypeError:  # a list or a map among the values
+        shape = False
+    if not shape:
+        if dur is not None:
+            _set(a, "duration_ms", dur)
+        ev = make_event(name, idx, files, ts, a, None, seq, session, line_no, offset, length)
+        if shape is None and len(_SHAPES) < _SHAPE_MAX \
+                and all(v is _UNSET or v is None or type(v) is str for v in _astuple(a)[6:]):
+            _SHAPES[(name, _replace(a, duration_ms=None))] = (
+                ev.name, ev.frag, ev.phase, ev.lifecycle, ev.subgraph_index, ev.scope, ev.graph_index,
+                ev.compile_id, ev.subgraph, ev.summary, ev.kind, ev.attrs is not None)
+        return ev
+    ev = _new_event(Event)
+    (ev.name, ev.frag, ev.phase, ev.lifecycle, ev.subgraph_index, ev.scope, ev.graph_index, ev.compile_id,
+     ev.subgraph, ev.summary, ev.kind, keep) = shape
+    ev.seq = seq
+    ev.session = session
+    ev._idelta = (-1 if idx is None else idx) - seq
+    ev._lskip = line_no - seq
+    ev._bytes = offset << 32 | length if length <= 0xFFFFFFFF else offset << 32 | 0xFFFFFFFF
+    if files:
+        shared = _FILES_CACHE.get(files)
+        if shared is None:
+            shared = tuple(_intern(f) for f in files)
+            if len(_FILES_CACHE) < _SHARE_MAX:
+                _FILES_CACHE[files] = shared
+        ev.files = shared
+    else:
+        ev.files = ()
+    ev.timestamp = ts
+    ev.duration_ms = dur
+    ev.span = None
+    ev.depth = 0
+    if keep:
+        if dur is not None:
+            _set(a, "duration_ms", dur)
+        ev.attrs = KeptAttrs(_to_builtins(a))
+    else:
+        ev.attrs = None
+    return ev

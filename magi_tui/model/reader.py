@@ -20,12 +20,11 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from magi_format.safepath import is_inside
-from magi_tui.model.events import Attrs, Event, make_event
+from magi_tui.model.events import NO_LINE_ATTRS, Event, LineAttrs, line_event
 
 CHUNK = 8 << 20  # bytes per read; bounds memory on huge files
 LONG_LINE_FIRST = 1 << 16  # an over-long line is read in growing reads from this size up to CHUNK
@@ -38,19 +37,20 @@ _FINGERPRINT = 256
 class _Line(msgspec.Struct, gc=False):
     """The fields of a timeline line the model keeps: decoding into this skips building the others
     (``datetime``, ``relative_time``: read back from the line when shown; the attributes no Event
-    field comes from, see :class:`Attrs`). Typed ``Any`` (``attributes`` an object or null,
-    ``files`` an array): the checks and their messages stay in :meth:`TimelineReader._parse_block`'s
-    own code. ``gc=False``: decoded JSON holds no cycle, so the collector need not track one per line."""
+    field comes from, see :class:`~magi_tui.model.events.LineAttrs`). Typed strictly, so msgspec checks
+    the types in C: a line of other types (a bool index, a file that is not a string, a non-finite
+    time...) is refused and goes through :meth:`TimelineReader._parse_line`, whose rules and messages
+    decide, as for a line that is not JSON. ``gc=False``: decoded JSON holds no cycle, so the
+    collector need not track one per line."""
 
-    name: Any = None
-    index: Any = None
-    files: tuple | None = None  # an array (else the careful path decides), as the key it is shared by
-    timestamp: Any = None
-    attributes: Attrs | None = None
+    name: str = ""
+    index: int | None = None
+    files: tuple[str, ...] | None = None  # as the key it is shared by
+    timestamp: float | None = None
+    attributes: LineAttrs | None = None
 
 
 _fast_decode = msgspec.json.Decoder(_Line).decode
-_NO_ATTRS = Attrs()
 #: what the fast decoder may raise; the line then goes through the stdlib path, which decides
 _FAST_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, ValueError, RecursionError)
 
@@ -264,15 +264,15 @@ class TimelineReader:
                 obj = None
             if obj is not None:
                 name = obj.name
-                idx = obj.index
-                if type(name) is str and name and (idx is None or type(idx) is int):
+                if name:
+                    idx = obj.index
                     if idx is not None:
                         if last_index is not None and idx <= last_index:
                             session += 1
                         last_index = idx
                     attrs = obj.attributes
-                    append(make_event(name, idx, obj.files, obj.timestamp,
-                                      attrs if attrs is not None else _NO_ATTRS, None, seq, session,
+                    append(line_event(name, idx, obj.files, obj.timestamp,
+                                      attrs if attrs is not None else NO_LINE_ATTRS, seq, session,
                                       line_no, line_offset, n))
                     seq += 1
                     continue

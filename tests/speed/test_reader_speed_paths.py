@@ -164,3 +164,26 @@ def test_a_line_longer_than_the_budget_is_still_read(tmp_path):
         res = r.read(max_bytes=1000)
         names += [e.name for e in res.events]
     assert names == ["a", "big", "c"] and r.partial == 0 and not r.more
+
+
+# the same name and attributes again, with values of other types that compare equal (1, 1.0, True) or
+# that the strict decoder refuses: what an earlier line of the same values gave must not be reused
+SHAPE_LINES = [
+    b'{"index": %d, "name": "fullgraph_after_cache_hit", "attributes": {"load_result": "hit", "reason": %s, "key": "k"}}',
+    b'{"index": %d, "name": "fullgraph_after_x", "attributes": {"lifecycle_name": "x", "graph_index": %s, "compile_id": "3"}}',
+    b'{"index": %d, "name": "fullgraph_after_x", "attributes": {"lifecycle_name": "x", "compile_id": %s, "duration_ms": 2.5}}',
+    b'{"index": %d, "name": "fullgraph_failed_x", "attributes": {"lifecycle_name": "x", "exception_type": %s}}',
+    b'{"index": %d, "name": "fullgraph_before_y", "files": ["a.py"], "attributes": {"lifecycle_name": "y", "frame": %s, "subgraph_index": 2}}',
+    b'{"index": %d, "name": "fullgraph_after_y", "attributes": {"lifecycle_name": "y", "reasons": %s, "duration_ms": 1}}',
+]
+SHAPE_VALUES = [b'"1"', b"1", b"true", b"1.0", b"null", b'"1"', b"[1]", b'{"a": 1}', b"0", b"false", b"-0.0", b"0.0", b'"1"']
+
+
+def test_lines_of_one_shape_with_values_of_other_types_agree_with_the_stdlib_path(tmp_path):
+    p = tmp_path / "timeline.jsonl"
+    lines = [tpl % (i, v) for i, (v, tpl) in enumerate((v, tpl) for v in SHAPE_VALUES for tpl in SHAPE_LINES)]
+    p.write_bytes(b"\n".join(lines * 2) + b"\n")
+    _compare(p)
+    events = TimelineReader(p).read().events
+    assert len(events) == 2 * len(lines)
+    assert {e.graph_index for e in events} >= {1, None} and {e.compile_id for e in events} >= {"1", "1.0", "True", "3"}
