@@ -394,9 +394,27 @@ NO_LINE_ATTRS = LineAttrs()
 #: ``(name, frag, phase, lifecycle, subgraph_index, scope, graph_index, compile_id, subgraph, summary,
 #: kind, keeps its attributes)``, as :func:`make_event` made it for the first such line. Entered only
 #: when every value is a str, None or absent beyond the six strictly typed ones (1, 1.0 and True are
-#: equal keys, and give different events)
+#: equal keys, and give different events). Bounded in entries and in the characters its keys hold (a
+#: hostile file of long distinct strings cannot make it keep them)
 _SHAPES: dict[tuple, tuple] = {}
 _SHAPE_MAX = 10_000
+_SHAPE_CHARS_MAX = 2_000_000
+_shape_chars = [0]
+
+
+def _shape_size(name: str, a: Any) -> int | None:
+    """The characters a shape key of these values holds, or None if they may not be a key."""
+    n = len(name)
+    values = _astuple(a)
+    for v in values[6:]:
+        if type(v) is str:
+            n += len(v)
+        elif v is not _UNSET and v is not None:
+            return None
+    for v in values[1:6]:
+        if type(v) is str:
+            n += len(v)
+    return n
 _set = msgspec.structs.force_setattr
 _replace = msgspec.structs.replace
 
@@ -418,8 +436,9 @@ def line_event(name: str, idx: int | None, files: tuple | None, ts: float | None
         if dur is not None:
             _set(a, "duration_ms", dur)
         ev = make_event(name, idx, files, ts, a, None, seq, session, line_no, offset, length)
-        if shape is None and len(_SHAPES) < _SHAPE_MAX \
-                and all(v is _UNSET or v is None or type(v) is str for v in _astuple(a)[6:]):
+        size = _shape_size(name, a) if shape is None and len(_SHAPES) < _SHAPE_MAX else None
+        if size is not None and _shape_chars[0] + size <= _SHAPE_CHARS_MAX:
+            _shape_chars[0] += size
             _SHAPES[(name, _replace(a, duration_ms=None))] = (
                 ev.name, ev.frag, ev.phase, ev.lifecycle, ev.subgraph_index, ev.scope, ev.graph_index,
                 ev.compile_id, ev.subgraph, ev.summary, ev.kind, ev.attrs is not None)

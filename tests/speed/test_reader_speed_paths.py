@@ -13,6 +13,7 @@ import os
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from magi_tui.model import RunModel
@@ -187,3 +188,22 @@ def test_lines_of_one_shape_with_values_of_other_types_agree_with_the_stdlib_pat
     events = TimelineReader(p).read().events
     assert len(events) == 2 * len(lines)
     assert {e.graph_index for e in events} >= {1, None} and {e.compile_id for e in events} >= {"1", "1.0", "True", "3"}
+
+
+def test_the_shape_cache_does_not_keep_a_hostile_files_long_strings(tmp_path):
+    """Lines of long distinct values: what the cache of shapes holds stays bounded (and the events agree)."""
+    from magi_tui.model import events as events_mod
+
+    def held() -> int:
+        return sum(len(name) + sum(len(v) for v in msgspec.structs.astuple(a) if type(v) is str)
+                   for name, a in events_mod._SHAPES)
+
+    before = held()
+    p = tmp_path / "timeline.jsonl"
+    long = [json.dumps({"index": i, "name": "fullgraph_before_x",
+                        "attributes": {"lifecycle_name": "x", "frame": f"{i}" + "f" * 100_000}})
+            for i in range(40)]
+    p.write_text("\n".join(long) + "\n")
+    _compare(p)
+    assert held() - before <= events_mod._SHAPE_CHARS_MAX
+    assert held() <= events_mod._SHAPE_CHARS_MAX
