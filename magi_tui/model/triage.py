@@ -134,6 +134,16 @@ class Triage:
         return [c for c in self.cascades if not c.restart]
 
     @property
+    def stops(self) -> list[tuple[Event, str, bool]]:
+        """Where ``n`` / ``p`` stop, in file order: each failure cascade (at its head) and each Dynamo
+        restart (a cascade headed by a RestartAnalysis, or a ``restart_analysis`` point event, as a
+        TORCH_TRACE log records them): ``(event, "failure" | "restart", recovered)``."""
+        out = [(c.head.event, "restart" if c.restart else "failure", c.recovered) for c in self.cascades]
+        out += [(r.event, "restart", r.recovered) for r in self.restarts if r.cascade is None]
+        out.sort(key=lambda s: s[0].seq)
+        return out
+
+    @property
     def unrecovered_cascades(self) -> list[Cascade]:
         """Cascades (restarts included: a restart whose retry never finished) not recovered."""
         return [c for c in self.cascades if not c.recovered]

@@ -66,3 +66,28 @@ async def test_a_long_section_shows_the_rest_on_enter(tmp_path):
                        what="every graph break row")
         assert not any(r.startswith("… ") for r in triage_rows(panel))
         assert any("model.py:111" in r for r in triage_rows(panel))
+
+
+async def test_n_stops_at_each_restart_of_a_torch_trace_log_too():
+    """A TORCH_TRACE log records Dynamo restarts as restart_analysis events, not failed cascades: n / p
+    stop at each of them and at the failure (1 failure and 5 restarts in this log), in file order."""
+    from tests.support.paths import TORCH_TRACE
+
+    log = TORCH_TRACE / "graph_breaks_recompiles_failure.log"
+    if not log.is_file():
+        pytest.skip("no trace logs")
+    want = RunModel(log).load().triage.stops
+    assert [w[1] for w in want].count("restart") == 5 and [w[1] for w in want].count("failure") == 1
+    app = MagiApp(log)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        await _open_triage(pilot, screen)
+        seen = []
+        for k in range(len(want)):
+            await pilot.press("n")
+            await wait_for(pilot, lambda: selected_event(screen) is not None
+                           and selected_event(screen).index in (want[k][0].index,)
+                           or getattr(getattr(selected_event(screen), "first", None), "index", None) == want[k][0].index,
+                           what=f"stop {k + 1}")
+            seen.append(notes(app)[-1])
+        assert [s.split(":")[0] for s in seen] == [f"{w[1]} {i + 1}/{len(want)}" for i, w in enumerate(want)]

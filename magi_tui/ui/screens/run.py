@@ -417,20 +417,17 @@ class RunScreen(Screen):
         self.jump_to(ff.event)
 
     def action_step_failure(self, delta: int) -> None:
-        """n / p: step through failures and restarts, one per cascade (the enclosing lifecycles that
-        failed with it are folded under it, as in triage and the header)."""
-        heads = [c.head for c in self.run.triage.cascades]
-        if not heads:
-            self.notify("No failed events in this run.")
+        """n / p: step through failures and restarts, one stop per cascade or restart (``Triage.stops``:
+        the enclosing lifecycles that failed with it are folded under it, as in triage and the header)."""
+        stops = self.run.triage.stops
+        if not stops:
+            self.notify("No failures or restarts in this run.")
             return
-        self._failure_pos = (self._failure_pos + delta) % len(heads)
-        f = heads[self._failure_pos]
-        c = f.cascade
-        what = "restart" if c is not None and c.restart else "failure"
-        self.jump_to(f.event, show_detail=self.query_one("#right", ContentSwitcher).current != "triage")
-        self.notify(f"{what} {self._failure_pos + 1}/{len(heads)}: #{f.event.index} "
-                    f"{literal(f.event.name, 50)}" + (" (recovered)" if f.recovered else " (NOT recovered)"),
-                    timeout=3)
+        self._failure_pos = (self._failure_pos + delta) % len(stops)
+        ev, what, recovered = stops[self._failure_pos]
+        self.jump_to(ev, show_detail=self.query_one("#right", ContentSwitcher).current != "triage")
+        self.notify(f"{what} {self._failure_pos + 1}/{len(stops)}: #{ev.index} {literal(ev.name, 50)}"
+                    + (" (recovered)" if recovered else " (NOT recovered)"), timeout=3)
 
     def action_toggle_triage(self) -> None:
         sw = self.query_one("#right", ContentSwitcher)

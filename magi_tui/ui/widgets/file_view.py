@@ -200,6 +200,12 @@ class FileLines(ScrollView, can_focus=True):
             self.scroll_to(y=to - h + 1, animate=False)
         self.refresh()
 
+    def on_focus(self) -> None:
+        """Focused (``o``, Tab, a click): the cursor appears on the top line shown, so P / K and j / k
+        act where the user is looking rather than asking for a cursor first."""
+        if self.file is not None and (self.current_line < 0 or not self._visible(self.current_line)):
+            self.move_cursor(self.scroll_offset.y)
+
     def _step(self, delta: int) -> None:
         if self.file is None:
             return

@@ -406,23 +406,21 @@ class TriagePanel(Vertical):
             self.post_message(self.Jump(self.run.events[seq]))
 
     def action_step(self, delta: int) -> None:
-        """n / p: one stop per failure cascade or restart, as the screen's n / p and the header count them
-        (the lifecycles that failed with it are folded under its row, not stops of their own)."""
-        heads = [c.head for c in self.run.triage.cascades]
-        if not heads:
-            self.app.notify("No failures in this run.")
+        """n / p: one stop per failure cascade or restart (``Triage.stops``), as the screen's n / p and the
+        header count them (the lifecycles that failed with it are folded under its row)."""
+        stops = self.run.triage.stops
+        if not stops:
+            self.app.notify("No failures or restarts in this run.")
             return
-        self._failure_pos = (self._failure_pos + delta) % len(heads)
-        head = heads[self._failure_pos]
+        self._failure_pos = (self._failure_pos + delta) % len(stops)
+        ev, what, recovered = stops[self._failure_pos]
         ol = self.query_one("#triage-list", OptionList)
-        oid = f"fail:{head.event.seq}"
-        try:
-            ol.highlighted = ol.get_option_index(oid)
-        except OptionDoesNotExist:  # beyond the section's cap, or the list is behind a live run
-            pass
-        c = head.cascade
-        what = "restart" if c is not None and c.restart else "failure"
-        self.app.notify(f"{what} {self._failure_pos + 1}/{len(heads)}: #{head.event.index} "
-                        f"{literal(head.event.name, 50)}" + (" (recovered)" if head.recovered else " (NOT recovered)"),
-                        timeout=3)
-        self.post_message(self.Jump(head.event))
+        for oid in (f"fail:{ev.seq}", f"restart:{ev.seq}"):
+            try:
+                ol.highlighted = ol.get_option_index(oid)
+                break
+            except OptionDoesNotExist:  # beyond the section's cap, or the list is behind a live run
+                continue
+        self.app.notify(f"{what} {self._failure_pos + 1}/{len(stops)}: #{ev.index} {literal(ev.name, 50)}"
+                        + (" (recovered)" if recovered else " (NOT recovered)"), timeout=3)
+        self.post_message(self.Jump(ev))
