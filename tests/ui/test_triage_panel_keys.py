@@ -91,3 +91,23 @@ async def test_n_stops_at_each_restart_of_a_torch_trace_log_too():
                            what=f"stop {k + 1}")
             seen.append(notes(app)[-1])
         assert [s.split(":")[0] for s in seen] == [f"{w[1]} {i + 1}/{len(want)}" for i, w in enumerate(want)]
+
+
+async def test_j_and_k_move_the_triage_list(tmp_path):
+    run_dir = record_run(tmp_path / "breaks", [
+        ("fullgraph_graph_break", {"scope": "fullgraph", "gb_id": "GB0059", "reason": f"print at site {k}",
+                                   "user_file": "model.py", "user_line": 10 + k, "user_frame": f"model.py:{10 + k}"})
+        for k in range(4)])
+    app = MagiApp(run_dir)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        await _open_triage(pilot, screen)
+        ol = screen.query_one("#triage-list")
+        await pilot.press("g")
+        first = ol.highlighted
+        await pilot.press("j")
+        assert ol.highlighted is not None and ol.highlighted > first
+        await pilot.press("k")
+        assert ol.highlighted == first
+        await pilot.press("G")
+        assert ol.highlighted > first

@@ -22,7 +22,7 @@ from magi_format.text import fmt_seconds, literal
 from magi_tui.model.checks import Analysis, Check, analyse
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
-from magi_tui.ui.actions import bindings
+from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.labels import time_bar
 from magi_tui.ui.messages import EventMessage
 
@@ -34,6 +34,12 @@ THREAD_MIN_S = 0.03
 #: threaded analyses overtaken by updates in a row before the next one is done on the loop
 MAX_RACES = 3
 _ICON = {"ok": ("  ✓ ", "green"), "warn": ("  ⚠ ", "yellow"), "fail": ("  ✗ ", "bold red")}
+
+
+class TriageList(OptionList):
+    """The findings list: an OptionList that also moves with j / k / g / G, as help says lists do."""
+
+    BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="first", bottom="last")
 
 
 class TriagePanel(Vertical):
@@ -63,7 +69,7 @@ class TriagePanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="triage-summary")
-        yield OptionList(id="triage-list")
+        yield TriageList(id="triage-list")
 
     def on_mount(self) -> None:
         self.refresh_contents()
