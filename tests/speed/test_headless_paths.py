@@ -196,24 +196,26 @@ def test_a_streamed_load_keeps_only_the_events_the_answer_holds(tmp_path):
     path = tmp_path / "model_1_S_rank_0"
     write_synthetic_run(path, 20_000)
 
-    def count() -> int:  # every live Event, frozen ones too (a load, or an earlier test, may have frozen some)
+    def alive() -> list:  # every live Event, frozen ones too (a load, or an earlier test, may have frozen some)
         gc.unfreeze()
-        return sum(1 for o in gc.get_objects() if type(o) is Event)
+        return [o for o in gc.get_objects() if type(o) is Event]
 
-    def live_events() -> int:
-        gc.collect()
-        return count()
-
-    base = live_events()
+    # the events alive before (other tests', caches') are held here while counting, so none of them
+    # can go meanwhile and make the difference lie
+    gc.collect()
+    before = alive()
     kept = RunModel(path).load()
-    assert live_events() - base == 20_000
+    gc.collect()
+    assert len(alive()) - len(before) == 20_000
     del kept
-    base = live_events()
+    gc.collect()
+    before = alive()
     gc.disable()  # what is dropped must go by reference counting, with no collection at all
     try:
         streamed = _streamed(path)
-        held = count() - base
+        held = len(alive()) - len(before)
     finally:
         gc.enable()
+    del before
     assert streamed.event_count == 20_000 and held < 20_000 * 0.3  # the cache events triage lists, the failures
     assert held >= len(streamed.triage.cache_hits)
