@@ -8,6 +8,10 @@ Dynamo's cache entries. The tracer announces a new run directory on stderr as ``
 from __future__ import annotations
 
 import re
+from datetime import datetime
+from typing import Any
+
+from magi_format.text import relative_time
 
 TIMELINE_DIR = "timeline_events"
 TIMELINE_FILE = "timeline.jsonl"
@@ -23,6 +27,25 @@ TORCH_TRACE_FILE = "torch_trace.log"
 RUN_DIR_ANNOUNCE = "MAGI_RUN_DIR="
 
 FOLDER_RE = re.compile(r"^(\d{4,})_(.+)$")
+
+
+def timeline_record(index: int, name: str, files: list[str], attrs: Any, ts: float | None,
+                    t0: float | None) -> dict[str, Any]:
+    """One ``timeline.jsonl`` line as a JSON object, in the writer's key order (FORMAT.md §4): the tracer
+    writes these, and the readers of TORCH_TRACE logs and debug folders make the same ones. Without a
+    timestamp the time fields are left out; ``t0`` is the run's first timestamp."""
+    obj: dict[str, Any] = {"index": index, "name": name}
+    if ts is not None:
+        obj["relative_time"] = relative_time(max(0.0, ts - (ts if t0 is None else t0)))
+    obj["files"] = files
+    obj["attributes"] = attrs
+    if ts is not None:
+        try:
+            obj["datetime"] = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        except (OverflowError, OSError, ValueError):  # a time no calendar holds (a hostile log)
+            pass
+        obj["timestamp"] = ts
+    return obj
 
 
 def event_folder_name(index: int, name: str) -> str:

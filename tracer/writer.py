@@ -19,13 +19,12 @@ import queue
 import threading
 import time
 import warnings
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from magi_format.layout import FILES_DIR, TIMELINE_DIR, TIMELINE_FILE, event_folder_name
+from magi_format.layout import FILES_DIR, TIMELINE_DIR, TIMELINE_FILE, event_folder_name, timeline_record
 from magi_format.names import TRACER_STOPPED, point_event, scope_attrs
-from magi_format.text import json_safe, relative_time
+from magi_format.text import json_safe
 from tracer.records import EventSpec, Record, UserEvent
 
 
@@ -59,15 +58,7 @@ class RunWriter:
             index = self._index
             self._index += 1
             attrs = json_safe(attrs)
-            obj = {
-                "index": index,
-                "name": name,
-                "relative_time": relative_time(max(0.0, ts - self._t0)),
-                "files": list(files),
-                "attributes": attrs,
-                "datetime": datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3],
-                "timestamp": ts,
-            }
+            obj = timeline_record(index, name, list(files), attrs, ts, self._t0)
             line = (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8")
             if self._fd is None:
                 self._fd = os.open(self.events_dir / TIMELINE_FILE,

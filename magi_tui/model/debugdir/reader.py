@@ -33,10 +33,10 @@ import os
 import re
 import stat
 import threading
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from magi_format.layout import timeline_record
 from magi_format.names import (
     AFTER_INDUCTOR_CODEGEN,
     COMPILE,
@@ -47,7 +47,6 @@ from magi_format.names import (
     scope_attrs,
 )
 from magi_format.safepath import UnsafePath, safe_join
-from magi_format.text import relative_time
 from magi_tui.model.debugdir import DYNAMO_DIR, INDUCTOR_DIR
 from magi_tui.model.events import Event
 from magi_tui.model.layout import _classify as classify_file
@@ -259,19 +258,9 @@ class DebugDirReader:
 
     def _emit(self, result: ReadResult, name: str, attrs: dict[str, Any], files: list[tuple[str, tuple[str, ...]]],
               ts: float | None) -> None:
-        obj: dict[str, Any] = {"index": self.seq, "name": name}
-        if ts is not None:
-            if self._t0 is None:
-                self._t0 = ts
-            obj["relative_time"] = relative_time(max(0.0, ts - self._t0))
-        obj["files"] = [f for f, _ in files]
-        obj["attributes"] = attrs
-        if ts is not None:
-            try:
-                obj["datetime"] = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-            except (OverflowError, OSError, ValueError):
-                pass
-            obj["timestamp"] = ts
+        if ts is not None and self._t0 is None:
+            self._t0 = ts
+        obj = timeline_record(self.seq, name, [f for f, _ in files], attrs, ts, self._t0)
         line = json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace")
         off = len(self._lines)
         self._lines += line + b"\n"

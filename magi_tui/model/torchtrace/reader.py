@@ -41,12 +41,12 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from magi_format.layout import timeline_record
 from magi_format.names import point_event, scope_attrs
-from magi_format.text import json_safe, literal, relative_time
+from magi_format.text import json_safe, literal
 from magi_tui.model.events import Event
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader, open_followed
 from magi_tui.model.torchtrace import GLOG_RE, log_run_name  # noqa: F401 (log_run_name: re-exported)
@@ -421,19 +421,9 @@ class TraceLogReader:
         if len(spec) > 3 and spec[3] is not None:
             ts = spec[3]
         attrs = json_safe(attrs)
-        obj: dict[str, Any] = {"index": self.seq, "name": name}
-        if ts is not None:
-            if self._t0 is None:
-                self._t0 = ts
-            obj["relative_time"] = relative_time(max(0.0, ts - self._t0))
-        obj["files"] = list(files)
-        obj["attributes"] = attrs
-        if ts is not None:
-            try:
-                obj["datetime"] = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-            except (OverflowError, OSError, ValueError):
-                pass
-            obj["timestamp"] = ts
+        if ts is not None and self._t0 is None:
+            self._t0 = ts
+        obj = timeline_record(self.seq, name, list(files), attrs, ts, self._t0)
         line = json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace")
         with self._lock:
             off = len(self._lines)
