@@ -280,14 +280,17 @@ def cmd_app(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """The app in a browser (textual-serve): each page load starts ``magi-tui open PATH`` of its own. No
-    authentication: the default host is loopback (reach it with ``ssh -L PORT:localhost:PORT``)."""
+    """The app in a browser (textual-serve): each page load starts ``magi-tui open PATH`` of its own, behind
+    :mod:`magi_tui.serve`'s gate (a token in the printed URL, a Host / Origin allow-list, a session cap). The
+    default host is loopback (reach it with ``ssh -L PORT:localhost:PORT``)."""
     import shlex
 
     path = Path(args.path) if args.path else _default_path()
     if not path.exists():
         return _fail(f"no such file or directory: {path}")
-    from textual_serve.server import Server
+    if args.max_sessions < 1:
+        return _fail("--max-sessions must be at least 1")
+    from magi_tui.serve import Gate, make_server
 
     command = shlex.join([sys.executable, "-m", "magi_tui", "open", os.path.abspath(path)])
     # the page opens its websocket at the server's public URL: a wildcard host is no address to a browser
@@ -296,8 +299,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import socket
 
         public = f"http://{socket.gethostname()}:{args.port}"
-    Server(command, host=args.host, port=args.port, title=f"magi-tui {literal(str(path), 80)}",
-           public_url=public).serve()
+    gate = Gate.for_bind(args.host, args.allow_host, max_sessions=args.max_sessions)
+    make_server(command, host=args.host, port=args.port, title=f"magi-tui {literal(str(path), 80)}",
+                public_url=public, gate=gate).serve()
     return 0
 
 
@@ -401,10 +405,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true", help="every compile's facts as JSON (phases, stack included)")
     sp.set_defaults(func=cmd_metrics)
 
-    sp = sub.add_parser("serve", help="serve the explorer to a web browser (textual-serve; no authentication)")
+    sp = sub.add_parser("serve", help="serve the explorer to a web browser (textual-serve behind a token)",
+                        description="Prints a URL with a random token; only a page opened from it can drive the "
+                                    "app. WebSockets from other origins or hosts, and sessions past the cap, are "
+                                    "refused (one log line each).")
     sp.add_argument("path", nargs="?")
     sp.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     sp.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    sp.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                    help="also accept requests addressed to NAME (a proxy's or tunnel's host name); repeatable")
+    sp.add_argument("--max-sessions", type=int, default=4, metavar="N",
+                    help="at most N browser sessions (app processes) at once (default 4)")
     sp.set_defaults(func=cmd_serve)
 
     sp = sub.add_parser("attach", help="follow a compile in progress under PATH")

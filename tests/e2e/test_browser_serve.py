@@ -3,17 +3,13 @@ buffer — the run's tree is shown, and a key typed in the page reaches the app.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
 from tests.e2e.browser import CHROMIUM, Chromium, Page, http_ok
-from tests.support.net import free_port
-from tests.support.paths import COLD, FIXTURES, ROOT
+from tests.support.paths import COLD, FIXTURES
+from tests.support.serve import serving
 
 pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/test.sh installs Debian's "
@@ -27,34 +23,25 @@ pytestmark = [
 
 async def test_serve_shows_the_run_tree_in_chromium(tmp_path):
     aiohttp = pytest.importorskip("aiohttp")  # textual-serve's own dependency
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/"
-    with open(tmp_path / "serve.log", "wb") as log:
-        server = subprocess.Popen([sys.executable, "-m", "magi_tui", "serve", str(COLD), "--port", str(port)],
-                                  cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     browser = None
-    try:
-        end = time.monotonic() + 30
-        while not http_ok(url):
-            assert server.poll() is None and time.monotonic() < end, (tmp_path / "serve.log").read_text()
-            time.sleep(0.1)
-        browser = Chromium(url)
-        async with aiohttp.ClientSession() as session:
-            async with session.ws_connect(browser.page_ws(), max_msg_size=0) as ws:
-                page = Page(ws)
-                # the same first screen as in a terminal: header, the tree with its failed lifecycles, footer
-                # (and the triage panel, once the run is loaded: the status in capitals)
-                await page.wait_for("72 events", "esc Back", "▼ fullgraph", "#0012 compiler_compile", "subgraph_0",
-                                    "Status RECOVERED")
-                await page.screenshot(tmp_path / "serve.png")
-                await page.key("f")  # the first failure, selected from the browser
-                await page.wait_for("exception_type", "failed_compiler_compile")
-    finally:
-        if browser is not None:
-            browser.close()
-        os.killpg(server.pid, signal.SIGTERM)  # the server and the app processes it started
+    # the page is opened as a user opens it: from the URL serve printed, with its token
+    with serving(COLD, tmp_path / "serve.log") as (url, _port):
         try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+            end = time.monotonic() + 30
+            while not http_ok(url):
+                assert time.monotonic() < end, (tmp_path / "serve.log").read_text()
+                time.sleep(0.1)
+            browser = Chromium(url)
+            async with aiohttp.ClientSession() as session:
+                async with session.ws_connect(browser.page_ws(), max_msg_size=0) as ws:
+                    page = Page(ws)
+                    # the same first screen as in a terminal: header, the tree with its failed lifecycles,
+                    # footer (and the triage panel, once the run is loaded: the status in capitals)
+                    await page.wait_for("72 events", "esc Back", "▼ fullgraph", "#0012 compiler_compile",
+                                        "subgraph_0", "Status RECOVERED")
+                    await page.screenshot(tmp_path / "serve.png")
+                    await page.key("f")  # the first failure, selected from the browser
+                    await page.wait_for("exception_type", "failed_compiler_compile")
+        finally:
+            if browser is not None:
+                browser.close()
