@@ -10,6 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.command import Hit, Hits, Provider
 
@@ -106,6 +107,20 @@ class MagiApp(App):
         self.user_keymap, self.keymap_problems = load_keymap(self.keymap_file, keymap_ids())
         if self.user_keymap:
             self.set_keymap(self.user_keymap)
+
+    # Once q (or ctrl+q) asked the app to exit, what the terminal still delivers -- the next typed or pasted
+    # key, a click -- does nothing: acting on it would push or fill screens that are being torn down (qc, qn,
+    # qf crashed with MountError / NoMatches). Input arriving after the exit is dropped here; keys already
+    # forwarded to a widget with the q (one read of the terminal) reach their binding, where run_action stops.
+    async def on_event(self, event: events.Event) -> None:
+        if self._exit and isinstance(event, (events.InputEvent, events.Paste)):
+            return
+        await super().on_event(event)
+
+    async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
+        if self._exit:
+            return True  # handled: by doing nothing
+        return await super().run_action(action, default_namespace, namespaces)
 
     def on_mount(self) -> None:
         for problem in self.keymap_problems:
