@@ -25,6 +25,15 @@ RUNS_ROOT_DIR = "magi_depyf"
 TORCH_TRACE_FILE = "torch_trace.log"
 #: the line (on stderr) by which the tracer names the run directory it writes
 RUN_DIR_ANNOUNCE = "MAGI_RUN_DIR="
+#: ``timeline_events/session.json`` (ours; upstream runs have none): written when the tracer opens the run
+#: (``ended`` null) and again when it closes it (``ended``: the time). A run whose file still says null once
+#: its program is gone was cut short -- the program was killed -- though every compile in it closed.
+SESSION_FILE = "session.json"
+
+
+def session_record(pid: int, host: str, started: float, ended: float | None) -> dict[str, Any]:
+    """The ``session.json`` object: the writing process (``pid`` on ``host``) and its open / close times."""
+    return {"writer": "magi-tui tracer", "pid": pid, "host": host, "started": started, "ended": ended}
 
 FOLDER_RE = re.compile(r"^(\d{4,})_(.+)$")
 

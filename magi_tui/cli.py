@@ -332,7 +332,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             program.kill_now()
     if app.return_code:
         return app.return_code
-    return program.returncode if program is not None and program.returncode and program.returncode > 0 else 0
+    from magi_tui.live.runner import shell_exit_code
+
+    return shell_exit_code(program.returncode if program is not None else None)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import socket
 import sys
 import threading
 import time
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from magi_format.layout import RUNS_ROOT_DIR, TIMELINE_DIR, TORCH_TRACE_FILE
+from magi_format.layout import RUNS_ROOT_DIR, TIMELINE_DIR, TORCH_TRACE_FILE, session_record
 from magi_format.runname import model_dir_name, run_id_name
 from tracer import capture
 from tracer.compiled_functions import write_compiled_functions
@@ -95,6 +96,7 @@ class Session:
         self.provenance = provenance
         self.loop_ir = loop_ir
         self._loop_ir: list = []
+        self._started = 0.0
         self._saved_provenance: Any = None
         self.label = label or default_label()
         self.keep_trace = keep_trace
@@ -116,6 +118,8 @@ class Session:
             self.path = new_run_dir(self.root, self.label, detect_rank())
             self.mapper = TraceMapper(framework_paths=capture.framework_paths())
             self.writer = BackgroundWriter(RunWriter(self.path), self.mapper.events)
+            self._started = time.time()
+            self._write_session(None)
         except Exception as exc:
             warnings.warn(f"magi-tui tracer: cannot create a run under {self.root}: {exc}; "
                           "the program runs unrecorded", TracerWarning, stacklevel=3)
@@ -132,6 +136,14 @@ class Session:
                 self._loop_ir = capture.attach_loop_ir(self.writer)
         except Exception as exc:
             self.writer.fail(exc)
+
+    def _write_session(self, ended: float | None) -> None:
+        """Open / close the run's session record (its absence of an end marks a killed program's run)."""
+        try:
+            self.writer.writer.write_session(session_record(os.getpid(), socket.gethostname(),
+                                                            self._started, ended))
+        except Exception:  # a run without the record reads as an upstream one: never break the program
+            pass
 
     def _attach_bytecode_hook(self) -> None:
         try:
@@ -194,6 +206,7 @@ class Session:
             except Exception as exc:
                 self.writer.fail(exc)
         self.writer.close()
+        self._write_session(time.time())
 
 
 @contextmanager

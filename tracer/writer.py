@@ -22,7 +22,14 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from magi_format.layout import FILES_DIR, TIMELINE_DIR, TIMELINE_FILE, event_folder_name, timeline_record
+from magi_format.layout import (
+    FILES_DIR,
+    SESSION_FILE,
+    TIMELINE_DIR,
+    TIMELINE_FILE,
+    event_folder_name,
+    timeline_record,
+)
 from magi_format.names import TRACER_STOPPED, point_event, scope_attrs
 from magi_format.text import json_safe
 from tracer.records import EventSpec, Record, UserEvent
@@ -78,6 +85,12 @@ class RunWriter:
             (folder / os.path.basename(fname)).write_text(text, encoding="utf-8", errors="replace")
         (folder / "attributes.json").write_text(json.dumps(attrs, indent=2, ensure_ascii=False),
                                                 encoding="utf-8")
+
+    def write_session(self, record: dict[str, Any]) -> None:
+        """``session.json`` replaced whole (a reader never sees half of it)."""
+        tmp = self.events_dir / f".{SESSION_FILE}.tmp"
+        tmp.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(tmp, self.events_dir / SESSION_FILE)
 
     def close(self) -> None:
         with self._lock:

@@ -11,7 +11,7 @@ another directory (checked by inode once a second through ``yield_on_timeout``),
 is deleted and written again is followed again.
 
 What was read is reported as typed events (:class:`Updated`, :class:`Deleted`, :class:`Restored`,
-:class:`FilesMayHaveChanged`, :class:`FollowFailed`) to one sink. Reading is immediate, reporting is
+:class:`FilesMayHaveChanged`, :class:`FollowFailed`, :class:`Finished`) to one sink. Reading is immediate, reporting is
 coalesced: at most one :class:`Updated` per ``apply_min_s`` (showing an update re-renders the visible
 tree, so reporting every watcher wake-up at 1,000 events/s would saturate the UI loop).
 """
@@ -69,7 +69,13 @@ class FollowFailed:
     error: str
 
 
-FollowEvent = Union[Updated, Deleted, Restored, FilesMayHaveChanged, FollowFailed]
+@dataclass
+class Finished:
+    """The tracer closed the run (its end-of-session record is written): nothing more will come. Reported
+    once, after everything before it was read."""
+
+
+FollowEvent = Union[Updated, Deleted, Restored, FilesMayHaveChanged, FollowFailed, Finished]
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -94,6 +100,7 @@ class RunFollower:
         self._last_report = 0.0
         self._flush_handle: asyncio.TimerHandle | None = None
         self._failed_once = False
+        self._finished = False
         self._tasks: list[asyncio.Task] = []
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -152,6 +159,10 @@ class RunFollower:
             self._schedule()
         else:
             self._emit(FilesMayHaveChanged())
+            if not self._finished and run.session_ended:
+                self._finished = True
+                self.flush()
+                self._emit(Finished())
 
     def flush(self) -> None:
         """Report whatever was read and not reported yet."""

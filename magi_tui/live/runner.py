@@ -334,6 +334,14 @@ class ProgramRunner:
             return False
 
 
+def shell_exit_code(rc: int | None) -> int:
+    """The program's exit status as a shell reports it: its own code, or 128 + n when signal n ended it
+    (``magi-tui run`` exits with it, so ``run -- prog && next`` behaves as ``prog && next``)."""
+    if rc is None:
+        return 0
+    return 128 - rc if rc < 0 else rc
+
+
 def exit_text(rc: int) -> str:
     if rc < 0:
         try:

@@ -289,6 +289,9 @@ class RunModel:
         if t.tracer_stopped:
             reason = next((ln.strip() for ln in str(t.tracer_stopped[0].reason).splitlines() if ln.strip()), "")
             why.append(f"the tracer stopped recording: {reason or 'no reason given'}")
+        cut = self.session_cut_short()
+        if cut:
+            why.append(cut)
         open_spans = self.open_spans
         if open_spans:
             why.append(f"{len(open_spans)} lifecycle(s) never closed (first: #{open_spans[0].first.index} "
@@ -306,6 +309,25 @@ class RunModel:
         if t.restarts or t.cascades:
             return "recovered", why
         return "ok", why
+
+    def session_cut_short(self) -> str | None:
+        """Why the tracer's session record (:mod:`magi_tui.model.session`) marks this run cut short, or None.
+        Read until it says the session ended (then it never changes); only runs of ours have one."""
+        if not isinstance(self.reader, TimelineReader):
+            return None
+        rec = getattr(self, "_session", None)
+        if rec is None or rec.ended is None:
+            from magi_tui.model.session import read_session
+
+            rec = self._session = read_session(self.path)
+        return rec.cut_short() if rec is not None else None
+
+    @property
+    def session_ended(self) -> bool:
+        """The tracer closed this run (its program finished): nothing more will be written."""
+        self.session_cut_short()
+        rec = getattr(self, "_session", None)
+        return rec is not None and rec.ended is not None
 
     @property
     def event_count(self) -> int:

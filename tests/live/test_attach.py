@@ -259,3 +259,27 @@ async def test_follow_folds_and_unloads_the_buckets_it_left_behind(tmp_path):
         await pilot.pause(0.1)
         assert first.data.loaded and len(first.children) == BUCKET
         assert "recompile" in str(first.children[-1].label)
+
+
+async def test_attach_to_a_run_its_tracer_closed_is_not_live_and_q_quits(tmp_path):
+    import json
+    import socket
+
+    from magi_format.layout import SESSION_FILE, session_record
+
+    w = TimelineWriter(run_dir(tmp_path)).start()
+    w.lifecycle("compile")
+    record = w.run / "timeline_events" / SESSION_FILE
+    record.write_text(json.dumps(session_record(os.getpid(), socket.gethostname(), time.time(), None)))
+    app = MagiApp(w.run, live=True)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        screen = await open_live(pilot, w)
+        await pilot.pause(1.0)
+        assert "LIVE" in str(screen.query_one("#run-title").content)  # its writer (this process) still runs
+        record.write_text(json.dumps(session_record(os.getpid(), socket.gethostname(), time.time(), time.time())))
+        await wait_for(pilot, lambda: "LIVE" not in str(screen.query_one("#run-title").content),
+                       what="LIVE dropped once the tracer closed the run")
+        assert not screen.live
+        # the run attach opened by itself is the user's first screen: q quits (it opened the runs list)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app._exit, what="q to quit")

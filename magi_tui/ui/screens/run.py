@@ -21,7 +21,15 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Static, Tab, Tabs
 
 from magi_format.text import literal
-from magi_tui.live.follower import Deleted, FilesMayHaveChanged, FollowFailed, Restored, RunFollower, Updated
+from magi_tui.live.follower import (
+    Deleted,
+    FilesMayHaveChanged,
+    Finished,
+    FollowFailed,
+    Restored,
+    RunFollower,
+    Updated,
+)
 from magi_tui.model.events import Event
 from magi_tui.model.provenance import Jump, follow, reverse
 from magi_tui.model.run import RunModel, RunUpdate
@@ -54,6 +62,8 @@ class RunScreen(Screen):
         super().__init__(**kwargs)
         self.run = RunModel(run_path)
         self.live = live
+        #: q quits rather than going back (set by whoever opened it in place of a first screen)
+        self.quit_on_close = False
         self.loaded = False
         self.follow = live
         self._failure_pos = -1
@@ -306,6 +316,8 @@ class RunScreen(Screen):
             self.notify("timeline.jsonl is back: following it again.", timeout=5)
         elif isinstance(ev, FollowFailed):
             self.notify(f"live update failed: {literal(ev.error, 200)}", severity="error", timeout=10)
+        elif isinstance(ev, Finished) and self.live:
+            self.stop_live()  # the tracer closed the run: it is finished, not LIVE
 
     def _set_live_note(self, note: str) -> None:
         if self.live_note != note:
@@ -393,8 +405,8 @@ class RunScreen(Screen):
             self.notify("This is the first screen: q quits (ctrl+q from anywhere).", timeout=3)
 
     def action_close(self) -> None:
-        """q: close this screen; quit on the first one."""
-        if len(self.app.screen_stack) > 2:
+        """q: close this screen; quit on the first one (or on the run attach / run opened by itself)."""
+        if len(self.app.screen_stack) > 2 and not self.quit_on_close:
             self.app.pop_screen()
         else:
             self.app.exit()

@@ -39,7 +39,9 @@ class WaitingScreen(RunsScreen):
 
     def __init__(self, root: Path, *, command: list[str] | None = None,
                  runner: ProgramRunner | None = None, **kwargs: Any) -> None:
-        super().__init__(normalise(Path(root)), **kwargs)
+        # absolute: the tracer names its run dir as the program's cwd sees it, the scan as the root was given;
+        # the same run must compare equal both ways (or it is announced as "a newer run" about itself)
+        super().__init__(normalise(Path(root).absolute()), **kwargs)
         self.command = command
         self.runner = runner
         self.following: Path | None = None
@@ -143,12 +145,15 @@ class WaitingScreen(RunsScreen):
         else:
             self._announce(latest)
 
+    def _program_dirs(self) -> set[Path]:
+        return {normalise(Path(p).absolute()) for p in self.runner.run_dirs} if self.runner is not None else set()
+
     def _is_program_dir(self, path: Path) -> bool:
-        return self.runner is not None and path in self.runner.run_dirs
+        return self.runner is not None and path in self._program_dirs()
 
     def is_program_run(self, path: Path) -> bool:
         """A run of the program we started (named by the tracer, or new under the root since)."""
-        return self.runner is not None and (path in self.runner.run_dirs or
+        return self.runner is not None and (path in self._program_dirs() or
                                             (self._first_scan_done and path not in self.initial))
 
     def _note_runs(self, paths: list[Path]) -> None:
@@ -167,7 +172,7 @@ class WaitingScreen(RunsScreen):
 
     def _on_runner(self, event: RunnerEvent) -> None:
         if isinstance(event, RunDirAnnounced):
-            path = normalise(event.path)
+            path = normalise(Path(event.path).absolute())
             if self.following is None:
                 self._open(path)
             else:
@@ -200,7 +205,9 @@ class WaitingScreen(RunsScreen):
         if self.runner is not None:
             log = self.query_one(ProcessLog)
             log.set_class(False, "-full")
-        self.app.push_screen(self._screen_for(path))
+        screen = self._screen_for(path)
+        screen.quit_on_close = True  # opened for the user, not from the list: q quits, as on a first screen
+        self.app.push_screen(screen)
 
     def _screen_for(self, path: Path):
         if self.is_program_run(path):
