@@ -49,13 +49,21 @@ def literal(text: object, limit: int | None = None, *, multiline: bool = False) 
     return pattern.sub(_escape, s)
 
 
+def u_escaped(text: str) -> str:
+    """``text`` with every character :func:`literal` would rewrite (tabs and newlines kept) written as
+    ``\\uXXXX``: what machine-read output (JSON, JUnit XML) shows instead of C0/C1 controls, DEL, bidi
+    overrides and lone surrogates."""
+    if _UNSAFE_MULTI.search(text) is None:
+        return text
+    return _UNSAFE_MULTI.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def json_literal(dumped: str) -> str:
     """JSON text (``json.dumps(..., ensure_ascii=False)``) with every character :func:`literal` would
-    rewrite written as a ``\\uXXXX`` escape: still the same JSON value, safe on a terminal and
-    encodable (a lone surrogate cannot be printed as UTF-8). JSON escapes C0 itself."""
-    if _UNSAFE_MULTI.search(dumped) is None:  # the indent's newlines are JSON whitespace
-        return dumped
-    return _UNSAFE_MULTI.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
+    rewrite written as a ``\\uXXXX`` escape (:func:`u_escaped`): still the same JSON value, safe on a
+    terminal and encodable (a lone surrogate cannot be printed as UTF-8). JSON escapes C0 itself; the
+    indent's newlines are JSON whitespace."""
+    return u_escaped(dumped)
 
 
 def is_literal(text: str, *, multiline: bool = False) -> bool:

@@ -268,10 +268,19 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def _keymap_problem(args: argparse.Namespace) -> str | None:
+    """A keymap the user named that cannot be read (a FIFO, a device, missing): exit 2 before the app starts."""
+    from magi_tui.config import keymap_file_problem
+
+    return keymap_file_problem(args.keymap)
+
+
 def cmd_app(args: argparse.Namespace) -> int:
     path = Path(args.path) if args.path else _default_path()
     if not path.exists():
         return _fail(f"no such file or directory: {path}")
+    if problem := _keymap_problem(args):
+        return _fail(problem)
     from magi_tui.ui.app import MagiApp
 
     app = MagiApp(path, ansi=args.ansi, keymap=args.keymap)
@@ -307,6 +316,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_attach(args: argparse.Namespace) -> int:
     path = Path(args.path)
+    if problem := _keymap_problem(args):
+        return _fail(problem)
     from magi_tui.ui.app import MagiApp
 
     app = MagiApp(path, live=True, ansi=args.ansi, keymap=args.keymap)
@@ -320,6 +331,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         return _fail("nothing to run: magi-tui run [-o ROOT] -- python script.py args...")
+    if problem := _keymap_problem(args):
+        return _fail(problem)
     from magi_tui.ui.app import MagiApp
 
     root = Path(args.output)
@@ -343,6 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Explore torch.compile runs: event tree, graph diffs, triage. "
                     "PATH is a run dir, a magi_depyf/ root, a cache root or a folder of runs "
                     "(default: ./runs, else the current directory).",
+        epilog="The explorer (magi-tui [open] PATH, attach, run) also takes: --ansi (the terminal's own 16 "
+               "colours), --no-mouse (leave the mouse to the terminal), --keymap FILE (remap keys: TOML [keys] "
+               "id = \"keys\"; default ~/.config/magi-tui/keymap.toml). Each command's --help has its options.",
     )
     p.add_argument("--version", action="version", version=f"magi-tui {__version__}")
     sub = p.add_subparsers(dest="cmd")

@@ -31,15 +31,33 @@ def keymap_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(base) / "magi-tui" / "keymap.toml"
 
 
+def keymap_file_problem(explicit: str | os.PathLike[str] | None) -> str | None:
+    """Why a keymap the user named (``--keymap`` / ``$MAGI_TUI_KEYMAP``) cannot be used at all -- missing,
+    not a regular file, unreadable -- or None. The CLI exits 2 with it before starting the app; a default
+    keymap that is absent is no problem."""
+    from magi_tui.model.files import FileProblem, read_settings
+
+    if not explicit and not os.environ.get("MAGI_TUI_KEYMAP"):
+        return None
+    path = keymap_path(explicit)
+    try:
+        read_settings(path, 0)
+    except FileProblem as exc:
+        return f"keymap: {str(exc).removesuffix(': not shown')}"
+    return None
+
+
 def load_keymap(path: Path, known: set[str]) -> tuple[dict[str, str], list[str]]:
     """``({binding id: keys}, [problems])`` from a keymap file."""
+    from magi_tui.model.files import FileProblem, read_settings
+
     problems: list[str] = []
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}, []
-    except OSError as exc:
-        return {}, [f"keymap {path}: {exc.strerror or exc}"]
+        raw = read_settings(path)  # a FIFO or a device is refused, never waited on
+    except FileProblem as exc:
+        if not os.path.lexists(path):
+            return {}, []
+        return {}, [f"keymap: {str(exc).removesuffix(': not shown')}"]
     if tomllib is None:  # pragma: no cover
         return {}, [f"keymap {path}: needs Python 3.11 (tomllib)"]
     try:

@@ -24,11 +24,13 @@ frame, the graph-break id and the user's line where there is one.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from magi_format.text import u_escaped
 from magi_tui.model.checks import Analysis, BreakEntry, analyse
 from magi_tui.model.compare import Comparison, compare_runs
 from magi_tui.model.run import RunModel
@@ -96,8 +98,8 @@ def parse_policy(text: str, source: str | None = None) -> Policy:
             v = [x.upper() for x in v] if ok else v
         if ok and k in ("min_cache_hit_rate",):
             ok = 0 <= v <= 1
-        if ok and isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
-            ok = False
+        if ok and isinstance(v, (int, float)) and not isinstance(v, bool) and (v < 0 or not math.isfinite(v)):
+            ok = False  # nan never compares, inf never breaks: a budget that can never fail is refused
         if not ok:
             raise PolicyError(f"{source or 'policy'}: budget.{k} must be {what}, not {v!r}")
         budget[k] = v
@@ -107,12 +109,13 @@ def parse_policy(text: str, source: str | None = None) -> Policy:
 def load_policy(path: str | Path | None) -> Policy:
     if path is None:
         return Policy(dict(DEFAULT_POLICY), None)
+    from magi_tui.model.files import FileProblem, read_settings
+
     p = Path(path)
     try:
-        with open(p, "rb") as fh:
-            raw = fh.read(1 << 20)
-    except OSError as exc:
-        raise PolicyError(f"cannot read policy {p}: {exc.strerror or exc}") from None
+        raw = read_settings(p)  # a FIFO or a device is refused, never waited on
+    except FileProblem as exc:
+        raise PolicyError(f"policy: {str(exc).removesuffix(': not shown')}") from None
     return parse_policy(raw.decode("utf-8", errors="replace"), str(p))
 
 
@@ -476,12 +479,7 @@ def junit_xml(report: CheckReport, suite: str = "magi-tui check") -> str:
 
 
 def _xml_safe(s: str) -> str:
-    """XML 1.0 cannot hold most control characters nor lone surrogates: write them as ``\\uXXXX``."""
-    out = []
-    for ch in str(s):
-        o = ord(ch)
-        if (o < 0x20 and ch not in "\t\n\r") or 0xD800 <= o <= 0xDFFF or o in (0xFFFE, 0xFFFF):
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    """What XML 1.0 cannot hold (most controls, lone surrogates, U+FFFE/U+FFFF) and what a terminal or a CI
+    page would obey (C1 controls, DEL, bidi overrides) written as ``\\uXXXX``, as the text and JSON do."""
+    s = u_escaped(str(s))
+    return s.replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")

@@ -144,6 +144,18 @@ def open_regular(path: Path | str, root: Path | str | None = None) -> tuple[int,
     return fd, st
 
 
+def read_settings(path: Path | str, limit: int = 1 << 20) -> bytes:
+    """A settings file the user named (a policy, a keymap): a regular file's first ``limit`` bytes, never a
+    wait on a FIFO or a device; :class:`FileProblem` (saying what it is instead) else."""
+    fd, _ = open_regular(path)
+    try:
+        return os.read(fd, limit)
+    except OSError as exc:
+        raise FileProblem(f"cannot read {display_name(path)}: {_why(exc)}") from None
+    finally:
+        os.close(fd)
+
+
 def check(path: Path | str, root: Path | str | None = None) -> str | None:
     """``None`` if ``path`` can be read as a file of the run, else the problem (no content read)."""
     try:
