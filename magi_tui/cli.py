@@ -198,13 +198,13 @@ def cmd_ranks(args: argparse.Namespace) -> int:
         return _fail(f"no such file or directory: {path}")
     jobs, loners = find_jobs(path)
     if not jobs:
-        return _fail(f"no job with several ranks under {path} (runs named model_<i>_<label>_rank_<r>, "
-                     f"{len(loners)} run(s) without a second rank)")
+        return _fail(f"no job with several ranks under {path} (runs named model_<i>_<label>_rank_<r>, or a "
+                     f"folder of TORCH_TRACE logs of several ranks; {len(loners)} run(s) without a second rank)")
     if args.json:
         _print_json(ranks_json(jobs))
     else:
         print(literal("\n".join(t for _s, t in ranks_lines(jobs)).rstrip(), multiline=True))
-    return 1 if any(j.divergences for j in jobs) else 0
+    return 1 if any(j.diverged for j in jobs) else 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -219,3 +219,24 @@ def ours(job) -> dict[str, object]:
 def test_divergence_groups_match_tlparse(folder, tmp_path):
     (job,), _ = find_jobs(folder)
     assert ours(job) == tlparse_groups(folder, tmp_path / "tl")
+
+
+# -- the app -------------------------------------------------------------------------------------------
+async def test_R_on_a_folder_of_logs_shows_the_groups(tmp_path):
+    from magi_tui.ui.app import MagiApp
+    from magi_tui.ui.screens.ranks import RanksScreen
+    from magi_tui.ui.screens.runs import RunsScreen
+    from tests.support.pilot import screen_text, wait_for
+
+    app = MagiApp(BRANCH2)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and len(app.screen.rows) == 2,
+                       what="the runs list")
+        await pilot.press("R")
+        await wait_for(pilot, lambda: isinstance(app.screen, RanksScreen) and app.screen.loaded, what="the ranks view")
+        text = screen_text(app)
+        assert "DIVERGED: rank(s) 1 differ from rank 0" in text
+        assert "compile-id sequence: ranks disagree: rank(s) 0 | rank(s) 1" in text
+        assert "1 job(s), 1 diverged" in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen), what="back on the runs list")
