@@ -23,15 +23,9 @@ from magi_tui.cli import main
 from magi_tui.model.discovery import find_runs
 from magi_tui.model.ranks import find_jobs
 from magi_tui.model.torchtrace import is_log_name, log_rank, metadata_rank, name_rank
+from tests.torchtrace.jobkit import BRANCH2, SHAPE3
+from tests.torchtrace.jobkit import rank_logs as _logs
 from tests.torchtrace.oracle import tlparse_bin
-
-JOBS = Path(__file__).resolve().parent / "jobs"
-BRANCH2 = JOBS / "branch2"
-SHAPE3 = JOBS / "shape3"
-
-
-def _logs(folder: Path) -> dict[int, Path]:
-    return {name_rank(p.name): p for p in sorted(folder.glob("*.log"))}
 
 
 def _aspects(job) -> dict[str, tuple[str, list[list[int]]]]:
