@@ -31,6 +31,7 @@ and in the JSON (``divergent_ranks``). A job whose ranks agree on everything is 
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,9 +176,10 @@ def _aspects(rr: RankRun) -> None:
             ops = [op for op in body["ops"] if isinstance(op, dict)]
             meta.append((cid, [(_short_op(op.get("name")), [_tensor(o) for o in op.get("outputs") or []
                                                        if isinstance(op.get("outputs"), list)]) for op in ops]))
-            total = sum(float(op.get("estimated_runtime_ns") or 0) for op in ops
+            total = sum(float(op["estimated_runtime_ns"]) for op in ops
                         if isinstance(op.get("estimated_runtime_ns"), (int, float)))
-            runtime.append((cid, total))
+            if math.isfinite(total):  # a hostile payload's Infinity / NaN is no estimate
+                runtime.append((cid, total))
         elif kind == EXEC_ORDER and isinstance(body, dict) and isinstance(body.get("graph_execution_order"), list):
             order = [str(x.get("compile_id")) if isinstance(x, dict) else str(x)
                      for x in body["graph_execution_order"]]  # the last record is the whole run's

@@ -234,3 +234,25 @@ async def test_R_on_a_folder_of_logs_shows_the_groups(tmp_path):
         assert "1 job(s), 1 diverged" in text
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen), what="back on the runs list")
+
+
+def test_hostile_artifacts_are_no_traceback(tmp_path, capsys):
+    """Rank 1's artifacts rewritten: a schedule that is not a list, runtimes of Infinity / NaN, outputs that
+    are not a list, an execution order of numbers, op names with markup and escapes (md5s no longer match:
+    the records are kept and counted malformed)."""
+    logs = _logs(SHAPE3)
+    folder = _copy(tmp_path / "job", {0: logs[0], 1: logs[1]})
+    p = next(folder.glob("*rank_1_*.log"))
+    text = p.read_text()
+    text = text.replace('\t"torch.ops._c10d_functional.all_reduce_.default",', '\t{"op": "[bold]x\\u001b[31m"},', 1)
+    text = text.replace('"estimated_runtime_ns": 0,', '"estimated_runtime_ns": Infinity,', 1)
+    text = text.replace('"estimated_runtime_ns": 0,', '"estimated_runtime_ns": NaN,', 1)
+    text = text.replace('\t"outputs": [', '\t"outputs": {"x": [', 1)
+    text = text.replace('\t"name": "extern_kernels.mm",', '\t"name": "[red]mm\\u202e",', 1)
+    p.write_text(text)
+    assert main(["ranks", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "Traceback" not in out and "\x1b" not in out and "\u202e" not in out
+    assert "collective operation sequence: ranks disagree" in out
+    assert main(["ranks", str(folder), "--json"]) == 1
+    json.loads(capsys.readouterr().out)
