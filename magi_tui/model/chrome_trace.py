@@ -46,6 +46,7 @@ class Process:
     events: list[dict[str, Any]] = field(default_factory=list)
     dropped_ends: int = 0
     unfinished: int = 0
+    is_log: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {"pid": self.pid, "rank": self.rank, "run": self.run, "source": self.source,
@@ -197,7 +198,7 @@ def build_trace(path: str | Path, source: str = "auto") -> tuple[dict[str, Any],
     for i, f in enumerate(found):
         run = _load(f.path, source)
         pid = f.name.rank if by_rank else i
-        proc = Process(pid, f.name.rank, str(f.path), "none")
+        proc = Process(pid, f.name.rank, str(f.path), "none", is_log=hasattr(run.reader, "keep"))
         raw = _chromium_events(run) if source != "spans" else []
         if raw:
             proc.source = CHROMIUM
@@ -211,8 +212,10 @@ def build_trace(path: str | Path, source: str = "auto") -> tuple[dict[str, Any],
     meta: list[dict[str, Any]] = []
     for p in procs:
         label = f"rank {p.rank}" if p.rank is not None else f"run {p.pid}"
+        run = Path(p.run)
+        where = f"{run.parent.name}/{run.name}" if p.is_log else run.name  # logs look alike: their folder too
         meta.append({"name": "process_name", "ph": "M", "pid": p.pid, "tid": 0,
-                     "args": {"name": f"{label} · {Path(p.run).name}"}})
+                     "args": {"name": f"{label} · {where}"}})
         meta.append({"name": "process_sort_index", "ph": "M", "pid": p.pid, "tid": 0, "args": {"sort_index": p.pid}})
         for tid in sorted({e["tid"] for e in p.events}):
             name = "compile" if p.source == CHROMIUM else "lifecycles"

@@ -29,7 +29,7 @@ def test_a_job_is_one_process_per_rank(tmp_path, capsys):
     counts = check_trace(doc)
     assert {pid for pid, _ in counts} == {0, 1, 2}
     names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"}
-    assert names[2].startswith("rank 2 · dedicated_log_torch_trace_rank_2_")
+    assert names[2].startswith("rank 2 · shape3/dedicated_log_torch_trace_rank_2_")
     procs = doc["otherData"]["magi_tui"]["processes"]
     assert [(p["pid"], p["rank"], p["source"]) for p in procs] == [(r, r, "chromium_event") for r in (0, 1, 2)]
     assert all(p["unfinished"] == 0 and p["dropped_ends"] == 0 for p in procs)
@@ -112,3 +112,15 @@ def test_stdout_spans_source_and_exit_codes(tmp_path, capsys):
     assert main(["export-trace", str(empty), "-o", str(tmp_path / "e.json")]) == 1
     assert "nothing timed" in capsys.readouterr().out
     check_trace(json.loads((tmp_path / "e.json").read_text()))
+
+
+def test_several_jobs_number_their_processes(tmp_path):
+    """Two jobs under one root: ranks repeat, so runs are numbered in path order; names keep the rank."""
+    doc = _export(BRANCH2.parent, tmp_path / "t.json")
+    check_trace(doc)
+    procs = doc["otherData"]["magi_tui"]["processes"]
+    assert [p["pid"] for p in procs] == [0, 1, 2, 3, 4]
+    assert [p["rank"] for p in procs] == [0, 1, 0, 1, 2]
+    names = [e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"]
+    assert names[0].startswith("rank 0 · branch2/dedicated_log_torch_trace_rank_0_")
+    assert names[2].startswith("rank 0 · shape3/dedicated_log_torch_trace_rank_0_")

@@ -256,3 +256,19 @@ def test_hostile_artifacts_are_no_traceback(tmp_path, capsys):
     assert "collective operation sequence: ranks disagree" in out
     assert main(["ranks", str(folder), "--json"]) == 1
     json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder", [BRANCH2, SHAPE3], ids=lambda p: p.name)
+def test_each_rank_reads_as_tlparse_reads_it(folder, tmp_path):
+    """Per rank, the facts of tlparse's report on that rank's log equal those of the job's rank run:
+    compile ids with attempts, graph breaks, restarts, failures, cache, recompiles."""
+    from tests.torchtrace.oracle import model_facts, run_tlparse, tlparse_facts
+
+    (job,), _ = find_jobs(folder)
+    for r in job.ranks:
+        tl = tlparse_facts(run_tlparse(r.run.path, tmp_path / f"rank_{r.rank}"))
+        ours = model_facts(r.run)
+        assert sorted(ours.compile_ids) == sorted(tl.compile_ids)
+        assert (ours.graph_breaks, ours.restarts, ours.failures, ours.cache, ours.recompiles) == \
+            (tl.graph_breaks, tl.restarts, tl.failures, tl.cache, tl.recompiles)
