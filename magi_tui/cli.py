@@ -189,6 +189,38 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_trace(args: argparse.Namespace) -> int:
+    """Chrome trace-event JSON of every run under PATH, one process per rank: exit 0 written, 1 written but
+    holding no timed event, 2 unusable input or an output that cannot be written."""
+    from magi_tui.model.chrome_trace import build_trace, trace_bytes
+
+    path = Path(args.path)
+    if not path.exists():
+        return _fail(f"no such file or directory: {path}")
+    built = build_trace(path, args.source)
+    if built is None:
+        return _fail(f"no run under {path} (a TORCH_TRACE log or a folder of them, a run dir, a root of runs)")
+    trace, procs = built
+    data = trace_bytes(trace)
+    try:
+        if args.output == "-":
+            sys.stdout.buffer.write(data + b"\n")
+            sys.stdout.flush()
+        else:
+            Path(args.output).write_bytes(data)
+    except OSError as exc:
+        return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
+    n = sum(len(p.events) for p in procs)
+    out = sys.stderr if args.output == "-" else sys.stdout
+    for p in procs:
+        what = {"chromium_event": "torch's chromium events", "lifecycle_spans": "lifecycle spans"}.get(p.source, "nothing")
+        print(literal(f"pid {p.pid}: {len(p.events)} event(s) from {what} of {p.run}"
+                      + (f" ({p.unfinished} never finished)" if p.unfinished else "")), file=out)
+    print(literal(f"wrote {n} event(s), {len(procs)} process(es) to {args.output}"
+                  + ("" if n else ": nothing timed was recorded")), file=out)
+    return 0 if n else 1
+
+
 def cmd_ranks(args: argparse.Namespace) -> int:
     """Rank vs rank: exit 0 when every rank agrees, 1 when ranks diverge, 2 on unusable input."""
     from magi_tui.model.ranks import find_jobs, ranks_json, ranks_lines
@@ -198,13 +230,13 @@ def cmd_ranks(args: argparse.Namespace) -> int:
         return _fail(f"no such file or directory: {path}")
     jobs, loners = find_jobs(path)
     if not jobs:
-        return _fail(f"no job with several ranks under {path} (runs named model_<i>_<label>_rank_<r>, "
-                     f"{len(loners)} run(s) without a second rank)")
+        return _fail(f"no job with several ranks under {path} (runs named model_<i>_<label>_rank_<r>, or a "
+                     f"folder of TORCH_TRACE logs of several ranks; {len(loners)} run(s) without a second rank)")
     if args.json:
         _print_json(ranks_json(jobs))
     else:
         print(literal("\n".join(t for _s, t in ranks_lines(jobs)).rstrip(), multiline=True))
-    return 1 if any(j.divergences for j in jobs) else 0
+    return 1 if any(j.diverged for j in jobs) else 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -406,6 +438,16 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_ranks)
 
+    sp = sub.add_parser("export-trace", help="Chrome trace-event JSON (Perfetto, chrome://tracing): torch's chromium "
+                        "events of a log or a run's lifecycle spans, one process per rank",
+                        description="Exit 0: written; 1: written but nothing timed was recorded; 2: no run under "
+                                    "PATH or the output cannot be written.")
+    sp.add_argument("path", help="a TORCH_TRACE log, a folder of per-rank logs, a run dir or a root of runs")
+    sp.add_argument("-o", "--output", required=True, help="the trace file to write (- for stdout)")
+    sp.add_argument("--source", choices=("auto", "chromium", "spans"), default="auto",
+                    help="auto: a log's chromium events where it has them, else lifecycle spans (default)")
+    sp.set_defaults(func=cmd_export_trace)
+
     sp = sub.add_parser("check", help="CI gate: compile budgets from a TOML policy, regressions against a "
                                       "baseline run, JUnit XML (headless)",
                         description="Exit 0: every budget holds; 1: a budget is broken (one line each); "
@@ -449,7 +491,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "check", "serve", "metrics"}
+SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "check", "serve", "metrics",
+               "export-trace"}
 
 
 def main(argv: list[str] | None = None) -> int:

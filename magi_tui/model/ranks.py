@@ -1,21 +1,37 @@
 """Rank vs rank: where the ranks of one job compiled differently (``magi-tui ranks PATH`` and the ranks view).
 
-A job is the runs under a root that share a label and model index and carry different ranks
-(``model_<i>_<label>_rank_<r>``: torchrun starts one process, so one run dir, per rank). When a rank
-has several runs under the root, its newest one is the job's. Each rank is compared with the lowest
-rank (the reference) on what must agree for collectives to line up and for a cache to be shared:
+A job is one program's ranks under a root:
 
-* **compile ids present on some ranks only** (a rank that compiled a frame the others did not, or
-  recompiled when they did not);
-* **different graphs for the same compile id** (the captured graph's hash, else its op count);
-* **different cache patterns** (hit / miss / bypass per compile id and cache);
-* **different recompile reasons** (for the same compile id, compile ids masked in the text).
+* **TORCH_TRACE logs**: the per-rank logs of one folder (``TORCH_TRACE=<dir>`` gives one
+  ``dedicated_log_torch_trace_rank_<r>_<random>.log`` per rank; the rank is read from the records'
+  metadata, else the file name: :func:`magi_tui.model.torchtrace.log_rank`);
+* **run dirs** that share a label and model index and carry different ranks
+  (``model_<i>_<label>_rank_<r>``: torchrun starts one process, so one run dir, per rank).
 
-Ranks that diverge come first, in the text and in the JSON (``divergent_ranks``).
+When a rank has several runs (or logs) in a job, its newest one is the job's. Two views of one job:
+
+* **aspects** — what tlparse's multi-rank report checks, each with the *groups of ranks that agree*:
+  compile-id sequences, cache hit / miss patterns, collective operation sequences (Inductor's
+  ``inductor_collective_schedule``), tensor metadata and runtime estimates (``inductor_runtime_and_tensor_meta``,
+  written with ``torch._inductor.config.log_tlparse``), graph execution order (``graph_execution``, written
+  under ``torch._inductor.debug.record_and_log_graph_execution_order()``). An aspect no rank recorded is
+  ``not_recorded`` (our tracer's run dirs keep none of torch's artifacts, only events);
+* **divergences** — each rank against the lowest rank (the reference), per compile id:
+
+  * **compile ids present on some ranks only** (a rank that compiled a frame the others did not, or
+    recompiled when they did not);
+  * **different graphs for the same compile id** (the captured graph's hash, else its op count);
+  * **different cache patterns** (hit / miss / bypass per compile id and cache);
+  * **different recompile reasons** (for the same compile id, compile ids masked in the text).
+
+Ranks that diverge (outside the reference's group of an aspect, or in a divergence) come first, in the text
+and in the JSON (``divergent_ranks``). A job whose ranks agree on everything is ``consistent``.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +41,27 @@ from magi_tui.model.compare import Side, _GraphReader, _norm, side_facts
 from magi_tui.model.discovery import find_runs
 from magi_tui.model.frames import parse_compile_id
 from magi_tui.model.run import RunModel
+from magi_tui.model.torchtrace.reader import tlparse_compile_id
+
+#: torch's records the aspects are read from (a log's reader keeps them: ``TraceLogReader.keep``)
+COLLECTIVES = "artifact:inductor_collective_schedule"
+RUNTIME_META = "artifact:inductor_runtime_and_tensor_meta"
+EXEC_ORDER = "artifact:graph_execution"
+RANK_RECORDS = frozenset({COLLECTIVES, RUNTIME_META, EXEC_ORDER})
+
+#: aspect -> (title, what to do when no rank recorded it)
+ASPECTS: dict[str, tuple[str, str]] = {
+    "compile_ids": ("compile-id sequence", "no compile recorded"),
+    "cache": ("cache hit/miss pattern", "no cache lookup recorded"),
+    "collectives": ("collective operation sequence",
+                    "no collective in an Inductor-compiled graph (inductor_collective_schedule)"),
+    "tensor_meta": ("tensor metadata",
+                    "set torch._inductor.config.log_tlparse = True (inductor_runtime_and_tensor_meta)"),
+    "execution_order": ("graph execution order",
+                        "run the program under torch._inductor.debug.record_and_log_graph_execution_order()"),
+    "runtime_estimates": ("runtime estimates",
+                          "set torch._inductor.config.log_tlparse = True (inductor_runtime_and_tensor_meta)"),
+}
 
 
 @dataclass
@@ -40,6 +77,10 @@ class RankRun:
     cache: dict[str, tuple] = field(default_factory=dict)
     #: compile id -> recompile reasons (normalised)
     recompile_reasons: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: aspect -> what this rank has, one readable line per item (``None``: nothing recorded)
+    aspects: dict[str, list[str] | None] = field(default_factory=dict)
+    #: aspect -> what is compared (the lines, unless a finer or coarser key says more)
+    keys: dict[str, Any] = field(default_factory=dict)
 
     @property
     def cache_counts(self) -> dict[str, int]:
@@ -70,7 +111,130 @@ def _rank_run(rank: int, run: RunModel, reader: _GraphReader) -> RankRun:
         cid = f"{p[0]}/{p[1]}" if p else (r.compile_id or r.frame)
         texts = tuple(_norm(x.text) for x in r.reasons)
         rr.recompile_reasons[cid] = rr.recompile_reasons.get(cid, ()) + texts
+    _aspects(rr)
     return rr
+
+
+def _short_op(op: Any) -> str:
+    """``torch.ops._c10d_functional.all_reduce_.default`` -> ``all_reduce_``."""
+    s = str(op)
+    for head in ("torch.ops._c10d_functional.", "torch.ops.c10d_functional.", "torch.ops."):
+        if s.startswith(head):
+            s = s[len(head):]
+            break
+    return s[:-len(".default")] if s.endswith(".default") else s
+
+
+def _tensor(out: Any) -> str:
+    if not isinstance(out, dict):
+        return "?"
+    if out.get("dtype") is None and not out.get("shape"):
+        return "no tensor"
+    shape = out.get("shape")
+    stride = out.get("stride")
+    return (f"{out.get('dtype') or '?'}{list(shape) if isinstance(shape, list) else '[?]'}"
+            + (f" stride {list(stride)}" if isinstance(stride, list) and stride else ""))
+
+
+def _json(payload: str | None) -> Any:
+    try:
+        return json.loads(payload) if payload else None
+    except ValueError:
+        return None
+
+
+def _aspects(rr: RankRun) -> None:
+    """The aspects of one rank: from torch's records where the run is a log, else from its events."""
+    run = rr.run
+    a, k = rr.aspects, rr.keys
+    log_ids = getattr(run.reader, "compile_ids", None)
+    if isinstance(log_ids, dict):
+        a["compile_ids"] = list(log_ids)  # tlparse's spelling, attempts included
+    else:
+        seen: dict[str, None] = {}
+        for ev in run.events:
+            if ev.compile_id:
+                seen.setdefault(ev.compile_id, None)
+        a["compile_ids"] = list(seen) or None
+    t = run.triage
+    looks = sorted(((it.event.seq, it.event, state) for state, items in
+                    (("hit", t.cache_hits), ("miss", t.cache_misses), ("bypass", t.cache_bypasses))
+                    for it in items), key=lambda x: x[0])
+    a["cache"] = [f"{ev.compile_id or '-'} {(ev.summary or {}).get('cache') or 'cache'} {state}"
+                  for _, ev, state in looks] or None
+    kept = getattr(run.reader, "kept", None) or []
+    sched: list[tuple[str, list[str]]] = []
+    meta: list[tuple[str, list[tuple[str, list[str]]]]] = []
+    runtime: list[tuple[str, float]] = []
+    order: list[str] | None = None
+    for kind, md, payload in kept:
+        cid = (tlparse_compile_id(md) or "[-]")[1:-1]
+        body = _json(payload)
+        if kind == COLLECTIVES and isinstance(body, list):
+            sched.append((cid, [str(op) for op in body]))
+        elif kind == RUNTIME_META and isinstance(body, dict) and isinstance(body.get("ops"), list):
+            ops = [op for op in body["ops"] if isinstance(op, dict)]
+            meta.append((cid, [(_short_op(op.get("name")), [_tensor(o) for o in op.get("outputs") or []
+                                                       if isinstance(op.get("outputs"), list)]) for op in ops]))
+            total = sum(float(op["estimated_runtime_ns"]) for op in ops
+                        if isinstance(op.get("estimated_runtime_ns"), (int, float)))
+            if math.isfinite(total):  # a hostile payload's Infinity / NaN is no estimate
+                runtime.append((cid, total))
+        elif kind == EXEC_ORDER and isinstance(body, dict) and isinstance(body.get("graph_execution_order"), list):
+            order = [str(x.get("compile_id")) if isinstance(x, dict) else str(x)
+                     for x in body["graph_execution_order"]]  # the last record is the whole run's
+    if sched:
+        a["collectives"] = [f"{cid}: " + ", ".join(_short_op(op) for op in ops) for cid, ops in sched]
+        k["collectives"] = tuple(op for _, ops in sched for op in ops)  # what must line up at run time
+    if meta:
+        a["tensor_meta"] = [f"{cid}: " + "; ".join(f"{name} -> {', '.join(outs) or '-'}" for name, outs in ops)
+                            for cid, ops in meta]
+        k["tensor_meta"] = tuple(tuple((name, tuple(outs)) for name, outs in ops) for _, ops in meta)
+    if runtime:
+        a["runtime_estimates"] = [f"{cid}: {ns / 1e6:.3f} ms" for cid, ns in runtime]
+        k["runtime_estimates"] = tuple(round(ns) for _, ns in runtime)
+    if order is not None:
+        a["execution_order"] = order
+
+
+@dataclass
+class Aspect:
+    """One aspect of a job: the groups of ranks that agree on it (the reference's group first)."""
+
+    name: str
+    groups: list[tuple[list[int], list[str]]]   # (ranks, what they have)
+    recorded: bool
+
+    @property
+    def status(self) -> str:
+        return "not_recorded" if not self.recorded else ("agree" if len(self.groups) <= 1 else "differ")
+
+    @property
+    def odd_ranks(self) -> list[int]:
+        return sorted(r for ranks, _ in self.groups[1:] for r in ranks)
+
+    def message(self) -> str:
+        title, hint = ASPECTS[self.name]
+        if not self.recorded:
+            return f"{title}: not recorded ({hint})"
+        if len(self.groups) <= 1:
+            return f"{title}: every rank agrees"
+        return f"{title}: ranks disagree: " + " | ".join("rank(s) " + ", ".join(map(str, ranks)) for ranks, _ in self.groups)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"aspect": self.name, "status": self.status,
+                "groups": [{"ranks": ranks, "sequence": seq} for ranks, seq in self.groups],
+                "message": self.message()}
+
+
+def _group(job_ranks: list[RankRun], name: str) -> Aspect:
+    recorded = any(r.aspects.get(name) is not None for r in job_ranks)
+    by_key: dict[Any, tuple[list[int], list[str]]] = {}
+    for r in job_ranks:
+        lines = r.aspects.get(name) or []
+        key = r.keys.get(name, tuple(lines))
+        by_key.setdefault(key, ([], list(lines)))[0].append(r.rank)
+    return Aspect(name, list(by_key.values()), recorded)  # insertion order: the reference's group first
 
 
 @dataclass
@@ -95,6 +259,9 @@ class Job:
     divergences: list[Divergence] = field(default_factory=list)
     #: runs under the root that were not the job's (older runs of a rank)
     superseded: list[str] = field(default_factory=list)
+    aspects: list[Aspect] = field(default_factory=list)
+    #: the folder of a job of logs (None for run dirs)
+    folder: str | None = None
 
     @property
     def reference(self) -> RankRun:
@@ -105,7 +272,13 @@ class Job:
         out: set[int] = set()
         for d in self.divergences:
             out.update(d.ranks)
+        for a in self.aspects:
+            out.update(a.odd_ranks)
         return sorted(out)
+
+    @property
+    def diverged(self) -> bool:
+        return bool(self.divergences) or any(a.status == "differ" for a in self.aspects)
 
     def as_json(self) -> dict[str, Any]:
         div = set(self.divergent_ranks)
@@ -113,7 +286,8 @@ class Job:
         kinds = Counter(d.kind for d in self.divergences)
         return {
             "label": self.label, "model_index": self.model_index,
-            "status": "diverged" if self.divergences else "consistent",
+            "source": "torch_trace" if self.folder is not None else "run_dirs", "folder": self.folder,
+            "status": "diverged" if self.diverged else "consistent",
             "reference_rank": self.reference.rank,
             "divergent_ranks": self.divergent_ranks,
             "summary": {k: kinds.get(k, 0) for k in ("compile_ids", "graphs", "cache", "recompile_reasons")},
@@ -122,12 +296,14 @@ class Job:
                        "compiles": len(r.compile_ids), "recompiles": len(r.side.analysis.recompiles),
                        "graph_breaks": r.side.analysis.graph_break_total, "cache": r.cache_counts,
                        "compile_s": r.side.analysis.compile_time.get("total_s")} for r in ordered],
+            "aspects": [a.as_json() for a in self.aspects],
             "divergences": [d.as_json() for d in self.divergences],
             "superseded": self.superseded,
         }
 
 
 def _diverge(job: Job) -> None:
+    job.aspects = [_group(job.ranks, name) for name in ASPECTS]
     ref = job.reference
     others = job.ranks[1:]
     all_ids: list[str] = []
@@ -208,7 +384,7 @@ def _diverge(job: Job) -> None:
 
 
 def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
-    """Jobs (several ranks of one label) under ``path``, and the runs that belong to no job."""
+    """Jobs (several ranks of one program) under ``path``, and the runs that belong to no job."""
     found = find_runs(path)
     groups: dict[tuple, dict[int, list[RunModel]]] = {}
     loners: list[str] = []
@@ -217,11 +393,17 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
         if n.rank is None:
             loners.append(str(f.path))
             continue
-        run = RunModel(f.path).load()
-        groups.setdefault((n.tag or f.path.name, n.model_index), {}).setdefault(n.rank, []).append(run)
+        run = RunModel(f.path)
+        if hasattr(run.reader, "keep"):  # a TORCH_TRACE log: keep torch's records the aspects read
+            run.reader.keep = RANK_RECORDS
+            key: tuple = ("log", str(f.path.parent), None)
+        else:
+            key = ("run", n.tag or f.path.name, n.model_index)
+        run.load()
+        groups.setdefault(key, {}).setdefault(n.rank, []).append(run)
     reader = _GraphReader()
     jobs: list[Job] = []
-    for (label, mi), by_rank in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), kv[0][1] or 0)):
+    for (src, label, mi), by_rank in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2] or 0)):
         if len(by_rank) < 2:
             loners.extend(str(r.path) for runs in by_rank.values() for r in runs)
             continue
@@ -231,7 +413,8 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
             runs = sorted(by_rank[rank], key=lambda r: (r.started or r.name_info.run_time or 0, str(r.path)))
             ranks.append(_rank_run(rank, runs[-1], reader))
             superseded.extend(str(r.path) for r in runs[:-1])
-        job = Job(label, mi, ranks, superseded=superseded)
+        folder = label if src == "log" else None
+        job = Job(Path(label).name if folder else label, mi, ranks, superseded=superseded, folder=folder)
         _diverge(job)
         jobs.append(job)
     return jobs, loners
@@ -239,7 +422,7 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
 
 def ranks_json(jobs: list[Job]) -> dict[str, Any]:
     return {"jobs": [j.as_json() for j in jobs],
-            "diverged": any(j.divergences for j in jobs)}
+            "diverged": any(j.diverged for j in jobs)}
 
 
 def ranks_lines(jobs: list[Job]) -> list[tuple[str, str]]:
@@ -248,8 +431,23 @@ def ranks_lines(jobs: list[Job]) -> list[tuple[str, str]]:
     for j in jobs:
         js = j.as_json()
         state = (f"DIVERGED: rank(s) {', '.join(map(str, j.divergent_ranks))} differ from rank {j.reference.rank}"
-                 if j.divergences else f"consistent: every rank matches rank {j.reference.rank}")
-        out.append(("head", f"{j.label} (model {j.model_index}) · {len(j.ranks)} ranks · {state}"))
+                 if j.diverged else f"consistent: every rank matches rank {j.reference.rank}")
+        where = f"logs in {j.folder}" if j.folder is not None else f"model {j.model_index}"
+        out.append(("head", f"{j.label} ({where}) · {len(j.ranks)} ranks · {state}"))
+        agree = [ASPECTS[a.name][0] for a in j.aspects if a.status == "agree"]
+        if agree:
+            out.append(("same", "  agree: " + ", ".join(agree)))
+        for a in j.aspects:
+            if a.status != "differ":
+                continue
+            out.append(("warn", f"  ✗ {a.message()}"))
+            for ranks, seq in a.groups:
+                shown = "; ".join(seq[:4]) + (f"; … {len(seq) - 4} more" if len(seq) > 4 else "")
+                out.append(("warn" if ranks is not a.groups[0][0] else "dim",
+                            f"      {'rank(s) ' + ', '.join(map(str, ranks))}: {shown or 'nothing'}"))
+        missing = [ASPECTS[a.name][0] for a in j.aspects if a.status == "not_recorded"]
+        if missing:
+            out.append(("dim", "  not recorded: " + ", ".join(missing)))
         for r in js["ranks"]:
             c = r["cache"]
             out.append(("warn" if r["diverges"] else "same",

@@ -1,5 +1,11 @@
 """TORCH_TRACE logs (``TORCH_TRACE=<dir>``: ``dedicated_log_torch_trace_[rank_<N>_]<random>.log``) as runs.
 
+The rank of a log: torch names the file ``dedicated_log_torch_trace_rank_<N>_<random>.log`` when
+``torch.distributed`` is initialised at its first record (``LazyTraceHandler``: ``tempfile.mkstemp``, whose
+random part may itself hold ``_``), and writes ``"rank": N`` into every record's metadata; a log renamed
+by hand or by a launcher is often ``..._rank_<N>.log``. The metadata wins where a record carries it (a copied
+or renamed file keeps its true rank), else the file name (tlparse's ``--all-ranks-html`` reads the name only).
+
 A log is read like a run directory's ``timeline.jsonl`` — incrementally, tolerantly — and its records go
 through the tracer's own mapping (``tracer.mapping.TraceMapper``), so a log and a live-traced run of
 the same program give the same events. See :mod:`magi_tui.model.torchtrace.reader`.
@@ -18,12 +24,17 @@ from pathlib import Path
 from magi_format.runname import RunName
 
 #: torch's file name (``LazyTraceHandler``: ``mkstemp`` with this prefix and ``.log``)
-LOG_NAME_RE = re.compile(r"^dedicated_log_torch_trace_(?:rank_(\d+)_)?.*\.log$")
+LOG_NAME_RE = re.compile(r"^dedicated_log_torch_trace_(?:rank_(\d+)(?=[_.])|(?!rank_\d+[_.])).*\.log$")
+#: ``"rank": N`` in a record's metadata line (torch writes it on every record of a distributed run)
+_META_RANK_RE = re.compile(rb'[,{] *"rank": *(\d{1,9}) *[,}]')
+#: bytes read from the head of a log for a rank in its metadata
+_RANK_SNIFF_BYTES = 1 << 16
 #: the glog prefix of a record line (TORCH_TRACE.md §1 "Line format")
 GLOG_RE = re.compile(rb"^([VIWEC])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+) +(\d+) ([^\]\n]*):(\d+)\] ")
 _SNIFF_BYTES = 4096
 
-__all__ = ["LOG_NAME_RE", "GLOG_RE", "is_log_name", "is_trace_log", "log_rank", "log_run_name"]
+__all__ = ["LOG_NAME_RE", "GLOG_RE", "is_log_name", "is_trace_log", "log_rank", "log_run_name", "metadata_rank",
+           "name_rank"]
 
 
 def is_log_name(name: str) -> bool:
@@ -31,13 +42,44 @@ def is_log_name(name: str) -> bool:
     return bool(LOG_NAME_RE.match(name))
 
 
-def log_rank(path: Path) -> int | None:
-    m = LOG_NAME_RE.match(path.name)
+def name_rank(name: str) -> int | None:
+    """The rank in a trace log's file name (``..._rank_3.log``, ``..._rank_3_k2_x9.log``), else None."""
+    m = LOG_NAME_RE.match(name)
     return int(m.group(1)) if m and m.group(1) is not None else None
 
 
+def metadata_rank(path: str | os.PathLike[str]) -> int | None:
+    """The ``rank`` the first records of a log carry in their metadata (a non-distributed run has none).
+    Never raises, never blocks (a FIFO is not opened)."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            head = os.pread(fd, _RANK_SNIFF_BYTES, 0)
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, TypeError):
+        return None
+    for line in head.split(b"\n"):
+        m = GLOG_RE.match(line)
+        if m is None:
+            continue
+        r = _META_RANK_RE.search(line, m.end())
+        if r is not None:
+            return int(r.group(1))
+    return None
+
+
+def log_rank(path: Path) -> int | None:
+    """The rank of a log: from its records' metadata where they carry one, else from its file name."""
+    r = metadata_rank(path)
+    return r if r is not None else name_rank(path.name)
+
+
 def log_run_name(path: Path) -> RunName:
-    """A log's run name: no run id nor model index; the rank from torch's file name."""
+    """A log's run name: no run id nor model index; the rank (:func:`log_rank`)."""
     return RunName(None, None, None, log_rank(path), None)
 
 

@@ -127,6 +127,10 @@ class TraceLogReader:
         self._lock = threading.Lock()
         self._tmp: str | None = None
         self._generation = 0
+        #: record kinds whose metadata and payload are kept as read (``kept``), for what needs torch's own
+        #: records rather than events: ``chromium_event``, ``artifact:<name>`` (``magi_tui.model.ranks``,
+        #: ``magi_tui.model.chrome_trace``). Empty: nothing is kept.
+        self.keep: frozenset[str] = frozenset()
         self._reset_state()
 
     # -- state ---------------------------------------------------------------------------------
@@ -155,6 +159,8 @@ class TraceLogReader:
         self.unknown_types: Counter = Counter()
         #: every compile id seen on a record, tlparse's spelling (attempts included), in order
         self.compile_ids: dict[str, None] = {}
+        #: ``(kind, metadata, payload)`` of the records named in ``keep``, in log order
+        self.kept: list[tuple[str, dict[str, Any], str | None]] = []
         self._generation += 1
 
     # -- the TimelineReader interface ----------------------------------------------------------
@@ -345,6 +351,11 @@ class TraceLogReader:
                           cur.header, "fail_payload_md5")
             payload = blob.decode("utf-8", "replace")
         kind = next(iter(md))
+        if self.keep:
+            body = md.get(kind)
+            key = f"artifact:{body.get('name')}" if kind == "artifact" and isinstance(body, dict) else kind
+            if key in self.keep:
+                self.kept.append((key, md, payload))
         cid = tlparse_compile_id(md)
         if cid is not None and kind != "chromium_event":
             self.compile_ids.setdefault(cid, None)

@@ -1,5 +1,7 @@
-"""The ranks view: the ranks of each job under a root, divergent ranks first, then every divergence
-(compile ids on some ranks only, different graphs, cache patterns, recompile reasons).
+"""The ranks view: the ranks of each job under a root (run dirs, or a folder of per-rank TORCH_TRACE logs):
+which aspects the ranks agree on and, for each that differs, the groups of ranks that agree; then the ranks,
+divergent first, and every divergence (compile ids on some ranks only, different graphs, cache patterns,
+recompile reasons).
 
 Built by the model (:func:`magi_tui.model.ranks.find_jobs`) in a thread worker; Enter on a rank row
 opens that rank's run.
@@ -90,9 +92,10 @@ class RanksScreen(Screen):
             status.update(Text(literal(problem), style="red"))
         elif not jobs:
             status.update(Text(f"no job with several ranks under {literal(str(self.root))} "
-                               "(runs named model_<i>_<label>_rank_<r>)", style="yellow"))
+                               "(runs named model_<i>_<label>_rank_<r>, or a folder of per-rank TORCH_TRACE logs)",
+                               style="yellow"))
         else:
-            n = sum(1 for j in jobs if j.divergences)
+            n = sum(1 for j in jobs if j.diverged)
             status.update(Text(f"{len(jobs)} job(s), {n} diverged · Enter on a rank opens its run", style="dim"))
         self.loaded = True
 
