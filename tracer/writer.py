@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable
 from magi_format.layout import FILES_DIR, TIMELINE_DIR, TIMELINE_FILE, event_folder_name, timeline_record
 from magi_format.names import TRACER_STOPPED, point_event, scope_attrs
 from magi_format.text import json_safe
-from tracer.records import EventSpec, Record, UserEvent
+from magi_format.torch_records import EventSpec, Record, UserEvent
 
 
 class TracerWarning(UserWarning):
@@ -100,7 +100,7 @@ def stop_reason(exc: BaseException) -> str:
 
 
 class BackgroundWriter:
-    """A queue and one thread: producers ``submit`` typed records (:mod:`tracer.records`); the thread
+    """A queue and one thread: producers ``submit`` typed records (:mod:`magi_format.torch_records`); the thread
     turns each into events with ``translate`` (the session's ``TraceMapper.events``) and writes them."""
 
     _STOP = object()

@@ -1,11 +1,11 @@
 """TORCH_TRACE logs (``TORCH_TRACE=<dir>``: ``dedicated_log_torch_trace_[rank_<N>_]<random>.log``) as runs.
 
 A log is read like a run directory's ``timeline.jsonl`` — incrementally, tolerantly — and its records go
-through the tracer's own mapping (``tracer.mapping.TraceMapper``), so a log and a live-traced run of
-the same program give the same events. See :mod:`magi_tui.model.torchtrace.reader`.
+through the mapping the tracer uses too (``magi_format.torch_mapping.TraceMapper``), so a log and a
+live-traced run of the same program give the same events. See :mod:`magi_tui.model.torchtrace.reader`.
 
-This module only *recognises* logs (cheap, imports nothing heavy): ``import magi_tui.model`` must not
-load the tracer; the reader imports the mapping when a log is opened.
+This module only *recognises* logs (cheap, imports nothing heavy): the reader imports the
+mapping when a log is opened.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ follower use it unchanged:
   resume-function bytecode, …) become ``fullgraph_trace_artifact`` events, so every payload opens;
 * a truncated or replaced file starts over (``reset``), a deleted one keeps what was read.
 
-Records become events through the tracer's own mapping (``tracer.mapping.TraceMapper``, torch-free), so
+Records become events through the tracer's own mapping (``magi_format.torch_mapping.TraceMapper``), so
 a log and a run the tracer wrote from the same compile carry the same events. Each event is kept as the
 JSON line the tracer would have written (an in-memory ``timeline.jsonl``: ``Event.offset`` points into
 it), and its files as references: a payload is a byte range of the log, re-read when the file is asked
@@ -543,10 +543,10 @@ def _session_dir() -> Path:
 
 
 def _mapping() -> Any:
-    """``tracer.mapping``, imported on first use (``import magi_tui.model`` must not load the tracer)."""
+    """:mod:`magi_format.torch_mapping`, imported on first use (opening no log costs nothing)."""
     global _MAPPING
     if _MAPPING is None:
-        import tracer.mapping as m
+        import magi_format.torch_mapping as m
 
         _MAPPING = m
     return _MAPPING

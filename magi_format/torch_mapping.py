@@ -11,6 +11,9 @@ Waiting for the next record: a recompile is written once the frame is known (``d
 recompile-limit warning, or the metrics); a ``dynamo_error`` is written with the ``compilation_metrics``
 that follows it (whole message, ``metrics.json``); what still waits at the end comes out of ``finish()``.
 
+Lives in the contract package (torch-free, tracer-free) because both sides use it: the tracer on its
+writer thread, the viewer on every TORCH_TRACE log it opens (:mod:`magi_tui.model.torchtrace.reader`).
+
 Backward: records of a compile that arrive after its ``compilation_metrics`` (with torch's own ids, not
 ids the session lent a piece compiled later) are the lazy backward compile, bracketed by
 ``before/after_backward_compile`` up to ``bwd_compilation_metrics``; inside a forward compile (a cache hit
@@ -58,8 +61,8 @@ from magi_format.names import (
     point_event,
     scope_attrs,
 )
-from tracer.records import EventSpec, RecompileLimitNote, TraceRecord, UserEvent
-from tracer.torchtext import (
+from magi_format.torch_records import EventSpec, RecompileLimitNote, TraceRecord, UserEvent
+from magi_format.torchtext import (
     exception_from_traceback,
     find_gb_registry,
     first_line,
@@ -138,7 +141,8 @@ BACKWARD_KINDS = frozenset({"inductor_post_grad_graph", "inductor_output_code", 
                             "artifact:fx_graph_runnable", "artifact:inductor_provenance_tracking_node_mappings",
                             "artifact:inductor_provenance_tracking_kernel_stack_traces",
                             "artifact:ir_pre_fusion", "artifact:ir_post_fusion"})
-_TRACER_DIR = str(Path(__file__).resolve().parent) + os.sep
+#: the tracer's own frames are never the user's (a path, not an import: this package needs no tracer)
+_TRACER_DIR = str(Path(__file__).resolve().parent.parent / "tracer") + os.sep
 _TANGENTS = re.compile(r"\btangents_\d+\b")
 
 
@@ -159,7 +163,7 @@ def on_artifact(*names: str) -> Callable[[Handler], Handler]:
 
 
 class TraceMapper:
-    """Turns typed records (:mod:`tracer.records`) into :data:`EventSpec` lists.
+    """Turns typed records (:mod:`magi_format.torch_records`) into :data:`EventSpec` lists.
 
     ``framework_paths``: path prefixes that are never the user's frame (torch's package, this tracer);
     ``gb_registry``: path of torch's ``graph_break_registry.json`` (found without importing torch when
