@@ -135,6 +135,7 @@ ARTIFACT_HANDLERS: dict[str, Handler] = {}
 BACKWARD_KINDS = frozenset({"inductor_post_grad_graph", "inductor_output_code", "aot_backward_graph",
                             "artifact:before_pre_grad_graph", "artifact:after_pre_grad_graph",
                             "artifact:before_post_grad_graph", "artifact:inductor_post_grad_graph",
+                            "artifact:after_post_grad_graph", "artifact:after_recompile_post_grad",
                             "artifact:fx_graph_cache_hit", "artifact:fx_graph_cache_miss",
                             "artifact:fx_graph_cache_bypass", "artifact:aotautograd_cache_hit",
                             "artifact:aotautograd_cache_miss", "artifact:aotautograd_cache_bypass",
@@ -178,6 +179,8 @@ class TraceMapper:
         self._registry_path = gb_registry
         self._registry: dict[str, Any] | None = None
         self.config_recompile_limit: Any = None  # from the last compilation_metrics' dynamo_config (logs)
+        #: lifecycles open outside any compile id (AOTInductor, export: torch writes no compile id)
+        self._open_passes: list[str] = []
 
     # -- entry points --------------------------------------------------------------------------
     def events(self, record: Any) -> list[EventSpec]:
@@ -281,15 +284,18 @@ class TraceMapper:
 
     def _before(self, st: CompileState | None, lc: str, files: dict[str, str] | None = None,
                 **extra: Any) -> EventSpec:
-        if st is not None:
-            st.open.append(lc)
+        open_ = st.open if st is not None else self._open_passes
+        open_.append(lc)
+        if len(open_) > 256:  # a log that never closes what it opens does not grow this without end
+            del open_[0]
         return (lifecycle_event("before", lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
 
     def _end(self, st: CompileState | None, phase: str, lc: str, files: dict[str, str] | None = None,
              **extra: Any) -> EventSpec:
-        if st is not None and lc in st.open:
-            idx = len(st.open) - 1 - st.open[::-1].index(lc)
-            del st.open[idx]
+        open_ = st.open if st is not None else self._open_passes
+        if lc in open_:
+            idx = len(open_) - 1 - open_[::-1].index(lc)
+            del open_[idx]
         return (lifecycle_event(phase, lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
 
     def _point(self, st: CompileState | None, base: str, files: dict[str, str] | None = None,
@@ -547,10 +553,16 @@ def _aot_graph(self: TraceMapper, r: Rec) -> None:
                                 **self._bw(r)))
 
 
-@on_kind("inductor_post_grad_graph")  # the top-level form: an FX-graph cache hit (the passes did not run)
+@on_kind("inductor_post_grad_graph")
 def _post_grad_cache_hit(self: TraceMapper, r: Rec) -> None:
-    if r.st is None or POST_GRAD_PASSES not in r.st.open:
-        r.events.append(self._before(r.st, POST_GRAD_PASSES, cache="hit", **self._bw(r)))
+    """The top-level form: torch 2.13 writes it on an FX-graph cache hit (the passes did not run); older
+    torch wrote it at the end of the passes it opened with ``before_post_grad_graph``, which it closes."""
+    open_ = self._open_passes if r.st is None else r.st.open
+    if POST_GRAD_PASSES in open_:
+        r.events.append(self._end(r.st, "after", POST_GRAD_PASSES, {"post_grad_graph.py": r.payload},
+                                  **self._bw(r)))
+        return
+    r.events.append(self._before(r.st, POST_GRAD_PASSES, cache="hit", **self._bw(r)))
     r.events.append(self._end(r.st, "after", POST_GRAD_PASSES, {"post_grad_graph.py": r.payload},
                               cache="hit", **self._bw(r)))
 
@@ -730,7 +742,7 @@ def _before_post_grad(self: TraceMapper, r: Rec) -> None:
     r.events.append(self._before(r.st, POST_GRAD_PASSES, {"post_grad_graph.py": r.payload}, **self._bw(r)))
 
 
-@on_artifact("inductor_post_grad_graph")
+@on_artifact("inductor_post_grad_graph", "after_post_grad_graph", "after_recompile_post_grad")  # (older torch)
 def _after_post_grad(self: TraceMapper, r: Rec) -> None:
     r.events.append(self._end(r.st, "after", POST_GRAD_PASSES, {"post_grad_graph.py": r.payload},
                               **self._bw(r)))

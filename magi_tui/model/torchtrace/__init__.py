@@ -43,7 +43,7 @@ def log_run_name(path: Path) -> RunName:
 
 def is_trace_log(path: str | os.PathLike[str]) -> bool:
     """A regular file named like a trace log, or any regular file whose first line is a TORCH_TRACE
-    record (``V1122 11:12:39.772000 5512 torch/...:2350] {...``). Never raises, never blocks (a FIFO is
+    record (``V1122 11:12:39.772000 5512 torch/...:2350] {...``), a byte-order mark before it allowed. Never raises, never blocks (a FIFO is
     not opened)."""
     try:
         p = Path(path)
@@ -59,5 +59,6 @@ def is_trace_log(path: str | os.PathLike[str]) -> bool:
             os.close(fd)
     except (OSError, ValueError, TypeError):
         return False
+    head = head.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark, as an editor on Windows leaves it
     m = GLOG_RE.match(head)
     return bool(m) and head[m.end():m.end() + 1] == b"{"

@@ -8,7 +8,12 @@ follower use it unchanged:
 * it reads from the byte offset just past the last *complete record*, in bounded chunks;
 * a record is complete when the next non-payload line starts, or — at the end of the file — when its
   last line has its ``\\n`` and its payload matches ``has_payload`` (the md5 torch writes); anything
-  short of that stays pending (``partial``) until the writer finishes it, and is never returned twice;
+  short of that stays pending (``partial``) until the writer finishes it, and is never returned twice.
+  Once the writer has gone (the file unchanged for :data:`SETTLED_S`), the last record is whatever the
+  file holds: a last line without ``\\n`` ends it, and a payload whose md5 does not match is counted
+  malformed and kept, as tlparse does;
+* lines are read as tlparse reads them: a ``\\r`` before the ``\\n`` (CRLF) is not part of the line,
+  and a UTF-8 byte-order mark before the first record is skipped;
 * a garbage line, a metadata line that is not JSON, a payload line with no record, a payload whose md5
   does not match: a :class:`~magi_tui.model.reader.Malformed` entry with the line number, and reading
   goes on;
@@ -55,6 +60,9 @@ CHUNK = 8 << 20
 #: a record longer than this (metadata line and payload) is reported and skipped, not held in memory
 MAX_RECORD_BYTES = 256 << 20
 _FINGERPRINT = 256
+#: a log unchanged for this long has no writer left: its last record is final, whole or not
+SETTLED_S = 2.0
+_BOM = b"\xef\xbb\xbf"
 #: events kept per unknown record type (the rest are only counted)
 MAX_UNKNOWN_EVENTS = 200
 #: payloads shorter than this are kept as text; longer ones are re-read from the log when opened
@@ -143,6 +151,7 @@ class TraceLogReader:
         self._ino: tuple[int, int] | None = None
         self._head = b""
         self._skip_tabs = False  # payload lines of a record that was rejected
+        self._settled = False    # the file has not changed for SETTLED_S: its writer is gone
         self._year: int | None = None
         self._t0: float | None = None
         self._mapper: Any = None
@@ -169,6 +178,7 @@ class TraceLogReader:
         try:
             if self._year is None:
                 self._year = time.localtime(st.st_mtime).tm_year
+            self._settled = time.time() - st.st_mtime >= SETTLED_S
             self._read_from(fd, st.st_size, result, max_bytes)
             if len(self._head) < _FINGERPRINT:
                 self._head = os.pread(fd, _FINGERPRINT, 0)
@@ -258,9 +268,15 @@ class TraceLogReader:
     def _parse(self, data: bytes, base: int, at_eof: bool, result: ReadResult) -> int:
         """Records in ``data`` (file bytes from ``base``); returns the bytes of complete records and
         rejected lines consumed (a pending record and a partial last line are left for later)."""
+        final = at_eof and self._settled
+        unterminated = final and data[-1:] != b"\n"
+        if unterminated:  # the writer is gone: its last line is whole, newline or not
+            data += b"\n"
         end_complete = data.rfind(b"\n") + 1
         if end_complete == 0:
             return 0
+        if base == 0 and data.startswith(_BOM):
+            data = b" " * len(_BOM) + data[len(_BOM):]  # same offsets; the blank prefix is stripped below
         pos = 0
         line_no = self.line_no
         consumed, consumed_line = 0, line_no
@@ -269,6 +285,8 @@ class TraceLogReader:
             line_no += 1
             start = pos
             pos += len(raw) + 1
+            if raw[-1:] == b"\r":
+                raw = raw[:-1]
             if raw[:1] == b"\t":
                 if cur is not None:
                     cur.payload.append(raw[1:])
@@ -286,6 +304,8 @@ class TraceLogReader:
             if not raw.strip():
                 consumed, consumed_line = pos, line_no
                 continue
+            if start == 0 and base == 0 and raw[:len(_BOM)] == b" " * len(_BOM):
+                raw = raw.lstrip(b" ")
             m = GLOG_RE.match(raw)
             if m is None:
                 self._bad(result, line_no, "not a TORCH_TRACE record line", raw, "fail_glog")
@@ -294,14 +314,14 @@ class TraceLogReader:
                 continue
             cur = _Pending(base + start, line_no, m, raw, base + pos)
         if cur is not None:
-            cur.end = base + pos
-            if at_eof and end_complete == len(data) and self._complete_at_eof(cur):
+            cur.end = base + pos - unterminated
+            if at_eof and end_complete == len(data) and (final or self._complete_at_eof(cur)):
                 self._finish(cur, result)
                 consumed, consumed_line = pos, line_no
         else:
             consumed, consumed_line = pos, line_no
         self.line_no = consumed_line
-        return consumed
+        return min(consumed, len(data) - 1) if unterminated else consumed
 
     @staticmethod
     def _metadata(cur: _Pending) -> tuple[dict[str, Any] | None, str]:
@@ -522,7 +542,7 @@ class TraceLogReader:
             lines.pop()
         if any(ln[:1] != b"\t" for ln in lines):
             return None
-        return b"\n".join(ln[1:] for ln in lines).decode("utf-8", "replace")
+        return b"\n".join(ln[1:-1] if ln[-1:] == b"\r" else ln[1:] for ln in lines).decode("utf-8", "replace")
 
 
 _MAPPING: Any = None
