@@ -75,6 +75,53 @@ from magi_format.torchtext import (
     recompile_limit_of,
 )
 
+#: record kinds torch 2.1–2.13 writes (``trace_structured("<kind>", …)`` in its source, TORCH_TRACE.md §3a);
+#: a log reader counts the others as unknown, as tlparse does
+TORCH_KINDS = frozenset({
+    "str", "dynamo_start", "dynamo_output_graph", "dynamo_guards", "dynamo_cpp_guards_str", "compilation_metrics",
+    "bwd_compilation_metrics", "compilation_metrics_runtime", "bwd_compilation_metrics_runtime",
+    "aot_autograd_backward_compilation_metrics", "aot_joint_graph", "aot_forward_graph", "aot_backward_graph",
+    "aot_inference_graph", "inductor_pre_grad_graph", "inductor_input_graph", "inductor_post_grad_graph",
+    "inductor_output_code", "graph_dump", "artifact", "chromium_event", "link", "dump_file", "describe_storage",
+    "describe_tensor", "describe_source", "create_symbol", "create_unbacked_symbol", "symbolic_shape_specialization",
+    "guard_added_fast", "guard_added", "expression_created", "propagate_real_tensors",
+    "propagate_real_tensors_provenance", "guard_on_data_dependent_error", "missing_fake_kernel",
+    "mismatched_fake_kernel", "exported_program", "export", "compiled_autograd_graph", "optimize_ddp_split_graph",
+    "optimize_ddp_split_child",
+})
+#: ``artifact`` names torch 2.1–2.13 writes. Each is shown under its own name; those without a handler
+#: become a point event named after the artifact (its payload opens as a file)
+TORCH_ARTIFACTS = frozenset({
+    "torch_version", "recompile_reasons", "dynamo_graph_break_reason", "dynamo_error", "dynamo_side_effects",
+    "dynamo_cache_entries", "dynamo_cache_bypass", "dynamo_cache_exception", "precompile_cache_bypass",
+    "before_pre_grad_graph", "after_pre_grad_graph", "before_joint_graph", "after_joint_graph",
+    "before_post_grad_graph", "after_post_grad_graph", "after_recompile_post_grad", "inductor_post_grad_graph",
+    "fx_graph_runnable", "fx_graph_cache_hit", "fx_graph_cache_miss", "fx_graph_cache_bypass",
+    "fx_graph_bundled_cache_hit", "aotautograd_cache_hit", "aotautograd_cache_miss", "aotautograd_cache_bypass",
+    "aotautograd_cache_pickle_failure", "aot_forward_graph_fw_metadata", "aot_forward_graph_fw_subclass_metadata",
+    "aot_inference_graph_after_hop_passes", "aot_saved_tensors_hooks_graphs", "compiled_function_forward",
+    "compiled_function_backward", "compiled_fn_wrapper", "runtime_wrapper_orchestration", "backward_prologue",
+    "backward_epilogue", "graph_execution", "inductor_runtime_and_tensor_meta", "triton_kernel_info",
+    "fx_compute_nodes_runtime_estimation", "compiled_autograd_compile_reasons",
+    "compiled_autograd_graph_pre_reordering", "inductor_provenance_tracking_node_mappings",
+    "inductor_provenance_tracking_kernel_stack_traces", "inductor_aot_wrapper_code", "inductor_aot_kernel_code",
+    "inductor_aot_header_code", "inductor_collective_schedule", "make_fx_fail_partial", "fx_interpreter_error",
+    "eager_compile_backwards_failure", "min_cut_failed_fx_graph", "min_cut_information", "cuda_event",
+    "compiler_collective", "get_extra_remote_code_state", "put_local_code_state", "torch._functorch.config",
+    "torch._inductor.config", "torch._dynamo.config",
+    "after_activation_quantization_bwd_aten_pass", "after_activation_quantization_fwd_aten_pass",
+    "aot_joint_graph_sync_decision_cross_ranks", "before_activation_quantization_bwd_aten_pass",
+    "before_activation_quantization_fwd_aten_pass", "fx_bucketing_passes_all_gather_buckets",
+    "fx_bucketing_passes_reduce_scatter_buckets", "fx_net_acc_splitter_finder_events",
+    "inductor_autotune_at_compile_time_code", "inductor_fx_passes_overlap_bucketing",
+    "inductor_overlap_cyclic_extra_deps", "inductor_spmd_graph_mismatch", "invoke_subgraph_backward_duplicate",
+    "min_cut_failed_edge_list", "min_cut_failed_svg", "overlap_scheduling_graph_after",
+    "overlap_scheduling_graph_before", "pge_profile_vs_analytical", "post_decomp_comms",
+    "pre_bucketing_collective_sizes", "pre_bucketing_collective_sizes_after", "pre_bucketing_fsdp_collectives",
+    "pre_decomp_comms", "reorder_communication_preserving_peak_memory", "scheduler_nodes_before_comm_overlap",
+    "sink_waits_iterative_info",
+})
+
 IGNORED = frozenset({"describe_storage", "describe_tensor", "describe_source", "link", "dump_file",
                      "compilation_metrics_runtime", "bwd_compilation_metrics_runtime"})
 AOT_GRAPHS = ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph", "aot_inference_graph")

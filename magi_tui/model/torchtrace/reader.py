@@ -49,10 +49,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from magi_format import names
 from magi_format.layout import timeline_record
-from magi_format.names import point_event, scope_attrs
+from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
-from magi_tui.model.events import Event
+from magi_tui.model.events import Event, name_kind
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader, open_followed
 from magi_tui.model.torchtrace import GLOG_RE, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
@@ -68,23 +69,13 @@ MAX_UNKNOWN_EVENTS = 200
 #: payloads shorter than this are kept as text; longer ones are re-read from the log when opened
 INLINE_BYTES = 4096
 
-#: event names for records the mapping has no event of its own for
-TRACE_ARTIFACT = "trace_artifact"
-TRACE_RECORD = "trace_record"
+#: the prefix of an event named after a record the mapping has no event of its own for, when its own
+#: name would read as one of ours (a phase, a recompile, a cache result) or is empty
+TRACE_PREFIX = "trace_"
+#: distinct record names given events of their own (a log inventing names does not grow this without end)
+MAX_OWN_NAMES = 500
+_PHASE_PREFIX = tuple(f"{p}_" for p in PHASES)
 
-#: record types torch 2.13 emits (TORCH_TRACE.md §3a) — the rest are counted as unknown
-KNOWN_KINDS = frozenset({
-    "str", "dynamo_start", "dynamo_output_graph", "dynamo_guards", "dynamo_cpp_guards_str", "compilation_metrics",
-    "bwd_compilation_metrics", "compilation_metrics_runtime", "bwd_compilation_metrics_runtime",
-    "aot_autograd_backward_compilation_metrics", "aot_joint_graph", "aot_forward_graph", "aot_backward_graph",
-    "aot_inference_graph", "inductor_pre_grad_graph", "inductor_post_grad_graph", "inductor_output_code",
-    "graph_dump", "artifact", "chromium_event", "link", "dump_file", "describe_storage", "describe_tensor",
-    "describe_source", "create_symbol", "create_unbacked_symbol", "symbolic_shape_specialization",
-    "guard_added_fast", "propagate_real_tensors", "compiled_autograd_graph", "optimize_ddp_split_graph",
-    "optimize_ddp_split_child", "guard_added", "expression_created", "propagate_real_tensors_provenance",
-    "guard_on_data_dependent_error", "missing_fake_kernel", "mismatched_fake_kernel", "exported_program",
-    "export",
-})
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -164,6 +155,7 @@ class TraceLogReader:
         self.unknown_types: Counter = Counter()
         #: every compile id seen on a record, tlparse's spelling (attempts included), in order
         self.compile_ids: dict[str, None] = {}
+        self._own_names: set[str] = set()
         self._generation += 1
 
     # -- the TimelineReader interface ----------------------------------------------------------
@@ -281,6 +273,7 @@ class TraceLogReader:
         line_no = self.line_no
         consumed, consumed_line = 0, line_no
         cur: _Pending | None = None
+        blanks, blank_start = 0, 0  # blank lines after a record's payload: its own, if more payload follows
         for raw in data[:end_complete].split(b"\n")[:-1]:
             line_no += 1
             start = pos
@@ -289,14 +282,23 @@ class TraceLogReader:
                 raw = raw[:-1]
             if raw[:1] == b"\t":
                 if cur is not None:
+                    if blanks:  # a payload line whose tab an editor stripped: tlparse reads on, so do we
+                        cur.payload.extend([b""] * blanks)
+                        blanks = 0
                     cur.payload.append(raw[1:])
                     continue
                 if not self._skip_tabs:
                     self._bad(result, line_no, "payload line without a record", raw, "fail_glog")
                 consumed, consumed_line = pos, line_no
                 continue
+            if cur is not None and not raw.strip():
+                if not blanks:
+                    blank_start = start
+                blanks += 1
+                continue
             if cur is not None:  # a new line ends the record before it
-                cur.end = base + start
+                cur.end = base + (blank_start if blanks else start)
+                blanks = 0
                 self._finish(cur, result)
                 cur = None
             consumed, consumed_line = start, line_no - 1
@@ -314,7 +316,7 @@ class TraceLogReader:
                 continue
             cur = _Pending(base + start, line_no, m, raw, base + pos)
         if cur is not None:
-            cur.end = base + pos - unterminated
+            cur.end = base + (blank_start if blanks else pos - unterminated)
             if at_eof and end_complete == len(data) and (final or self._complete_at_eof(cur)):
                 self._finish(cur, result)
                 consumed, consumed_line = pos, line_no
@@ -368,10 +370,10 @@ class TraceLogReader:
         cid = tlparse_compile_id(md)
         if cid is not None and kind != "chromium_event":
             self.compile_ids.setdefault(cid, None)
-        if kind not in KNOWN_KINDS:
+        if kind not in _mapping().TORCH_KINDS:  # read all the same: tlparse counts it ok and unknown
             self.unknown_types[kind] += 1
             self.stats["unknown"] += 1
-        elif kind != "str":
+        if kind != "str":
             self.stats["ok"] += 1
         ts = self._timestamp(cur.match)
         rng = _Range(cur.payload_start, cur.end) if cur.payload else None
@@ -398,17 +400,32 @@ class TraceLogReader:
                 return specs  # mapped (into nothing, this time) or nothing to show
             enc = body.get("encoding") if isinstance(body, dict) else None
             fname = name + (".json" if enc == "json" else ".txt")
-            return [(point_event(TRACE_ARTIFACT), self._attrs(md, artifact=name, encoding=enc), {fname: payload})]
-        if kind in KNOWN_KINDS:
+            return [(self._own_name(name), self._attrs(md, artifact=name, encoding=enc), {fname: payload})]
+        if kind in mapping.TORCH_KINDS:
             if kind in mapping.KIND_HANDLERS or payload is None:
                 return specs
-            return [(point_event(TRACE_ARTIFACT), self._attrs(md, artifact=kind), {f"{kind}.txt": payload})]
+            name = kind
+            if kind == "graph_dump" and isinstance(body, dict) and body.get("name"):
+                name = str(body["name"])  # torch's graph dumps are named: inductor_aot_wrapper_code, …
+            return [(self._own_name(name), self._attrs(md, artifact=name), {f"{_file_name(name)}.txt": payload})]
         if self.unknown_types[kind] > MAX_UNKNOWN_EVENTS:
             return specs
         meta = json.dumps(body, default=repr)
         attrs = self._attrs(md, record_type=kind, unknown=True,
                             metadata=meta if len(meta) <= 2000 else meta[:2000] + "…")
-        return [(point_event(TRACE_RECORD), attrs, {f"{_file_name(kind)}.txt": payload} if payload else {})]
+        return [(self._own_name(kind), attrs, {f"{_file_name(kind)}.txt": payload} if payload else {})]
+
+    def _own_name(self, name: str) -> str:
+        """The event name of a record the mapping has no event for: the record's own name (``graph_execution``,
+        ``exported_program``, an unknown kind), prefixed ``trace_`` where it would read as one of ours."""
+        base = frag(name)[:80]
+        if base.startswith(_PHASE_PREFIX) or name_kind(base) or base == "unknown" or base in _OURS:
+            base = TRACE_PREFIX + base
+        if base not in self._own_names:
+            if len(self._own_names) >= MAX_OWN_NAMES:
+                return point_event(TRACE_PREFIX + "record")
+            self._own_names.add(base)
+        return point_event(base)
 
     def _attrs(self, md: dict[str, Any], **extra: Any) -> dict[str, Any]:
         """The attributes the mapping gives its own events (compile id without the attempt, frame)."""
@@ -540,11 +557,17 @@ class TraceLogReader:
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
-        if any(ln[:1] != b"\t" for ln in lines):
+        lines = [ln[:-1] if ln[-1:] == b"\r" else ln for ln in lines]
+        if any(ln[:1] != b"\t" and ln.strip() for ln in lines):
             return None
-        return b"\n".join(ln[1:-1] if ln[-1:] == b"\r" else ln[1:] for ln in lines).decode("utf-8", "replace")
+        return b"\n".join(ln[1:] if ln[:1] == b"\t" else b"" for ln in lines).decode("utf-8", "replace")
 
 
+#: point-event names of the mapping's own (a record named like one gets the trace_ prefix)
+_OURS = frozenset({names.GRAPH_BREAK, names.RECOMPILE, names.RECOMPILE_LIMIT_HIT, names.RESTART, names.CACHE_HIT,
+                   names.CACHE_MISS, names.CACHE_BYPASS, names.TRACER_STOPPED, names.SHAPE_SYMBOL,
+                   names.SHAPE_SPECIALIZATION, names.SHAPE_GUARD, names.FX_GRAPH_RUNNABLE,
+                   names.INDUCTOR_PROVENANCE})
 _MAPPING: Any = None
 _SESSION: Path | None = None
 _SESSION_LOCK = threading.Lock()
