@@ -127,6 +127,9 @@ IGNORED = frozenset({"describe_storage", "describe_tensor", "describe_source", "
 AOT_GRAPHS = ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph", "aot_inference_graph")
 CACHE_ARTIFACT = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$")
 CACHE_EVENTS = {"hit": CACHE_HIT, "miss": CACHE_MISS, "bypass": CACHE_BYPASS}
+#: torch's wrappers a ``dynamo_start`` stack of older torch ends at (the call site, never a compiled frame)
+CALL_SITES = frozenset({"_call_impl", "_wrapped_call_impl", "_convert_frame", "_convert_frame_assert",
+                        "__call__", "catch_errors", "_fn", "compile_wrapper", "_compile", "compile_inner"})
 #: compile phases (chromium_event spans) kept per compile id, at most
 MAX_PHASES = 400
 
@@ -226,6 +229,7 @@ class TraceMapper:
         self._registry_path = gb_registry
         self._registry: dict[str, Any] | None = None
         self.config_recompile_limit: Any = None  # from the last compilation_metrics' dynamo_config (logs)
+        self.resets = 0  # torch._dynamo.reset() calls seen: compile ids start again from 0/0
         #: lifecycles open outside any compile id (AOTInductor, export: torch writes no compile id)
         self._open_passes: list[str] = []
 
@@ -269,6 +273,8 @@ class TraceMapper:
             if handler is None:
                 return []
             tag = kind
+        if kind == "dynamo_start":
+            self._note_reset(md)
         st = self._state(md)
         rec = Rec(kind, md, body if isinstance(body, dict) else {}, payload or "", st, dict(context or {}))
         if st is not None:
@@ -296,7 +302,9 @@ class TraceMapper:
         return out
 
     # -- state and event helpers ---------------------------------------------------------------
-    def _state(self, md: dict[str, Any]) -> CompileState | None:
+    def compile_id_of(self, md: dict[str, Any]) -> str | None:
+        """A record's compile id as events carry it: ``0/1``, ``!2/0/1`` (compiled autograd), and after the
+        n-th ``torch._dynamo.reset()`` seen, ``R<n>/0/1`` (torch counts from 0/0 again)."""
         fid, fcid = md.get("frame_id"), md.get("frame_compile_id")
         if fid is None or fcid is None:
             return None
@@ -304,9 +312,26 @@ class TraceMapper:
         ca = md.get("compiled_autograd_id")
         if ca is not None:
             cid = f"!{ca}/{cid}"
+        return f"R{self.resets}/{cid}" if self.resets else cid
+
+    def _note_reset(self, md: dict[str, Any]) -> None:
+        """A first attempt (``dynamo_start``) of a compile id that already started: torch's counters were
+        reset (``torch._dynamo.reset()``), so this and what follows is a new compilation (as tlparse's stack
+        trie keeps them apart)."""
+        att = md.get("attempt")
+        cid = self.compile_id_of(md)
+        st = self.compiles.get(cid) if cid is not None else None
+        if st is not None and st.started and (att is None or att == 0):
+            self.resets += 1
+
+    def _state(self, md: dict[str, Any]) -> CompileState | None:
+        cid = self.compile_id_of(md)
+        if cid is None:
+            return None
+        ca, fid = md.get("compiled_autograd_id"), md.get("frame_id")
         st = self.compiles.get(cid)
         if st is None:
-            st = self.compiles[cid] = CompileState(cid, frame_key=(ca, fid))
+            st = self.compiles[cid] = CompileState(cid, frame_key=(self.resets, ca, fid))
             st.frame = self.frame_names.get(st.frame_key)
         att = md.get("attempt")
         if isinstance(att, int):
@@ -449,6 +474,15 @@ class TraceMapper:
                 lines.append(f"    {fr.get('loc')}")
         return "\n".join(lines) + ("\n" if lines else ""), last
 
+    def _ends_at_call_site(self, stack: Any) -> bool:
+        """Older torch's ``dynamo_start`` stack ends at the call site (a torch wrapper Dynamo never
+        compiles: ``_call_impl``, ``_convert_frame``, …), not at the frame it compiled."""
+        last = stack[-1] if isinstance(stack, list) and stack else None
+        if not isinstance(last, dict) or last.get("name") not in CALL_SITES:
+            return False
+        fn = last.get("filename")
+        return is_torch_or_runpy(self.strings.get(fn, str(fn)) if isinstance(fn, int) else str(fn))
+
     def is_framework(self, filename: str) -> bool:
         return filename.startswith(self.framework_paths) or is_torch_or_runpy(filename)
 
@@ -571,7 +605,10 @@ class TraceMapper:
 @on_kind("dynamo_start")
 def _dynamo_start(self: TraceMapper, r: Rec) -> None:
     st = r.st
-    stack_text, fn = self._stack_text(r.body.get("stack"))
+    stack = r.body.get("stack")
+    stack_text, fn = self._stack_text(stack)
+    if fn is not None and self._ends_at_call_site(stack):
+        fn = None  # older torch: the stack ends at the call site (_call_impl, _convert_frame); the metrics name it
     if st is not None:
         self._set_frame(st, fn)
         st.closed = st.failed_written = st.backward_open = False
@@ -636,8 +673,8 @@ def _guards(self: TraceMapper, r: Rec) -> None:
 def _metrics(self: TraceMapper, r: Rec) -> None:
     st, m = r.st, r.body
     self.config_recompile_limit = recompile_limit_of(m.get("dynamo_config"), self.config_recompile_limit)
-    if st is not None and not st.frame:
-        self._set_frame(st, m.get("co_name"))
+    if st is not None and m.get("co_name"):
+        self._set_frame(st, m.get("co_name"))  # torch's name for the code object it compiled: it wins
     if st is not None and st.pending_recompile is not None:
         self._flush_recompile(r)
     restarts = m.get("restart_reasons")

@@ -205,7 +205,7 @@ def _read_event_file(run: RunModel, ev: Event, name: str, budget: list[int]) -> 
     for fname, path, _problem in run.files(ev):
         if fname == name and path is not None:
             budget[0] -= 1
-            text, _problem = read_head(path, MAX_TEXT, run.path)
+            text, _problem = read_head(path, MAX_TEXT, run.files_root)  # a log's files: the reader's folder
             return text
     return None
 

@@ -430,13 +430,12 @@ class TraceLogReader:
     def _attrs(self, md: dict[str, Any], **extra: Any) -> dict[str, Any]:
         """The attributes the mapping gives its own events (compile id without the attempt, frame)."""
         a: dict[str, Any] = dict(scope_attrs(None))
-        fid, fcid = md.get("frame_id"), md.get("frame_compile_id")
-        if fid is not None and fcid is not None:
-            ca = md.get("compiled_autograd_id")
-            cid = f"{fid}/{fcid}" if ca is None else f"!{ca}/{fid}/{fcid}"
-            st = self._mapper.compiles.get(cid) if self._mapper is not None else None
+        cid = self._mapper.compile_id_of(md)
+        if cid is not None:
+            st = self._mapper.compiles.get(cid)
+            key = (self._mapper.resets, md.get("compiled_autograd_id"), md.get("frame_id"))
             a["compile_id"] = cid
-            a["frame"] = st.frame if st is not None else self._mapper.frame_names.get((ca, fid))
+            a["frame"] = st.frame if st is not None else self._mapper.frame_names.get(key)
             a["attempt"] = md.get("attempt")
         a["source"] = "torch_trace"
         a.update(extra)
