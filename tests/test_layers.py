@@ -29,7 +29,7 @@ def _top(mods: set[str]) -> set[str]:
 def test_contract_package_is_dependency_free():
     before = _modules_after("")
     mods = _modules_after("import magi_format.names, magi_format.layout, magi_format.runname, "
-                          "magi_format.safepath, magi_format.text")
+                          "magi_format.safepath, magi_format.text, magi_format.torch_mapping")
     new = _top(mods - before) - {"magi_format"}
     stdlib = set(sys.stdlib_module_names)
     assert new <= stdlib, f"magi_format imports non-stdlib modules: {sorted(new - stdlib)}"
@@ -38,6 +38,32 @@ def test_contract_package_is_dependency_free():
 def test_model_never_loads_textual_or_torch():
     mods = _top(_modules_after("import magi_tui.model, magi_tui.model.report"))
     assert "textual" not in mods and "torch" not in mods and "tracer" not in mods
+
+
+@pytest.mark.usefixtures("fixtures_dir")
+def test_reading_a_log_never_loads_the_tracer():
+    mods = _top(_modules_after("from magi_tui.model.torchtrace import reader\nreader._mapping()"))
+    assert "tracer" not in mods and "torch" not in mods and "textual" not in mods
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """Every module a file imports, deferred ones (inside functions) included."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            out.append((node.lineno, node.module or ""))
+    return out
+
+
+@pytest.mark.parametrize("package, forbidden", [("magi_format", ("tracer", "magi_tui", "torch", "textual")),
+                                                ("magi_tui", ("tracer", "torch"))])
+def test_no_deferred_import_crosses_a_layer(package, forbidden):
+    offenders = [f"{p.relative_to(ROOT)}:{line} import {name}"
+                 for p in sorted((ROOT / package).rglob("*.py")) for line, name in _imports(p)
+                 if name.split(".")[0] in forbidden]
+    assert not offenders, f"{package} must not import {forbidden}:\n" + "\n".join(offenders)
 
 
 @pytest.mark.usefixtures("fixtures_dir")
@@ -50,7 +76,7 @@ def test_headless_cli_never_loads_textual():
 
 
 def test_tracer_never_loads_the_viewer():
-    mods = _top(_modules_after("import tracer, tracer.mapping, tracer.writer, tracer.session"))
+    mods = _top(_modules_after("import tracer, tracer.writer, tracer.session"))
     assert "magi_tui" not in mods and "textual" not in mods
 
 

@@ -2,13 +2,13 @@
 
 ``TraceHandler``: a ``logging.Handler`` on ``torch.__trace``; a non-empty handler list is what turns
 torch's structured tracing on. ``emit`` runs on the compiling thread, so it only snapshots the record
-into a :class:`~tracer.records.TraceRecord` (a shallow copy of the metadata, the payload string, and the
+into a :class:`~magi_format.torch_records.TraceRecord` (a shallow copy of the metadata, the payload string, and the
 few facts only true right now: the recompile limit in force, whether the compile ids were ours) and
 hands it to the writer thread, where the mapping, the formatting and the disk writes happen.
 
 ``LimitHandler``: on ``torch._dynamo.convert_frame``, picks up torch's one warning when a frame hits the
 recompile limit (the only record naming the function then) as a
-:class:`~tracer.records.RecompileLimitNote`. Neither ever raises, and neither changes what torch logs.
+:class:`~magi_format.torch_records.RecompileLimitNote`. Neither ever raises, and neither changes what torch logs.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import logging
 import re
 from typing import Any
 
+from magi_format.torch_mapping import IGNORED
+from magi_format.torch_records import RecompileLimitNote, TraceRecord
 from tracer.context import compile_ids, hinted_ids
-from tracer.mapping import IGNORED
-from tracer.records import RecompileLimitNote, TraceRecord
 from tracer.writer import BackgroundWriter
 
 TRACE_LOGGER = "torch.__trace"

@@ -22,11 +22,11 @@ from typing import Any, Iterator
 
 from magi_format.layout import RUNS_ROOT_DIR, TIMELINE_DIR, TORCH_TRACE_FILE, session_record
 from magi_format.runname import model_dir_name, run_id_name
+from magi_format.torch_mapping import TraceMapper
+from magi_format.torch_records import UserEvent
 from tracer import capture
 from tracer.compiled_functions import write_compiled_functions
 from tracer.context import compile_ids, compile_scope  # noqa: F401  (re-exported: tracer.session.compile_scope)
-from tracer.mapping import TraceMapper
-from tracer.records import UserEvent
 from tracer.writer import BackgroundWriter, RunWriter, TracerWarning
 
 _lock = threading.RLock()

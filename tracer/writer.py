@@ -32,7 +32,7 @@ from magi_format.layout import (
 )
 from magi_format.names import TRACER_STOPPED, point_event, scope_attrs
 from magi_format.text import json_safe
-from tracer.records import EventSpec, Record, UserEvent
+from magi_format.torch_records import EventSpec, Record, UserEvent
 
 
 class TracerWarning(UserWarning):
@@ -113,7 +113,7 @@ def stop_reason(exc: BaseException) -> str:
 
 
 class BackgroundWriter:
-    """A queue and one thread: producers ``submit`` typed records (:mod:`tracer.records`); the thread
+    """A queue and one thread: producers ``submit`` typed records (:mod:`magi_format.torch_records`); the thread
     turns each into events with ``translate`` (the session's ``TraceMapper.events``) and writes them."""
 
     _STOP = object()

@@ -205,7 +205,7 @@ def _read_event_file(run: RunModel, ev: Event, name: str, budget: list[int]) -> 
     for fname, path, _problem in run.files(ev):
         if fname == name and path is not None:
             budget[0] -= 1
-            text, _problem = read_head(path, MAX_TEXT, run.path)
+            text, _problem = read_head(path, MAX_TEXT, run.files_root)  # a log's files: the reader's folder
             return text
     return None
 
@@ -811,7 +811,7 @@ class _Analyser:
         run, t = self.run, self.t
         out: list[Check] = []
         if run.error:
-            out.append(Check("fail", f"timeline.jsonl cannot be read: {run.error}"))
+            out.append(Check("fail", f"{run.source_name} cannot be read: {run.error}"))
         if a.status == "empty":
             cf_n = sum(1 for f in self.cf.frames if f.compiles)
             extra = (f"; compiled_functions/ shows {cf_n} compiled frame(s), so the compile ran without "
@@ -897,7 +897,7 @@ class _Analyser:
             out.append(Check("warn", f"{len(t.cache_skipped_stores)} cache store(s) skipped: {rs}",
                              t.cache_skipped_stores[0].event))
         if run.malformed:
-            out.append(Check("warn", f"{len(run.malformed)} malformed line(s) in timeline.jsonl"))
+            out.append(Check("warn", f"{len(run.malformed)} malformed line(s) in {run.source_name}"))
         if a.status == "empty":  # nothing recorded is never a green check
             out = [c for c in out if c.level != "ok"]
         return out

@@ -21,7 +21,7 @@ from pathlib import Path
 from magi_tui.model.compiled_functions import Entry, Function, index_compiled_functions
 from magi_tui.model.files import read_head
 
-_CID = re.compile(r"^\[?(?P<ca>!\d+/)?(?P<fid>\d+)/(?P<fcid>\d+)(?:_(?P<attempt>\d+))?\]?$")
+_CID = re.compile(r"^\[?(?P<gen>R\d+/)?(?P<ca>!\d+/)?(?P<fid>\d+)/(?P<fcid>\d+)(?:_(?P<attempt>\d+))?\]?$")
 _RESUME_DIR = re.compile(r"^__resume_at_(\d+)_\d+$")
 _RESUME_NAME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 _MAX_FRAMES = 2000
@@ -29,14 +29,15 @@ _MAX_FRAMES = 2000
 
 @lru_cache(maxsize=65536)
 def parse_compile_id(cid: str | None) -> tuple[str, int, int] | None:
-    """``"0/1"`` -> ``("0", 1, 0)``; ``"!2/0/1_1"`` -> ``("!2/0", 1, 1)``: (frame key, frame compile id,
+    """``"0/1"`` -> ``("0", 1, 0)``; ``"!2/0/1_1"`` -> ``("!2/0", 1, 1)``; ``"R1/0/0"`` (after a
+    ``torch._dynamo.reset()``) -> ``("R1/0", 0, 0)``: (frame key, frame compile id,
     attempt); None for anything else (upstream runs have no compile id)."""
     if not cid:
         return None
     m = _CID.match(cid.strip())
     if not m:
         return None
-    fkey = (m.group("ca") or "") + m.group("fid")
+    fkey = (m.group("gen") or "") + (m.group("ca") or "") + m.group("fid")
     return fkey, int(m.group("fcid")), int(m.group("attempt") or 0)
 
 

@@ -163,7 +163,8 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
              + (f"   malformed lines: {len(run.malformed)}" if run.malformed else "")
              + ("   (last line incomplete)" if run.partial_line else "")]
     if run.error:
-        lines.append(f"  timeline_events/timeline.jsonl cannot be read: {run.error}")
+        where = "timeline_events/timeline.jsonl" if run.source_name == "timeline.jsonl" else run.source_name
+        lines.append(f"  {where} cannot be read: {run.error}")
     if a.status == "empty":
         lines.append(f"  {a.empty_note}")
         if a.log_tail:

@@ -265,8 +265,14 @@ class RunModel:
 
     @property
     def error(self) -> str | None:
-        """Why ``timeline.jsonl`` cannot be read (a directory, a FIFO, no permission), else None."""
+        """Why ``timeline.jsonl`` (or the log) cannot be read (a directory, a FIFO, no permission), else None."""
         return self.reader.error
+
+    @property
+    def source_name(self) -> str:
+        """What the events are read from, as messages name it: ``timeline.jsonl``, else the TORCH_TRACE
+        log's (or TORCH_COMPILE_DEBUG folder's) own name."""
+        return TIMELINE_FILE if type(self.reader) is TimelineReader else self.path.name
 
     @property
     def partial_line(self) -> bool:
@@ -297,7 +303,7 @@ class RunModel:
             why.append(f"{len(open_spans)} lifecycle(s) never closed (first: #{open_spans[0].first.index} "
                        f"{open_spans[0].first.name})")
         if self.partial_line:
-            why.append(f"the last line of {TIMELINE_FILE} is incomplete")
+            why.append(f"the last record of {self.source_name} is incomplete")
         if not self.event_count:
             return ("incomplete" if self.partial_line else "empty"), why
         if any(not c.recovered for c in t.problems):

@@ -41,8 +41,8 @@ def _records(path: Path):
 
 def trace_run(log: Path, run_dir: Path) -> Path:
     """A run directory written by the tracer's own mapping and writer from a real TORCH_TRACE log."""
-    pytest.importorskip("tracer.mapping")
-    from tracer.mapping import TraceMapper
+    pytest.importorskip("tracer.writer")
+    from magi_format.torch_mapping import TraceMapper
     from tracer.writer import RunWriter
 
     writer, mapper = RunWriter(run_dir), TraceMapper()

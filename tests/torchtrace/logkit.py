@@ -36,3 +36,29 @@ def make_record(metadata: dict, payload: str | None = None, *, md5: str | None =
     if payload is not None:
         out += b"".join(b"\t" + ln.encode() + b"\n" for ln in payload.split("\n"))
     return out
+
+
+#: small logs recorded here from real programs (``logs/record.py`` re-records them)
+RECORDED = Path(__file__).resolve().parent / "logs"
+
+
+def settle(path: Path, age_s: float = 60.0) -> Path:
+    """Date the file back: its writer has gone (the reader's settled rule)."""
+    import os
+    import time
+
+    t = time.time() - age_s
+    os.utime(path, (t, t))
+    return path
+
+
+def write_log(path: Path, recs: list[bytes], *, settled: bool = True) -> Path:
+    path.write_bytes(b"".join(recs))
+    return settle(path) if settled else path
+
+
+def retag(rec: bytes, old: bytes, new: bytes) -> bytes:
+    """A record with a piece of its metadata line replaced (payload and its md5 unchanged)."""
+    head, nl, rest = rec.partition(b"\n")
+    assert old in head, (old, head[:200])
+    return head.replace(old, new, 1) + nl + rest

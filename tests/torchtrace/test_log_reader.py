@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from magi_format.names import frag
 from magi_tui.model import RunModel
 from magi_tui.model.report import triage_json
 from tests.support.paths import ROOT
@@ -147,7 +148,8 @@ def test_unknown_record_types_are_counted_and_shown(tmp_path):
                     + make_record({"other_new_kind": {}}))
     run = RunModel(log).load()
     assert dict(run.reader.unknown_types) == {"future_thing": 2, "other_new_kind": 1}
-    shown = [e for e in run.events if e.name == "fullgraph_trace_record"]
+    shown = [e for e in run.events if run.attributes(e).get("unknown")]
+    assert [e.name for e in shown] == ["fullgraph_future_thing", "fullgraph_future_thing", "fullgraph_other_new_kind"]
     assert [run.attributes(e)["record_type"] for e in shown] == ["future_thing", "future_thing", "other_new_kind"]
     assert shown[0].compile_id == "0/0"
     files = {n: p for n, p, _ in run.files(shown[0])}
@@ -173,7 +175,10 @@ def test_event_files_hold_the_payloads(whole):
 
 
 def test_unmapped_payloads_open_as_artifact_events(whole):
-    arts = [e for e in whole.events if e.name == "fullgraph_trace_artifact"]
+    arts = [e for e in whole.events if "artifact" in whole.attributes(e)]
+    # each under its own name (tlparse's), never a bare trace_artifact
+    assert all(e.name in ("fullgraph_" + frag(a), "fullgraph_trace_" + frag(a))
+               for e in arts for a in [whole.attributes(e)["artifact"]])
     names = {whole.attributes(e)["artifact"] for e in arts}
     assert {"torch_version", "torch_dynamo_resume_in_forward_at_149_MODIFIED_BYTECODE"} <= names
     # fx_graph_runnable has an event of its own now (the reproducer of each compiled graph)

@@ -153,7 +153,7 @@ def test_dynamic_shapes_backward_log():
 
 def test_a_restart_reason_given_as_one_string_is_one_restart():
     """compilation_metrics from a hostile or older log may carry ``restart_reasons`` as a string."""
-    from tracer.mapping import TraceMapper
+    from magi_format.torch_mapping import TraceMapper
 
     mapper = TraceMapper({})
     md = {"compilation_metrics": {"compile_id": "0/0", "co_name": "f", "restart_reasons": "Restarting analysis",

@@ -57,7 +57,7 @@ def read_trace_log(path: Path) -> Iterator[tuple[dict, str | None]]:
 
 def map_log(path: Path) -> list[dict]:
     sys.path.insert(0, str(ROOT))
-    from tracer.mapping import TraceMapper
+    from magi_format.torch_mapping import TraceMapper
 
     mapper = TraceMapper()
     out = []

@@ -7,11 +7,11 @@ by hand or by a launcher is often ``..._rank_<N>.log``. The metadata wins where 
 or renamed file keeps its true rank), else the file name (tlparse's ``--all-ranks-html`` reads the name only).
 
 A log is read like a run directory's ``timeline.jsonl`` — incrementally, tolerantly — and its records go
-through the tracer's own mapping (``tracer.mapping.TraceMapper``), so a log and a live-traced run of
-the same program give the same events. See :mod:`magi_tui.model.torchtrace.reader`.
+through the mapping the tracer uses too (``magi_format.torch_mapping.TraceMapper``), so a log and a
+live-traced run of the same program give the same events. See :mod:`magi_tui.model.torchtrace.reader`.
 
-This module only *recognises* logs (cheap, imports nothing heavy): ``import magi_tui.model`` must not
-load the tracer; the reader imports the mapping when a log is opened.
+This module only *recognises* logs (cheap, imports nothing heavy): the reader imports the
+mapping when a log is opened.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def log_run_name(path: Path) -> RunName:
 
 def is_trace_log(path: str | os.PathLike[str]) -> bool:
     """A regular file named like a trace log, or any regular file whose first line is a TORCH_TRACE
-    record (``V1122 11:12:39.772000 5512 torch/...:2350] {...``). Never raises, never blocks (a FIFO is
+    record (``V1122 11:12:39.772000 5512 torch/...:2350] {...``), a byte-order mark before it allowed. Never raises, never blocks (a FIFO is
     not opened)."""
     try:
         p = Path(path)
@@ -101,5 +101,6 @@ def is_trace_log(path: str | os.PathLike[str]) -> bool:
             os.close(fd)
     except (OSError, ValueError, TypeError):
         return False
+    head = head.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark, as an editor on Windows leaves it
     m = GLOG_RE.match(head)
     return bool(m) and head[m.end():m.end() + 1] == b"{"

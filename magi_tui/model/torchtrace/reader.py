@@ -8,7 +8,12 @@ follower use it unchanged:
 * it reads from the byte offset just past the last *complete record*, in bounded chunks;
 * a record is complete when the next non-payload line starts, or — at the end of the file — when its
   last line has its ``\\n`` and its payload matches ``has_payload`` (the md5 torch writes); anything
-  short of that stays pending (``partial``) until the writer finishes it, and is never returned twice;
+  short of that stays pending (``partial``) until the writer finishes it, and is never returned twice.
+  Once the writer has gone (the file unchanged for :data:`SETTLED_S`), the last record is whatever the
+  file holds: a last line without ``\\n`` ends it, and a payload whose md5 does not match is counted
+  malformed and kept, as tlparse does;
+* lines are read as tlparse reads them: a ``\\r`` before the ``\\n`` (CRLF) is not part of the line,
+  and a UTF-8 byte-order mark before the first record is skipped;
 * a garbage line, a metadata line that is not JSON, a payload line with no record, a payload whose md5
   does not match: a :class:`~magi_tui.model.reader.Malformed` entry with the line number, and reading
   goes on;
@@ -17,7 +22,7 @@ follower use it unchanged:
   resume-function bytecode, …) become ``fullgraph_trace_artifact`` events, so every payload opens;
 * a truncated or replaced file starts over (``reset``), a deleted one keeps what was read.
 
-Records become events through the tracer's own mapping (``tracer.mapping.TraceMapper``, torch-free), so
+Records become events through the tracer's own mapping (``magi_format.torch_mapping.TraceMapper``), so
 a log and a run the tracer wrote from the same compile carry the same events. Each event is kept as the
 JSON line the tracer would have written (an in-memory ``timeline.jsonl``: ``Event.offset`` points into
 it), and its files as references: a payload is a byte range of the log, re-read when the file is asked
@@ -44,10 +49,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from magi_format import names
 from magi_format.layout import timeline_record
-from magi_format.names import point_event, scope_attrs
+from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
-from magi_tui.model.events import Event
+from magi_tui.model.events import Event, name_kind
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader, open_followed
 from magi_tui.model.torchtrace import GLOG_RE, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
@@ -55,28 +61,21 @@ CHUNK = 8 << 20
 #: a record longer than this (metadata line and payload) is reported and skipped, not held in memory
 MAX_RECORD_BYTES = 256 << 20
 _FINGERPRINT = 256
+#: a log unchanged for this long has no writer left: its last record is final, whole or not
+SETTLED_S = 2.0
+_BOM = b"\xef\xbb\xbf"
 #: events kept per unknown record type (the rest are only counted)
 MAX_UNKNOWN_EVENTS = 200
 #: payloads shorter than this are kept as text; longer ones are re-read from the log when opened
 INLINE_BYTES = 4096
 
-#: event names for records the mapping has no event of its own for
-TRACE_ARTIFACT = "trace_artifact"
-TRACE_RECORD = "trace_record"
+#: the prefix of an event named after a record the mapping has no event of its own for, when its own
+#: name would read as one of ours (a phase, a recompile, a cache result) or is empty
+TRACE_PREFIX = "trace_"
+#: distinct record names given events of their own (a log inventing names does not grow this without end)
+MAX_OWN_NAMES = 500
+_PHASE_PREFIX = tuple(f"{p}_" for p in PHASES)
 
-#: record types torch 2.13 emits (TORCH_TRACE.md §3a) — the rest are counted as unknown
-KNOWN_KINDS = frozenset({
-    "str", "dynamo_start", "dynamo_output_graph", "dynamo_guards", "dynamo_cpp_guards_str", "compilation_metrics",
-    "bwd_compilation_metrics", "compilation_metrics_runtime", "bwd_compilation_metrics_runtime",
-    "aot_autograd_backward_compilation_metrics", "aot_joint_graph", "aot_forward_graph", "aot_backward_graph",
-    "aot_inference_graph", "inductor_pre_grad_graph", "inductor_post_grad_graph", "inductor_output_code",
-    "graph_dump", "artifact", "chromium_event", "link", "dump_file", "describe_storage", "describe_tensor",
-    "describe_source", "create_symbol", "create_unbacked_symbol", "symbolic_shape_specialization",
-    "guard_added_fast", "propagate_real_tensors", "compiled_autograd_graph", "optimize_ddp_split_graph",
-    "optimize_ddp_split_child", "guard_added", "expression_created", "propagate_real_tensors_provenance",
-    "guard_on_data_dependent_error", "missing_fake_kernel", "mismatched_fake_kernel", "exported_program",
-    "export",
-})
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -147,6 +146,7 @@ class TraceLogReader:
         self._ino: tuple[int, int] | None = None
         self._head = b""
         self._skip_tabs = False  # payload lines of a record that was rejected
+        self._settled = False    # the file has not changed for SETTLED_S: its writer is gone
         self._year: int | None = None
         self._t0: float | None = None
         self._mapper: Any = None
@@ -161,6 +161,7 @@ class TraceLogReader:
         self.compile_ids: dict[str, None] = {}
         #: ``(kind, metadata, payload)`` of the records named in ``keep``, in log order
         self.kept: list[tuple[str, dict[str, Any], str | None]] = []
+        self._own_names: set[str] = set()
         self._generation += 1
 
     # -- the TimelineReader interface ----------------------------------------------------------
@@ -175,6 +176,7 @@ class TraceLogReader:
         try:
             if self._year is None:
                 self._year = time.localtime(st.st_mtime).tm_year
+            self._settled = time.time() - st.st_mtime >= SETTLED_S
             self._read_from(fd, st.st_size, result, max_bytes)
             if len(self._head) < _FINGERPRINT:
                 self._head = os.pread(fd, _FINGERPRINT, 0)
@@ -264,27 +266,45 @@ class TraceLogReader:
     def _parse(self, data: bytes, base: int, at_eof: bool, result: ReadResult) -> int:
         """Records in ``data`` (file bytes from ``base``); returns the bytes of complete records and
         rejected lines consumed (a pending record and a partial last line are left for later)."""
+        final = at_eof and self._settled
+        unterminated = final and data[-1:] != b"\n"
+        if unterminated:  # the writer is gone: its last line is whole, newline or not
+            data += b"\n"
         end_complete = data.rfind(b"\n") + 1
         if end_complete == 0:
             return 0
+        if base == 0 and data.startswith(_BOM):
+            data = b" " * len(_BOM) + data[len(_BOM):]  # same offsets; the blank prefix is stripped below
         pos = 0
         line_no = self.line_no
         consumed, consumed_line = 0, line_no
         cur: _Pending | None = None
+        blanks, blank_start = 0, 0  # blank lines after a record's payload: its own, if more payload follows
         for raw in data[:end_complete].split(b"\n")[:-1]:
             line_no += 1
             start = pos
             pos += len(raw) + 1
+            if raw[-1:] == b"\r":
+                raw = raw[:-1]
             if raw[:1] == b"\t":
                 if cur is not None:
+                    if blanks:  # a payload line whose tab an editor stripped: tlparse reads on, so do we
+                        cur.payload.extend([b""] * blanks)
+                        blanks = 0
                     cur.payload.append(raw[1:])
                     continue
                 if not self._skip_tabs:
                     self._bad(result, line_no, "payload line without a record", raw, "fail_glog")
                 consumed, consumed_line = pos, line_no
                 continue
+            if cur is not None and not raw.strip():
+                if not blanks:
+                    blank_start = start
+                blanks += 1
+                continue
             if cur is not None:  # a new line ends the record before it
-                cur.end = base + start
+                cur.end = base + (blank_start if blanks else start)
+                blanks = 0
                 self._finish(cur, result)
                 cur = None
             consumed, consumed_line = start, line_no - 1
@@ -292,6 +312,8 @@ class TraceLogReader:
             if not raw.strip():
                 consumed, consumed_line = pos, line_no
                 continue
+            if start == 0 and base == 0 and raw[:len(_BOM)] == b" " * len(_BOM):
+                raw = raw.lstrip(b" ")
             m = GLOG_RE.match(raw)
             if m is None:
                 self._bad(result, line_no, "not a TORCH_TRACE record line", raw, "fail_glog")
@@ -300,14 +322,14 @@ class TraceLogReader:
                 continue
             cur = _Pending(base + start, line_no, m, raw, base + pos)
         if cur is not None:
-            cur.end = base + pos
-            if at_eof and end_complete == len(data) and self._complete_at_eof(cur):
+            cur.end = base + (blank_start if blanks else pos - unterminated)
+            if at_eof and end_complete == len(data) and (final or self._complete_at_eof(cur)):
                 self._finish(cur, result)
                 consumed, consumed_line = pos, line_no
         else:
             consumed, consumed_line = pos, line_no
         self.line_no = consumed_line
-        return consumed
+        return min(consumed, len(data) - 1) if unterminated else consumed
 
     @staticmethod
     def _metadata(cur: _Pending) -> tuple[dict[str, Any] | None, str]:
@@ -359,10 +381,10 @@ class TraceLogReader:
         cid = tlparse_compile_id(md)
         if cid is not None and kind != "chromium_event":
             self.compile_ids.setdefault(cid, None)
-        if kind not in KNOWN_KINDS:
+        if kind not in _mapping().TORCH_KINDS:  # read all the same: tlparse counts it ok and unknown
             self.unknown_types[kind] += 1
             self.stats["unknown"] += 1
-        elif kind != "str":
+        if kind != "str":
             self.stats["ok"] += 1
         ts = self._timestamp(cur.match)
         rng = _Range(cur.payload_start, cur.end) if cur.payload else None
@@ -389,28 +411,42 @@ class TraceLogReader:
                 return specs  # mapped (into nothing, this time) or nothing to show
             enc = body.get("encoding") if isinstance(body, dict) else None
             fname = name + (".json" if enc == "json" else ".txt")
-            return [(point_event(TRACE_ARTIFACT), self._attrs(md, artifact=name, encoding=enc), {fname: payload})]
-        if kind in KNOWN_KINDS:
+            return [(self._own_name(name), self._attrs(md, artifact=name, encoding=enc), {fname: payload})]
+        if kind in mapping.TORCH_KINDS:
             if kind in mapping.KIND_HANDLERS or payload is None:
                 return specs
-            return [(point_event(TRACE_ARTIFACT), self._attrs(md, artifact=kind), {f"{kind}.txt": payload})]
+            name = kind
+            if kind == "graph_dump" and isinstance(body, dict) and body.get("name"):
+                name = str(body["name"])  # torch's graph dumps are named: inductor_aot_wrapper_code, …
+            return [(self._own_name(name), self._attrs(md, artifact=name), {f"{_file_name(name)}.txt": payload})]
         if self.unknown_types[kind] > MAX_UNKNOWN_EVENTS:
             return specs
         meta = json.dumps(body, default=repr)
         attrs = self._attrs(md, record_type=kind, unknown=True,
                             metadata=meta if len(meta) <= 2000 else meta[:2000] + "…")
-        return [(point_event(TRACE_RECORD), attrs, {f"{_file_name(kind)}.txt": payload} if payload else {})]
+        return [(self._own_name(kind), attrs, {f"{_file_name(kind)}.txt": payload} if payload else {})]
+
+    def _own_name(self, name: str) -> str:
+        """The event name of a record the mapping has no event for: the record's own name (``graph_execution``,
+        ``exported_program``, an unknown kind), prefixed ``trace_`` where it would read as one of ours."""
+        base = frag(name)[:80]
+        if base.startswith(_PHASE_PREFIX) or name_kind(base) or base == "unknown" or base in _OURS:
+            base = TRACE_PREFIX + base
+        if base not in self._own_names:
+            if len(self._own_names) >= MAX_OWN_NAMES:
+                return point_event(TRACE_PREFIX + "record")
+            self._own_names.add(base)
+        return point_event(base)
 
     def _attrs(self, md: dict[str, Any], **extra: Any) -> dict[str, Any]:
         """The attributes the mapping gives its own events (compile id without the attempt, frame)."""
         a: dict[str, Any] = dict(scope_attrs(None))
-        fid, fcid = md.get("frame_id"), md.get("frame_compile_id")
-        if fid is not None and fcid is not None:
-            ca = md.get("compiled_autograd_id")
-            cid = f"{fid}/{fcid}" if ca is None else f"!{ca}/{fid}/{fcid}"
-            st = self._mapper.compiles.get(cid) if self._mapper is not None else None
+        cid = self._mapper.compile_id_of(md)
+        if cid is not None:
+            st = self._mapper.compiles.get(cid)
+            key = (self._mapper.resets, md.get("compiled_autograd_id"), md.get("frame_id"))
             a["compile_id"] = cid
-            a["frame"] = st.frame if st is not None else self._mapper.frame_names.get((ca, fid))
+            a["frame"] = st.frame if st is not None else self._mapper.frame_names.get(key)
             a["attempt"] = md.get("attempt")
         a["source"] = "torch_trace"
         a.update(extra)
@@ -531,11 +567,17 @@ class TraceLogReader:
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
-        if any(ln[:1] != b"\t" for ln in lines):
+        lines = [ln[:-1] if ln[-1:] == b"\r" else ln for ln in lines]
+        if any(ln[:1] != b"\t" and ln.strip() for ln in lines):
             return None
-        return b"\n".join(ln[1:] for ln in lines).decode("utf-8", "replace")
+        return b"\n".join(ln[1:] if ln[:1] == b"\t" else b"" for ln in lines).decode("utf-8", "replace")
 
 
+#: point-event names of the mapping's own (a record named like one gets the trace_ prefix)
+_OURS = frozenset({names.GRAPH_BREAK, names.RECOMPILE, names.RECOMPILE_LIMIT_HIT, names.RESTART, names.CACHE_HIT,
+                   names.CACHE_MISS, names.CACHE_BYPASS, names.TRACER_STOPPED, names.SHAPE_SYMBOL,
+                   names.SHAPE_SPECIALIZATION, names.SHAPE_GUARD, names.FX_GRAPH_RUNNABLE,
+                   names.INDUCTOR_PROVENANCE})
 _MAPPING: Any = None
 _SESSION: Path | None = None
 _SESSION_LOCK = threading.Lock()
@@ -554,10 +596,10 @@ def _session_dir() -> Path:
 
 
 def _mapping() -> Any:
-    """``tracer.mapping``, imported on first use (``import magi_tui.model`` must not load the tracer)."""
+    """:mod:`magi_format.torch_mapping`, imported on first use (opening no log costs nothing)."""
     global _MAPPING
     if _MAPPING is None:
-        import tracer.mapping as m
+        import magi_format.torch_mapping as m
 
         _MAPPING = m
     return _MAPPING

@@ -222,7 +222,7 @@ class RunScreen(Screen):
                 self._jumps.clear()  # they point at the replaced file's events
             tree.rebuild()
             if up.reset and not initial:
-                self.notify(f"timeline.jsonl was {up.reset}: re-read from the start",
+                self.notify(f"{self.run.source_name} was {up.reset}: re-read from the start",
                             severity="warning", timeout=6)
         else:
             tree.apply(up)
@@ -313,7 +313,7 @@ class RunScreen(Screen):
             self._set_live_note("✗ DELETED (showing what was read)")
         elif isinstance(ev, Restored):
             self._set_live_note("")
-            self.notify("timeline.jsonl is back: following it again.", timeout=5)
+            self.notify(f"{self.run.source_name} is back: following it again.", timeout=5)
         elif isinstance(ev, FollowFailed):
             self.notify(f"live update failed: {literal(ev.error, 200)}", severity="error", timeout=10)
         elif isinstance(ev, Finished) and self.live:

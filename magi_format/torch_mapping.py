@@ -11,6 +11,9 @@ Waiting for the next record: a recompile is written once the frame is known (``d
 recompile-limit warning, or the metrics); a ``dynamo_error`` is written with the ``compilation_metrics``
 that follows it (whole message, ``metrics.json``); what still waits at the end comes out of ``finish()``.
 
+Lives in the contract package (torch-free, tracer-free) because both sides use it: the tracer on its
+writer thread, the viewer on every TORCH_TRACE log it opens (:mod:`magi_tui.model.torchtrace.reader`).
+
 Backward: records of a compile that arrive after its ``compilation_metrics`` (with torch's own ids, not
 ids the session lent a piece compiled later) are the lazy backward compile, bracketed by
 ``before/after_backward_compile`` up to ``bwd_compilation_metrics``; inside a forward compile (a cache hit
@@ -58,8 +61,8 @@ from magi_format.names import (
     point_event,
     scope_attrs,
 )
-from tracer.records import EventSpec, RecompileLimitNote, TraceRecord, UserEvent
-from tracer.torchtext import (
+from magi_format.torch_records import EventSpec, RecompileLimitNote, TraceRecord, UserEvent
+from magi_format.torchtext import (
     exception_from_traceback,
     find_gb_registry,
     first_line,
@@ -72,11 +75,61 @@ from tracer.torchtext import (
     recompile_limit_of,
 )
 
+#: record kinds torch 2.1–2.13 writes (``trace_structured("<kind>", …)`` in its source, TORCH_TRACE.md §3a);
+#: a log reader counts the others as unknown, as tlparse does
+TORCH_KINDS = frozenset({
+    "str", "dynamo_start", "dynamo_output_graph", "dynamo_guards", "dynamo_cpp_guards_str", "compilation_metrics",
+    "bwd_compilation_metrics", "compilation_metrics_runtime", "bwd_compilation_metrics_runtime",
+    "aot_autograd_backward_compilation_metrics", "aot_joint_graph", "aot_forward_graph", "aot_backward_graph",
+    "aot_inference_graph", "inductor_pre_grad_graph", "inductor_input_graph", "inductor_post_grad_graph",
+    "inductor_output_code", "graph_dump", "artifact", "chromium_event", "link", "dump_file", "describe_storage",
+    "describe_tensor", "describe_source", "create_symbol", "create_unbacked_symbol", "symbolic_shape_specialization",
+    "guard_added_fast", "guard_added", "expression_created", "propagate_real_tensors",
+    "propagate_real_tensors_provenance", "guard_on_data_dependent_error", "missing_fake_kernel",
+    "mismatched_fake_kernel", "exported_program", "export", "compiled_autograd_graph", "optimize_ddp_split_graph",
+    "optimize_ddp_split_child",
+})
+#: ``artifact`` names torch 2.1–2.13 writes. Each is shown under its own name; those without a handler
+#: become a point event named after the artifact (its payload opens as a file)
+TORCH_ARTIFACTS = frozenset({
+    "torch_version", "recompile_reasons", "dynamo_graph_break_reason", "dynamo_error", "dynamo_side_effects",
+    "dynamo_cache_entries", "dynamo_cache_bypass", "dynamo_cache_exception", "precompile_cache_bypass",
+    "before_pre_grad_graph", "after_pre_grad_graph", "before_joint_graph", "after_joint_graph",
+    "before_post_grad_graph", "after_post_grad_graph", "after_recompile_post_grad", "inductor_post_grad_graph",
+    "fx_graph_runnable", "fx_graph_cache_hit", "fx_graph_cache_miss", "fx_graph_cache_bypass",
+    "fx_graph_bundled_cache_hit", "aotautograd_cache_hit", "aotautograd_cache_miss", "aotautograd_cache_bypass",
+    "aotautograd_cache_pickle_failure", "aot_forward_graph_fw_metadata", "aot_forward_graph_fw_subclass_metadata",
+    "aot_inference_graph_after_hop_passes", "aot_saved_tensors_hooks_graphs", "compiled_function_forward",
+    "compiled_function_backward", "compiled_fn_wrapper", "runtime_wrapper_orchestration", "backward_prologue",
+    "backward_epilogue", "graph_execution", "inductor_runtime_and_tensor_meta", "triton_kernel_info",
+    "fx_compute_nodes_runtime_estimation", "compiled_autograd_compile_reasons",
+    "compiled_autograd_graph_pre_reordering", "inductor_provenance_tracking_node_mappings",
+    "inductor_provenance_tracking_kernel_stack_traces", "inductor_aot_wrapper_code", "inductor_aot_kernel_code",
+    "inductor_aot_header_code", "inductor_collective_schedule", "make_fx_fail_partial", "fx_interpreter_error",
+    "eager_compile_backwards_failure", "min_cut_failed_fx_graph", "min_cut_information", "cuda_event",
+    "compiler_collective", "get_extra_remote_code_state", "put_local_code_state", "torch._functorch.config",
+    "torch._inductor.config", "torch._dynamo.config",
+    "after_activation_quantization_bwd_aten_pass", "after_activation_quantization_fwd_aten_pass",
+    "aot_joint_graph_sync_decision_cross_ranks", "before_activation_quantization_bwd_aten_pass",
+    "before_activation_quantization_fwd_aten_pass", "fx_bucketing_passes_all_gather_buckets",
+    "fx_bucketing_passes_reduce_scatter_buckets", "fx_net_acc_splitter_finder_events",
+    "inductor_autotune_at_compile_time_code", "inductor_fx_passes_overlap_bucketing",
+    "inductor_overlap_cyclic_extra_deps", "inductor_spmd_graph_mismatch", "invoke_subgraph_backward_duplicate",
+    "min_cut_failed_edge_list", "min_cut_failed_svg", "overlap_scheduling_graph_after",
+    "overlap_scheduling_graph_before", "pge_profile_vs_analytical", "post_decomp_comms",
+    "pre_bucketing_collective_sizes", "pre_bucketing_collective_sizes_after", "pre_bucketing_fsdp_collectives",
+    "pre_decomp_comms", "reorder_communication_preserving_peak_memory", "scheduler_nodes_before_comm_overlap",
+    "sink_waits_iterative_info",
+})
+
 IGNORED = frozenset({"describe_storage", "describe_tensor", "describe_source", "link", "dump_file",
                      "compilation_metrics_runtime", "bwd_compilation_metrics_runtime"})
 AOT_GRAPHS = ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph", "aot_inference_graph")
 CACHE_ARTIFACT = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$")
 CACHE_EVENTS = {"hit": CACHE_HIT, "miss": CACHE_MISS, "bypass": CACHE_BYPASS}
+#: torch's wrappers a ``dynamo_start`` stack of older torch ends at (the call site, never a compiled frame)
+CALL_SITES = frozenset({"_call_impl", "_wrapped_call_impl", "_convert_frame", "_convert_frame_assert",
+                        "__call__", "catch_errors", "_fn", "compile_wrapper", "_compile", "compile_inner"})
 #: compile phases (chromium_event spans) kept per compile id, at most
 MAX_PHASES = 400
 
@@ -132,13 +185,15 @@ ARTIFACT_HANDLERS: dict[str, Handler] = {}
 BACKWARD_KINDS = frozenset({"inductor_post_grad_graph", "inductor_output_code", "aot_backward_graph",
                             "artifact:before_pre_grad_graph", "artifact:after_pre_grad_graph",
                             "artifact:before_post_grad_graph", "artifact:inductor_post_grad_graph",
+                            "artifact:after_post_grad_graph", "artifact:after_recompile_post_grad",
                             "artifact:fx_graph_cache_hit", "artifact:fx_graph_cache_miss",
                             "artifact:fx_graph_cache_bypass", "artifact:aotautograd_cache_hit",
                             "artifact:aotautograd_cache_miss", "artifact:aotautograd_cache_bypass",
                             "artifact:fx_graph_runnable", "artifact:inductor_provenance_tracking_node_mappings",
                             "artifact:inductor_provenance_tracking_kernel_stack_traces",
                             "artifact:ir_pre_fusion", "artifact:ir_post_fusion"})
-_TRACER_DIR = str(Path(__file__).resolve().parent) + os.sep
+#: the tracer's own frames are never the user's (a path, not an import: this package needs no tracer)
+_TRACER_DIR = str(Path(__file__).resolve().parent.parent / "tracer") + os.sep
 _TANGENTS = re.compile(r"\btangents_\d+\b")
 
 
@@ -159,7 +214,7 @@ def on_artifact(*names: str) -> Callable[[Handler], Handler]:
 
 
 class TraceMapper:
-    """Turns typed records (:mod:`tracer.records`) into :data:`EventSpec` lists.
+    """Turns typed records (:mod:`magi_format.torch_records`) into :data:`EventSpec` lists.
 
     ``framework_paths``: path prefixes that are never the user's frame (torch's package, this tracer);
     ``gb_registry``: path of torch's ``graph_break_registry.json`` (found without importing torch when
@@ -174,6 +229,9 @@ class TraceMapper:
         self._registry_path = gb_registry
         self._registry: dict[str, Any] | None = None
         self.config_recompile_limit: Any = None  # from the last compilation_metrics' dynamo_config (logs)
+        self.resets = 0  # torch._dynamo.reset() calls seen: compile ids start again from 0/0
+        #: lifecycles open outside any compile id (AOTInductor, export: torch writes no compile id)
+        self._open_passes: list[str] = []
 
     # -- entry points --------------------------------------------------------------------------
     def events(self, record: Any) -> list[EventSpec]:
@@ -215,6 +273,8 @@ class TraceMapper:
             if handler is None:
                 return []
             tag = kind
+        if kind == "dynamo_start":
+            self._note_reset(md)
         st = self._state(md)
         rec = Rec(kind, md, body if isinstance(body, dict) else {}, payload or "", st, dict(context or {}))
         if st is not None:
@@ -242,7 +302,9 @@ class TraceMapper:
         return out
 
     # -- state and event helpers ---------------------------------------------------------------
-    def _state(self, md: dict[str, Any]) -> CompileState | None:
+    def compile_id_of(self, md: dict[str, Any]) -> str | None:
+        """A record's compile id as events carry it: ``0/1``, ``!2/0/1`` (compiled autograd), and after the
+        n-th ``torch._dynamo.reset()`` seen, ``R<n>/0/1`` (torch counts from 0/0 again)."""
         fid, fcid = md.get("frame_id"), md.get("frame_compile_id")
         if fid is None or fcid is None:
             return None
@@ -250,9 +312,26 @@ class TraceMapper:
         ca = md.get("compiled_autograd_id")
         if ca is not None:
             cid = f"!{ca}/{cid}"
+        return f"R{self.resets}/{cid}" if self.resets else cid
+
+    def _note_reset(self, md: dict[str, Any]) -> None:
+        """A first attempt (``dynamo_start``) of a compile id that already started: torch's counters were
+        reset (``torch._dynamo.reset()``), so this and what follows is a new compilation (as tlparse's stack
+        trie keeps them apart)."""
+        att = md.get("attempt")
+        cid = self.compile_id_of(md)
+        st = self.compiles.get(cid) if cid is not None else None
+        if st is not None and st.started and (att is None or att == 0):
+            self.resets += 1
+
+    def _state(self, md: dict[str, Any]) -> CompileState | None:
+        cid = self.compile_id_of(md)
+        if cid is None:
+            return None
+        ca, fid = md.get("compiled_autograd_id"), md.get("frame_id")
         st = self.compiles.get(cid)
         if st is None:
-            st = self.compiles[cid] = CompileState(cid, frame_key=(ca, fid))
+            st = self.compiles[cid] = CompileState(cid, frame_key=(self.resets, ca, fid))
             st.frame = self.frame_names.get(st.frame_key)
         att = md.get("attempt")
         if isinstance(att, int):
@@ -277,15 +356,18 @@ class TraceMapper:
 
     def _before(self, st: CompileState | None, lc: str, files: dict[str, str] | None = None,
                 **extra: Any) -> EventSpec:
-        if st is not None:
-            st.open.append(lc)
+        open_ = st.open if st is not None else self._open_passes
+        open_.append(lc)
+        if len(open_) > 256:  # a log that never closes what it opens does not grow this without end
+            del open_[0]
         return (lifecycle_event("before", lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
 
     def _end(self, st: CompileState | None, phase: str, lc: str, files: dict[str, str] | None = None,
              **extra: Any) -> EventSpec:
-        if st is not None and lc in st.open:
-            idx = len(st.open) - 1 - st.open[::-1].index(lc)
-            del st.open[idx]
+        open_ = st.open if st is not None else self._open_passes
+        if lc in open_:
+            idx = len(open_) - 1 - open_[::-1].index(lc)
+            del open_[idx]
         return (lifecycle_event(phase, lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
 
     def _point(self, st: CompileState | None, base: str, files: dict[str, str] | None = None,
@@ -391,6 +473,15 @@ class TraceMapper:
             if fr.get("loc"):
                 lines.append(f"    {fr.get('loc')}")
         return "\n".join(lines) + ("\n" if lines else ""), last
+
+    def _ends_at_call_site(self, stack: Any) -> bool:
+        """Older torch's ``dynamo_start`` stack ends at the call site (a torch wrapper Dynamo never
+        compiles: ``_call_impl``, ``_convert_frame``, …), not at the frame it compiled."""
+        last = stack[-1] if isinstance(stack, list) and stack else None
+        if not isinstance(last, dict) or last.get("name") not in CALL_SITES:
+            return False
+        fn = last.get("filename")
+        return is_torch_or_runpy(self.strings.get(fn, str(fn)) if isinstance(fn, int) else str(fn))
 
     def is_framework(self, filename: str) -> bool:
         return filename.startswith(self.framework_paths) or is_torch_or_runpy(filename)
@@ -514,7 +605,10 @@ class TraceMapper:
 @on_kind("dynamo_start")
 def _dynamo_start(self: TraceMapper, r: Rec) -> None:
     st = r.st
-    stack_text, fn = self._stack_text(r.body.get("stack"))
+    stack = r.body.get("stack")
+    stack_text, fn = self._stack_text(stack)
+    if fn is not None and self._ends_at_call_site(stack):
+        fn = None  # older torch: the stack ends at the call site (_call_impl, _convert_frame); the metrics name it
     if st is not None:
         self._set_frame(st, fn)
         st.closed = st.failed_written = st.backward_open = False
@@ -543,10 +637,16 @@ def _aot_graph(self: TraceMapper, r: Rec) -> None:
                                 **self._bw(r)))
 
 
-@on_kind("inductor_post_grad_graph")  # the top-level form: an FX-graph cache hit (the passes did not run)
+@on_kind("inductor_post_grad_graph")
 def _post_grad_cache_hit(self: TraceMapper, r: Rec) -> None:
-    if r.st is None or POST_GRAD_PASSES not in r.st.open:
-        r.events.append(self._before(r.st, POST_GRAD_PASSES, cache="hit", **self._bw(r)))
+    """The top-level form: torch 2.13 writes it on an FX-graph cache hit (the passes did not run); older
+    torch wrote it at the end of the passes it opened with ``before_post_grad_graph``, which it closes."""
+    open_ = self._open_passes if r.st is None else r.st.open
+    if POST_GRAD_PASSES in open_:
+        r.events.append(self._end(r.st, "after", POST_GRAD_PASSES, {"post_grad_graph.py": r.payload},
+                                  **self._bw(r)))
+        return
+    r.events.append(self._before(r.st, POST_GRAD_PASSES, cache="hit", **self._bw(r)))
     r.events.append(self._end(r.st, "after", POST_GRAD_PASSES, {"post_grad_graph.py": r.payload},
                               cache="hit", **self._bw(r)))
 
@@ -573,8 +673,8 @@ def _guards(self: TraceMapper, r: Rec) -> None:
 def _metrics(self: TraceMapper, r: Rec) -> None:
     st, m = r.st, r.body
     self.config_recompile_limit = recompile_limit_of(m.get("dynamo_config"), self.config_recompile_limit)
-    if st is not None and not st.frame:
-        self._set_frame(st, m.get("co_name"))
+    if st is not None and m.get("co_name"):
+        self._set_frame(st, m.get("co_name"))  # torch's name for the code object it compiled: it wins
     if st is not None and st.pending_recompile is not None:
         self._flush_recompile(r)
     restarts = m.get("restart_reasons")
@@ -726,7 +826,7 @@ def _before_post_grad(self: TraceMapper, r: Rec) -> None:
     r.events.append(self._before(r.st, POST_GRAD_PASSES, {"post_grad_graph.py": r.payload}, **self._bw(r)))
 
 
-@on_artifact("inductor_post_grad_graph")
+@on_artifact("inductor_post_grad_graph", "after_post_grad_graph", "after_recompile_post_grad")  # (older torch)
 def _after_post_grad(self: TraceMapper, r: Rec) -> None:
     r.events.append(self._end(r.st, "after", POST_GRAD_PASSES, {"post_grad_graph.py": r.payload},
                               **self._bw(r)))

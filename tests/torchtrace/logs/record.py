@@ -1,0 +1,98 @@
+"""Re-records the small TORCH_TRACE logs beside this file from real programs (torch 2.13, CPU).
+
+``python tests/torchtrace/logs/record.py [name ...]``: each program runs in a fresh process with
+``TORCH_TRACE`` set, and its log is copied here as ``<name>.log``. The logs are committed: tests read
+them without torch, and compare what we report with what tlparse reports on the same file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+PROGRAMS = {
+    # torch._dynamo.reset() between two functions: the second compile reuses compile id 0/0 (issue 19.4);
+    # a recompile (dtype), a graph break, aot_eager's lazy backward
+    "jit_reset": '''
+        import torch
+        import torch._dynamo
+
+        def first(x):
+            return torch.sin(x) + 1
+
+        def second(x):
+            y = torch.cos(x) * 2
+            print("break")
+            return y + 1
+
+        c1 = torch.compile(first, backend="eager")
+        c1(torch.ones(3))
+        c1(torch.ones(3, dtype=torch.float64))
+        torch._dynamo.reset()
+        c2 = torch.compile(second, backend="aot_eager")
+        x = torch.ones(3, requires_grad=True)
+        c2(x).sum().backward()
+    ''',
+    # torch.export's draft_export under TORCH_DTRACE (torch's verbose trace, what `tlparse --export` reads) of
+    # data-dependent code: the issues it reports (a guard on a data-dependent value, added during export)
+    "export": '''
+        import torch
+
+        class DataDependent(torch.nn.Module):
+            def forward(self, x, n):
+                k = n.item()
+                if k > 2:
+                    return x[:k] * 2
+                return x
+
+        ep = torch.export.draft_export(DataDependent(), (torch.ones(6), torch.tensor(4)))
+        print(len(ep._report.failures), "issue(s)")
+    ''',
+    # AOTInductor with provenance tracking: kernels -> FX nodes, written outside any compile id
+    "aot_provenance": '''
+        import os
+        import tempfile
+        import torch
+        import torch._inductor.config as cfg
+
+        cfg.trace.provenance_tracking_level = 1
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                return torch.relu(self.lin(x)) + 1
+
+        with torch.no_grad():
+            ep = torch.export.export(M(), (torch.randn(2, 4),))
+            torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(tempfile.mkdtemp(), "m.pt2"))
+    ''',
+}
+
+
+def record(name: str) -> Path:
+    with tempfile.TemporaryDirectory() as d:
+        prog = Path(d) / f"{name}.py"
+        prog.write_text(textwrap.dedent(PROGRAMS[name]))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_LOGS", "TORCH_COMPILE", "TORCHDYNAMO"))}
+        env["TORCH_DTRACE" if name == "export" else "TORCH_TRACE"] = str(Path(d) / "trace")
+        subprocess.run([sys.executable, str(prog)], cwd=d, env=env, check=True)
+        logs = sorted((Path(d) / "trace").glob("*.log"))
+        assert len(logs) == 1, logs
+        out = HERE / f"{name}.log"
+        shutil.copyfile(logs[0], out)
+        return out
+
+
+if __name__ == "__main__":
+    for n in sys.argv[1:] or list(PROGRAMS):
+        print(record(n), (HERE / f"{n}.log").stat().st_size)

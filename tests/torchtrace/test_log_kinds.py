@@ -1,0 +1,77 @@
+"""Every record kind torch writes is known or named (issue 19.5): records without an event of ours
+appear under their own name, unknown kinds are counted as tlparse counts them, payloads keep their
+blank lines."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from magi_format.torch_mapping import TORCH_ARTIFACTS, TORCH_KINDS
+from magi_tui.model import RunModel
+from tests.torchtrace.logkit import RECORDED, make_record, records, write_log
+from tests.torchtrace.oracle import run_tlparse, tlparse_facts
+
+LOGS = sorted(RECORDED.glob("*.log"))
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_no_event_is_a_bare_trace_artifact(log):
+    run = RunModel(log).load()
+    names = {e.short_name for e in run.events}
+    assert not names & {"trace_artifact", "trace_record", "graph_dump"}, names
+    for e in run.events:  # a record shown for itself carries its name
+        a = run.attributes(e)
+        if "artifact" in a:
+            assert e.short_name.removeprefix("trace_").startswith(re.sub(r"[^0-9a-z]+", "_", a["artifact"].lower())[:20])
+
+
+def test_unknown_kinds_are_counted_as_tlparse_counts_them(tmp_path):
+    recs = records(RECORDED / "jit_reset.log")
+    log = write_log(tmp_path / "unknown.log", recs + [
+        make_record({"future_thing": {"a": 1}}, "a payload\nof two lines"),
+        make_record({"future_thing": {"a": 2}}),
+        make_record({"another_kind": {}, "frame_id": 0, "frame_compile_id": 0})])
+    run = RunModel(log).load()
+    tl = tlparse_facts(run_tlparse(log, tmp_path / "tl"))
+    assert dict(run.reader.stats) == tl.stats == {"ok": 147, "unknown": 3}
+    assert dict(run.reader.unknown_types) == {"future_thing": 2, "another_kind": 1}
+    shown = [e.short_name for e in run.events if run.attributes(e).get("unknown")]
+    assert shown == ["future_thing", "future_thing", "another_kind"]
+
+
+def test_payload_keeps_lines_after_a_blank_one(tmp_path):
+    """An editor that strips trailing whitespace leaves a payload's blank lines without their tab: the
+    exported program is still read whole (tlparse reads on too, and reports the md5)."""
+    src = RECORDED / "export.log"
+    log = write_log(tmp_path / "blank.log", [re.sub(rb"(?m)^\t[ \t]*$", b"", src.read_bytes())])
+    run = RunModel(log).load()
+    ev = next(e for e in run.events if e.short_name == "exported_program")
+    text = Path(next(p for n, p, _ in run.files(ev) if n == "exported_program.txt")).read_text()
+    assert "Graph signature:" in text and "Range constraints: {u0: VR[3, int_oo]}" in text
+    assert [m.reason for m in run.malformed] == ["payload does not match its has_payload md5 (shown anyway)"]
+    tl = tlparse_facts(run_tlparse(log, tmp_path / "tl"))
+    assert tl.stats["fail_payload_md5"] == run.reader.stats["fail_payload_md5"] == 1
+    assert run.status == "ok"
+
+
+def _torch_source() -> Path | None:
+    spec = importlib.util.find_spec("torch")
+    return Path(next(iter(spec.submodule_search_locations))) if spec and spec.submodule_search_locations else None
+
+
+@pytest.mark.skipif(_torch_source() is None, reason="needs torch's source to read its vocabulary from")
+def test_vocabulary_covers_what_installed_torch_writes():
+    kinds, artifacts = set(), set()
+    for p in _torch_source().rglob("*.py"):
+        text = p.read_text(errors="replace")
+        if "trace_structured" not in text:
+            continue
+        kinds |= set(re.findall(r'trace_structured\(\s*"([a-z_]+)"', text))
+        for m in re.finditer(r'trace_structured\(\s*"artifact".{0,300}?"name":\s*"([a-z_.]+)"', text, re.S):
+            artifacts.add(m.group(1))
+    assert kinds and kinds <= TORCH_KINDS, sorted(kinds - TORCH_KINDS)
+    assert artifacts and artifacts <= TORCH_ARTIFACTS, sorted(artifacts - TORCH_ARTIFACTS)
