@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from magi_format.names import SHAPE_SYMBOL
 from magi_tui.model.events import Event
 from magi_tui.model.files import FileProblem, open_regular, read_head
 from magi_tui.model.frames import CfFrame, CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
@@ -39,6 +40,10 @@ STATUSES = ("ok", "recovered", "failed", "incomplete", "empty")
 LOG_NAMES = ("run.log", "stderr.log", "stderr.txt", "output.log")
 MAX_FILE_READS = 1000        # graph_break.txt / metrics.json read per analysis, at most
 MAX_TEXT = 64 * 1024
+MAX_SYMBOLS = 20_000         # shape_symbol events kept for explaining recompiles, at most
+#: the guard kinds torch's automatic dynamic shapes answer by making the value dynamic
+AUTO_DYNAMIC_KINDS = ("size", "stride", "scalar", "float", "shape_range")
+_SYMBOL_SOURCE = re.compile(r"^(?P<src>.+?)\.size\(\)\[(?P<dim>\d+)\]$")
 
 
 # -- result types -----------------------------------------------------------------------------------
@@ -101,10 +106,25 @@ class RecompileInfo:
     entries: tuple[str, str] | None = None    # (older, newer) cache entry folders compared
     #: torch refused this recompile: the frame had reached its recompile limit (it runs eagerly)
     refused: bool = False
+    #: ``TORCH_COMPILE_DYNAMIC_SOURCES`` entries of what this compile made dynamic (its shape symbols'
+    #: sources, ``L['kwargs']['input_ids']:1``): torch's automatic dynamic shapes at work when non-empty
+    dynamic_sources: list[str] = field(default_factory=list)
 
     @property
     def primary(self) -> Reason | None:
         return self.reasons[0] if self.reasons else None
+
+    @property
+    def kinds(self) -> list[str]:
+        """Every kind of guard that failed, one per cache entry torch tried, in torch's order, once each."""
+        return list(dict.fromkeys(r.kind for r in self.reasons))
+
+    @property
+    def automatic_dynamic(self) -> bool:
+        """Torch's normal first step to dynamic shapes: a size (or int) changed and this compile made it
+        dynamic, so the next new value runs without compiling. Not something to fix."""
+        return bool(self.dynamic_sources) and bool(self.reasons) and all(
+            r.kind in AUTO_DYNAMIC_KINDS for r in self.reasons) and not self.refused
 
     def as_json(self) -> dict[str, Any]:
         p = self.primary
@@ -115,7 +135,8 @@ class RecompileInfo:
                 "reasons": [] if self.event is None else
                 [f"{r.entry_compile_id}: {r.text}" if r.entry_compile_id else r.text for r in self.reasons],
                 "reasons_parsed": [r.as_json() for r in self.reasons],
-                "guard": p.guard if p else None, "kind": p.kind if p else None,
+                "guard": p.guard if p else None, "kind": p.kind if p else None, "kinds": self.kinds,
+                "automatic_dynamic": self.automatic_dynamic, "dynamic_sources": self.dynamic_sources,
                 "expected": p.expected if p else None, "actual": p.actual if p else None,
                 "suggestion": p.suggestion if p else None,
                 "guard_diff": self.guard_diff.as_json() if self.guard_diff else None,
@@ -352,10 +373,16 @@ class TimelineFold:
         self.top = 0.0
         self.top_n = 0
         self.metrics_events: list[Event] = []     # compile ends with a duration and a metrics.json
+        #: compile id -> its ``shape_symbol`` events (the sizes / ints that compile treated as dynamic)
+        self.symbols: dict[str, list[Event]] = {}
+        self._n_symbols = 0
         self._cids: dict[str, Any] = {}
 
     def add(self, ev: Event) -> None:
         cid = ev.compile_id
+        if ev.frag == SHAPE_SYMBOL and cid and self._n_symbols < MAX_SYMBOLS:
+            self._n_symbols += 1
+            self.symbols.setdefault(cid, []).append(ev)
         if cid is not None:
             if cid:
                 self.has_cids = True
@@ -635,6 +662,18 @@ class _Analyser:
                 row.recompile_limit, row.limit_recorded = lim, True
             info = RecompileInfo(row.frame if row else name, row.key if row else None, ev.compile_id, parsed,
                                  event=ev)
+            if ev.compile_id and parsed:
+                info.dynamic_sources = self._dynamic_sources(ev.compile_id)
+                pr = parsed[0]
+                if info.dynamic_sources and pr.kind in AUTO_DYNAMIC_KINDS and not (
+                        pr.subject or "").startswith("___stack"):
+                    # everything torch made dynamic together: one entry alone can be specialised back by
+                    # another input of the same length (input_ids and attention_mask)
+                    env = ",".join(info.dynamic_sources)
+                    pr.suggestion = ((pr.suggestion or "").split(" To compile it dynamic")[0].rstrip(".")
+                                     + f". Torch's automatic dynamic shapes made {len(info.dynamic_sources)} "
+                                     "source(s) dynamic in this recompile, so new sizes run without compiling "
+                                     f'(the normal path); to start dynamic: TORCH_COMPILE_DYNAMIC_SOURCES="{env}"')
             if p is not None and name != "?":
                 info.guard_diff, info.entries = self._diff_for(name, p[1], row.compiles if row else None)
                 pr = info.primary
@@ -657,6 +696,20 @@ class _Analyser:
                             reasons.append(r)
                     out.append(RecompileInfo(f.code.label, "cf:" + f.rel, None, reasons, d, None, names))
         return out
+
+    def _dynamic_sources(self, compile_id: str) -> list[str]:
+        """``TORCH_COMPILE_DYNAMIC_SOURCES`` entries for the backed symbols compile ``compile_id`` created."""
+        out: list[str] = []
+        for sev in self.fold.symbols.get(compile_id, ())[:200]:
+            a = event_attrs(self.run, sev)
+            src = _s(a.get("source"))
+            if not src or a.get("unbacked"):
+                continue
+            m = _SYMBOL_SOURCE.match(src)
+            entry = f"{m.group('src')}:{m.group('dim')}" if m else (src if "(" not in src else None)
+            if entry and "," not in entry and entry not in out:
+                out.append(entry)
+        return sorted(out)
 
     def _limits(self) -> None:
         run = self.run
@@ -843,23 +896,32 @@ class _Analyser:
             ev = t.tracer_stopped[0].event if "tracer" in why and t.tracer_stopped else (
                 run.open_spans[0].first if run.open_spans and "never closed" in why else None)
             out.append(Check("fail" if a.status == "incomplete" else "warn", why, ev))
-        if a.recompiles:
-            n_frames = len({r.frame_key or r.frame for r in a.recompiles})
-            kinds = Counter(r.primary.kind for r in a.recompiles if r.primary)
-            top = ", ".join(f"{k} ×{n}" for k, n in kinds.most_common(3))
-            out.append(Check("warn", f"{len(a.recompiles)} recompile(s) in {n_frames} frame(s)"
+        auto = [r for r in a.recompiles if r.automatic_dynamic]
+        other = [r for r in a.recompiles if not r.automatic_dynamic]
+        if auto:
+            env = ",".join(dict.fromkeys(s for r in auto for s in r.dynamic_sources))
+            out.append(Check("ok", f"{len(auto)} recompile(s) were torch's automatic dynamic shapes (a size changed "
+                                   "once and is dynamic from then on: the normal path); to compile dynamic from the "
+                                   f'start: TORCH_COMPILE_DYNAMIC_SOURCES="{env}"', auto[0].event))
+        if other:
+            n_frames = len({r.frame_key or r.frame for r in other})
+            kinds = Counter(k for r in other for k in r.kinds)  # every cache entry's reason, not the first only
+            top = ", ".join(f"{k} ×{n}" for k, n in kinds.most_common(4))
+            out.append(Check("warn", f"{len(other)} recompile(s) in {n_frames} frame(s)"
                                      + (f" ({top})" if top else "") + " — expected none once warmed up",
-                             a.recompiles[0].event))
-        elif a.frames:
+                             other[0].event))
+        elif a.frames and not auto:
             out.append(Check("ok", "no recompiles"))
-        many = [f for f in a.frames if f.compiles > 1]
+        auto_only = {r.frame_key for r in auto} - {r.frame_key for r in other}
+        many = [f for f in a.frames if f.compiles > 1 and not (f.key in auto_only and f.compiles == 2)]
         if many:
             f = max(many, key=lambda r: r.compiles)
             more = f" (and {len(many) - 1} more frame(s))" if len(many) > 1 else ""
             out.append(Check("warn", f"frame {f.frame} compiled {f.compiles}× — expected once per frame{more}",
                              f.first_event))
         elif a.frames:
-            out.append(Check("ok", f"{len(a.frames)} frame(s), one compile each"))
+            plus = " (and one automatic-dynamic recompile)" if auto_only else ""
+            out.append(Check("ok", f"{len(a.frames)} frame(s), one compile each{plus}"))
         for f in a.frames:
             if f.limit_hit:
                 out.append(Check("warn", f"frame {f.frame} hit the recompile limit ({f.recompile_limit}) and fell "

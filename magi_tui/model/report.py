@@ -240,16 +240,19 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             cid = f" {r.compile_id}" if r.compile_id else ""
             p = r.primary
             if p is not None:
-                ea = ", ".join(x for x in (f"expected {p.expected}" if p.expected is not None else "",
-                                           f"actual {p.actual}" if p.actual is not None else "") if x)
+                ea = ""
+                if p.expected is not None:  # torch names only the compiled value of e.g. ``n == 3``
+                    ea = f"expected {p.expected}, actual {p.actual if p.actual is not None else 'not recorded'}"
                 ea = f" — {ea}" if ea else ""
-                refused = "  [refused: recompile limit reached, runs eagerly]" if r.refused else ""
+                refused = "  [refused: recompile limit reached, runs eagerly]" if r.refused else (
+                    "  [automatic dynamic: normal]" if r.automatic_dynamic else "")
                 lines.append(f"    {r.frame}{cid}: {_one(p.guard, 110)}{ea}{refused}")
                 if p.suggestion:
                     lines.append(f"      → {p.suggestion}")
                 others = r.reasons[1:]
                 if others:
-                    lines.append(f"      torch gave {len(r.reasons)} reasons (one per cache entry):")
+                    kinds = f" ({', '.join(r.kinds)})" if len(r.kinds) > 1 else ""
+                    lines.append(f"      torch gave {len(r.reasons)} reasons (one per cache entry){kinds}:")
                     o_shown, o_left = _cap(others, show_all, 3)
                     for o in o_shown:
                         lines.append(f"        {o.entry_compile_id + ': ' if o.entry_compile_id else ''}{_one(o.text, 110)}")

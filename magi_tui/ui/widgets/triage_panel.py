@@ -301,12 +301,14 @@ class TriagePanel(Vertical):
                     body.append("  " + literal(p.guard, 120), style="yellow")
                     if p.expected is not None:
                         body.append(f"  expected {literal(p.expected, 40)}")
-                    if p.actual is not None:
-                        body.append(f"  actual {literal(p.actual, 40)}")
+                        body.append(f"  actual {literal(p.actual, 40)}" if p.actual is not None else
+                                    "  actual not recorded")
+                    if r.automatic_dynamic:
+                        body.append("  automatic dynamic: normal", style="dim")
                     if p.suggestion:
                         body.append(f"\n    → {literal(p.suggestion, 200)}", style="green")
                     if len(r.reasons) > 1:
-                        body.append(f"\n    +{len(r.reasons) - 1} more reason(s): "
+                        body.append(f"\n    +{len(r.reasons) - 1} more reason(s) ({literal(', '.join(r.kinds), 80)}): "
                                     + literal("; ".join(x.text for x in r.reasons[1:4]), 200), style="dim")
                 else:
                     body.append("  reason not recorded", style="dim")
