@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magi_format.names import SHAPE_SYMBOL
+from magi_format.torchtext import graph_break_report, is_library
 from magi_tui.model.events import Event
 from magi_tui.model.files import FileProblem, open_regular, read_head
 from magi_tui.model.frames import CfFrame, CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
@@ -78,6 +79,11 @@ class BreakEntry:
     frames: list[str] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     resume_fns: list[str] = field(default_factory=list)   # upstream evidence (compiled_functions/)
+    #: the break is in the user's own code (not in an installed library such as transformers); None: unknown
+    in_user_code: bool | None = None
+    #: (file, line, function, source line) of the user's own innermost frame: where to act when the break
+    #: is inside a library (the break frame itself when it is the user's)
+    call_site: tuple | None = None
 
     @property
     def where(self) -> str:
@@ -89,6 +95,9 @@ class BreakEntry:
         return {"gb_id": self.gb_id, "gb_type": self.gb_type, "reason": self.reason,
                 "explanation": self.explanation, "hints": self.hints,
                 "user_frame": {"file": self.file, "line": self.line, "function": self.function},
+                "in_user_code": self.in_user_code,
+                "call_site": None if self.call_site is None else dict(
+                    zip(("file", "line", "function", "source_line"), self.call_site)),
                 "source_line": self.source_line, "count": self.count, "compile_ids": self.compile_ids,
                 "frames": self.frames, "index": self.events[0].index if self.events else None,
                 "event_indices": [e.index for e in self.events[:100]],
@@ -226,7 +235,7 @@ def _read_event_file(run: RunModel, ev: Event, name: str, budget: list[int]) -> 
     for fname, path, _problem in run.files(ev):
         if fname == name and path is not None:
             budget[0] -= 1
-            text, _problem = read_head(path, MAX_TEXT, run.path)
+            text, _problem = read_head(path, MAX_TEXT, run.files_root)  # a log keeps payloads beside it
             return text
     return None
 
@@ -250,61 +259,6 @@ def _int(v: Any) -> int | None:
     if isinstance(v, str) and v.strip().lstrip("-").isdigit():
         return int(v)
     return None
-
-
-_GB_AT = re.compile(r"Graph break in user code at (.+):(\d+)")
-_GB_URL = re.compile(r"/gb/(gb\d+)\.html", re.I)
-_FILE_LINE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')
-
-
-def parse_graph_break_text(text: str) -> dict[str, Any]:
-    """What torch's graph-break report says: gb id, type, explanation, hints, user frame, source line."""
-    out: dict[str, Any] = {}
-    m = _GB_URL.search(text)
-    if m:
-        out["gb_id"] = m.group(1).upper()
-    m = _GB_AT.search(text)
-    if m:
-        out["user_file"], out["user_line"] = m.group(1), int(m.group(2))
-    lines = text.splitlines()
-    for i, ln in enumerate(lines):
-        st = ln.strip()
-        if st.startswith("Graph Break Reason:"):
-            r = st[len("Graph Break Reason:"):].strip()
-            if r.endswith(":"):
-                nxt = next((x.strip() for x in lines[i + 1:i + 4] if x.strip()), "")
-                out.setdefault("gb_type", nxt)
-                r = nxt or r
-            out.setdefault("reason", r)
-        elif st.startswith("Explanation:") and "explanation" not in out:
-            out["explanation"] = st[len("Explanation:"):].strip()
-        elif st.startswith("Hint:"):
-            hints = out.setdefault("hints", [])
-            h = st[len("Hint:"):].strip()
-            if h not in hints:
-                hints.append(h)
-        elif st.startswith("Traceback (most recent call last)"):
-            break
-    # the user code traceback: the innermost frame and its source line
-    tb_start = next((i for i, ln in enumerate(lines) if ln.startswith("User code traceback")), None)
-    if tb_start is not None:
-        last = None
-        for j in range(tb_start + 1, len(lines)):
-            fm = _FILE_LINE.match(lines[j])
-            if fm:
-                src = lines[j + 1].strip() if j + 1 < len(lines) and not _FILE_LINE.match(lines[j + 1]) else None
-                last = (fm.group(1), int(fm.group(2)), fm.group(3).strip(), src or None)
-            elif lines[j].strip() == "" and last is not None:
-                break
-        if last is not None:
-            f, ln, fn, src = last
-            if "user_file" not in out or (out.get("user_file") == f and out.get("user_line") == ln):
-                out["user_file"], out["user_line"] = f, ln
-            if out.get("user_file") == f and out.get("user_line") == ln:
-                out["user_function"] = fn
-                if src:
-                    out["source_line"] = src
-    return out
 
 
 def _hints(v: Any) -> list[str]:
@@ -564,16 +518,21 @@ class _Analyser:
             ev = item.event
             a = event_attrs(run, ev)
             info: dict[str, Any] = {}
-            if not (a.get("gb_id") and a.get("user_file") and a.get("explanation")):
+            hints = _hints(a.get("hints"))
+            attr_file = _s(a.get("user_file"))
+            if not (a.get("gb_id") and attr_file and a.get("explanation") and hints) or (
+                    attr_file and is_library(attr_file)):
+                # torch's own report is the whole truth (runs recorded before hints were kept whole, a
+                # break inside a library whose caller is wanted): one grammar, magi_format.torchtext
                 text = _read_event_file(run, ev, "graph_break.txt", self.budget)
                 if text:
-                    info = parse_graph_break_text(text)
+                    info = graph_break_report(text)
             gb_id = _s(a.get("gb_id")) or info.get("gb_id")
             uf = a.get("user_frame")
-            file = _s(a.get("user_file")) or info.get("user_file")
+            file = attr_file or info.get("break_file")
             line = _int(a.get("user_line"))
             if line is None:
-                line = info.get("user_line")
+                line = info.get("break_line")
             if file is None and isinstance(uf, str) and ":" in uf:
                 f0, _, l0 = uf.rpartition(":")
                 file, line = f0, _int(l0)
@@ -583,12 +542,18 @@ class _Analyser:
             key = (gb_id or _first_line(reason), file, line)
             be = entries.get(key)
             if be is None:
+                expl = info.get("explanation") or _s(a.get("explanation"))
                 be = entries[key] = BreakEntry(
-                    gb_id, gb_type, _first_line(reason),
-                    _s(a.get("explanation")) or info.get("explanation"),
-                    _hints(a.get("hints")) or info.get("hints", []), file, line,
-                    _s(a.get("user_function")) or info.get("user_function"),
-                    _s(a.get("source_line")) or info.get("source_line"))
+                    gb_id, gb_type, _first_line(reason), expl, info.get("hints") or hints, file, line,
+                    _s(a.get("user_function")) or info.get("break_function"),
+                    _s(a.get("source_line")) or info.get("break_source"))
+                if file is not None:
+                    be.in_user_code = not is_library(file)
+                    if be.in_user_code:
+                        be.call_site = (file, line, be.function, be.source_line)
+                    elif info.get("user_file") and not is_library(info["user_file"]):
+                        be.call_site = (info["user_file"], info.get("user_line"), info.get("user_function"),
+                                        info.get("source_line"))
             be.count += 1
             if ev.compile_id and ev.compile_id not in be.compile_ids:
                 be.compile_ids.append(ev.compile_id)

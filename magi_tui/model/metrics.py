@@ -276,7 +276,7 @@ _TRACER_RUNNER = re.compile(r"(^|[/\\])tracer[/\\](__main__|session|capture|life
 
 def _is_framework(filename: str) -> bool:
     """torch's, runpy's, frozen frames (the tracer's one rule) and the tracer's own (``python -m tracer``)."""
-    from tracer.torchtext import is_torch_or_runpy  # torch-free
+    from magi_format.torchtext import is_torch_or_runpy
 
     return is_torch_or_runpy(filename) or bool(_TRACER_RUNNER.search(filename))
 

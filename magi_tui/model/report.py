@@ -222,8 +222,12 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             lines.append(f"    {head}")
             where = b.where + (f" in {b.function}" if b.function else "")
             lines.append(f"      at {where}" + (f":  {_one(b.source_line, 100)}" if b.source_line else ""))
+            if b.in_user_code is False:
+                cs = b.call_site
+                lines.append("      in a library" + (f"; your call: {cs[0]}:{cs[1]}" + (f" in {cs[2]}" if cs[2] else "")
+                                                     + (f":  {_one(cs[3], 100)}" if cs[3] else "") if cs else ""))
             if b.explanation:
-                lines.append(f"      why:  {_one(b.explanation)}")
+                lines.append(f"      why:  {_one(b.explanation, 160 if not show_all else 4000)}")
             for h in b.hints[:3 if not show_all else None]:
                 lines.append(f"      hint: {_one(h)}")
             if b.compile_ids:

@@ -175,7 +175,7 @@ def test_fullgraph_error_reaches_the_program_and_is_recorded_whole(tmp_path):
 def test_exception_from_a_real_traceback_keeps_every_line():
     import traceback
 
-    from tracer.torchtext import exception_from_traceback
+    from magi_format.torchtext import exception_from_traceback
 
     class Boom(Exception):
         pass
@@ -394,7 +394,7 @@ def test_graph_break_message_fields_as_torch_formats_them():
     multi-line explanation and hints, and a higher-order-op line between the type and the explanation."""
     from torch._dynamo.exc import augment_exc_message_with_hop_name, format_graph_break_message
 
-    from tracer.torchtext import parse_graph_break
+    from magi_format.torchtext import parse_graph_break
 
     msg = format_graph_break_message("Failed to trace builtin operator", "builtin print", "first\nsecond",
                                      ["one hint", "a hint\non two lines"])

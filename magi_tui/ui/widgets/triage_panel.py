@@ -280,9 +280,15 @@ class TriagePanel(Vertical):
                             style="cyan")
                 if b.source_line:
                     body.append(f"\n    {literal(b.source_line, 120)}", style="dim")
+                if b.in_user_code is False:
+                    body.append("\n    in a library", style="bold")
+                    if b.call_site:
+                        f, ln, fn, _src = b.call_site
+                        body.append(f" · your call: {literal(f, 100)}:{ln}" + (f" in {literal(fn, 60)}" if fn else ""),
+                                    style="cyan")
                 if b.explanation:
                     body.append(f"\n    why: {literal(b.explanation, 200)}", style="dim")
-                for h in b.hints[:2]:
+                for h in b.hints[:3]:
                     body.append(f"\n    hint: {literal(h, 200)}", style="green")
                 if b.compile_ids:
                     body.append(f"\n    compile ids: {literal(', '.join(b.compile_ids[:10]), 120)}", style="dim")
