@@ -386,6 +386,8 @@ class GuardDiff:
     added: list[str] = field(default_factory=list)     # guard lines only in the newer entry
     #: (older token, newer token) pairs where one line changed in place: ``torch.float32`` -> ``torch.float64``
     changes: list[tuple[str, str]] = field(default_factory=list)
+    #: lines that changed in place: (older line, newer line, their token changes)
+    changed: list[tuple[str, str, list[tuple[str, str]]]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -393,20 +395,65 @@ class GuardDiff:
 
     def as_json(self) -> dict[str, Any]:
         return {"older": self.older, "newer": self.newer, "removed": self.removed, "added": self.added,
-                "changes": [{"older": a, "newer": b} for a, b in self.changes]}
+                "changes": [{"older": a, "newer": b} for a, b in self.changes],
+                # each changed line cut around its first changed token, so the difference is in view
+                "changed_lines": [{"older": focus(x, ch[0][0] if ch else ""), "newer": focus(y, ch[0][1] if ch else ""),
+                                   "changes": [{"older": a, "newer": b} for a, b in ch]}
+                                  for x, y, ch in self.changed]}
+
+    def headline(self) -> str:
+        """The changed tokens, first, named by the field they are in: ``torch.float32 -> torch.float64``;
+        ``size: 4 -> 8``; ``requires_grad: False -> True``."""
+        out: list[str] = []
+        for x, y, _ch in self.changed:
+            for label, a, b in _labelled_changes(x, y):
+                out.append(f"{label}: {a} -> {b}" if label else f"{a} -> {b}")
+        if not out:
+            out = [f"{a} -> {b}" for a, b in self.changes]
+        return "; ".join(dict.fromkeys(out[:4]))
+
+
+def focus(line: str, token: str, width: int = 100) -> str:
+    """``line`` cut to ``width`` characters around the first place ``token`` appears (``…`` where cut):
+    a long guard line shows its difference, not its common start."""
+    if len(line) <= width:
+        return line
+    i = line.find(token) if token else -1
+    if i < 0:
+        return line[:width - 1] + "…"
+    start = max(0, min(i - width // 3, len(line) - width))
+    out = line[start:start + width]
+    if start > 0:
+        out = "…" + out[1:]
+    if start + width < len(line):
+        out = out[:-1] + "…"
+    return out
 
 
 _TOKEN = re.compile(r"[\w.]+|[^\w\s]")
 
 
-def _token_changes(a: str, b: str) -> list[tuple[str, str]]:
+def _labelled_changes(a: str, b: str) -> list[tuple[str, str, str]]:
+    """``(field, older tokens, newer tokens)`` for each in-place change of a line: the field is the
+    ``name=`` the tokens sit in (``size=[4, 8]`` -> ``size``), ``""`` for a positional one (a dtype)."""
     ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
     out = []
     sm = difflib.SequenceMatcher(a=ta, b=tb, autojunk=False)
     for op, i1, i2, j1, j2 in sm.get_opcodes():
         if op == "replace":
-            out.append((" ".join(ta[i1:i2]), " ".join(tb[j1:j2])))
+            label = ""
+            k = i1 - 1
+            while k >= 1 and ta[k] not in ("(", ")", "]"):
+                if ta[k] == "=" and re.fullmatch(r"\w+", ta[k - 1]):
+                    label = ta[k - 1]
+                    break
+                k -= 1
+            out.append((label, " ".join(ta[i1:i2]), " ".join(tb[j1:j2])))
     return out
+
+
+def _token_changes(a: str, b: str) -> list[tuple[str, str]]:
+    return [(x, y) for _label, x, y in _labelled_changes(a, b)]
 
 
 def diff_guards(older: list[str], newer: list[str], older_name: str = "older",
@@ -433,11 +480,14 @@ def diff_guards(older: list[str], newer: list[str], older_name: str = "older",
                     continue  # the writer cut both lines at 120 characters, at different places
                 d.removed.append(x)
                 d.added.append(y)
-                d.changes.extend(_token_changes(x, y))
+                ch = _token_changes(x, y)
+                d.changes.extend(ch)
+                d.changed.append((x, y, ch))
             continue
         d.removed.extend(a[i1:i2])
         d.added.extend(b[j1:j2])
     d.removed, d.added, d.changes = d.removed[:limit], d.added[:limit], d.changes[:limit]
+    d.changed = d.changed[:limit]
     return d
 
 

@@ -266,12 +266,18 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
                 lines.append(f"    {r.frame}{cid}: reason not recorded")
             d = r.guard_diff
             if d is not None and not d.empty:
-                lines.append(f"      guards {d.older} → {d.newer}:")
-                rm, rm_left = _cap(d.removed, show_all, 2)
-                ad, ad_left = _cap(d.added, show_all, 2)
+                head = d.headline()
+                lines.append(f"      guards {d.older} → {d.newer}:" + (f"  changed: {head}" if head else ""))
+                pairs, rm_left = _cap(list(d.as_json()["changed_lines"]), show_all, 2)
+                for c in pairs:  # a changed line cut around its change, so - and + differ in view
+                    lines += [f"        - {_one(c['older'], 4000)}", f"        + {_one(c['newer'], 4000)}"]
+                changed_old = {x for x, _y, _c in d.changed}
+                changed_new = {y for _x, y, _c in d.changed}
+                rm, rm_l = _cap([x for x in d.removed if x not in changed_old], show_all, 2)
+                ad, ad_l = _cap([x for x in d.added if x not in changed_new], show_all, 2)
                 lines += [f"        - {_one(x, 120)}" for x in rm] + [f"        + {_one(x, 120)}" for x in ad]
-                if rm_left or ad_left:
-                    lines.append(f"        ... {rm_left + ad_left} more line(s) (--all)")
+                if rm_left or rm_l or ad_l:
+                    lines.append(f"        ... {rm_left + rm_l + ad_l} more line(s) (--all)")
             elif d is not None:
                 lines.append(f"      guards {d.older} → {d.newer}: no difference once addresses and generated "
                              "names are masked (guards.txt cuts each guard at 120 characters: the change may be past the cut)")

@@ -320,10 +320,19 @@ class TriagePanel(Vertical):
                     body.append("  reason not recorded", style="dim")
                 d = r.guard_diff
                 if d is not None and not d.empty:
-                    for x in d.removed[:2]:
-                        body.append(f"\n    - {literal(x, 140)}", style="red")
-                    for x in d.added[:2]:
-                        body.append(f"\n    + {literal(x, 140)}", style="green")
+                    head = d.headline()
+                    if head:  # the changed tokens first; reverse so they stand out without colour too
+                        body.append("\n    changed: ", style="dim")
+                        body.append(literal(head, 160), style="bold reverse")
+                    lines = d.as_json()["changed_lines"][:2]
+                    for c in lines:
+                        body.append(f"\n    - {literal(c['older'], 140)}", style="red")
+                        body.append(f"\n    + {literal(c['newer'], 140)}", style="green")
+                    if not lines:
+                        for x in d.removed[:2]:
+                            body.append(f"\n    - {literal(x, 140)}", style="red")
+                        for x in d.added[:2]:
+                            body.append(f"\n    + {literal(x, 140)}", style="green")
                 elif d is not None:
                     body.append("\n    guards: no difference past the noise (cut at 120 chars)", style="dim")
                 row(r.event, body, "rc")
