@@ -1,4 +1,5 @@
-"""Reading the texts torch writes into its structured trace (pure functions, torch-free).
+"""Reading the texts torch writes into its structured trace (pure functions, torch-free): the one grammar
+of torch's text that the tracer (``tracer/mapping.py``) and the viewer (``magi_tui/model``) both use.
 
 Graph-break reports (``artifact dynamo_graph_break_reason``: the header, torch's graph-break message as
 ``torch._dynamo.exc.format_graph_break_message`` formats it, the user code traceback), formatted
@@ -89,9 +90,26 @@ def parse_traceback_frames(text: str) -> list[Frame]:
     return frames
 
 
+_GB_STOP = ("  Hint: ", "  Developer debug context: ", " For more details about this graph break")
+
+
+def _block(lines: list[str], k: int, first: str) -> tuple[str, int]:
+    """A field of torch's graph-break message from its first line on: its continuation lines are indented
+    by four spaces (``textwrap.indent(text, "    ")``, blank lines left bare) up to the next field."""
+    out = [first]
+    while k < len(lines):
+        ln = lines[k]
+        if ln.startswith(_GB_STOP) or (ln.strip() and not ln.startswith("    ")):
+            break
+        out.append(ln[4:] if ln.startswith("    ") else "")
+        k += 1
+    return "\n".join(x.rstrip() for x in out).strip("\n").rstrip(), k
+
+
 def _gb_message_fields(reason: str) -> dict[str, Any]:
-    """``gb_type``, ``explanation``, ``hints`` of the first graph-break message in ``reason`` (the
-    format of ``torch._dynamo.exc.format_graph_break_message``)."""
+    """``gb_type``, ``explanation`` (whole: torch's blank lines and indented code kept), ``hints`` (every
+    one, each whole) and ``debug_context`` of the first graph-break message in ``reason`` (the format of
+    ``torch._dynamo.exc.format_graph_break_message``)."""
     lines = reason.splitlines()
     out: dict[str, Any] = {}
     for i, ln in enumerate(lines):
@@ -101,21 +119,20 @@ def _gb_message_fields(reason: str) -> dict[str, Any]:
                 j -= 1  # augment_exc_message_with_hop_name puts the HOP between the type and the explanation
             if j >= 0:
                 out["gb_type"] = lines[j].strip()
-            expl, hints = [ln[len("  Explanation: "):]], []
-            k = i + 1
-            current = expl
+            out["explanation"], k = _block(lines, i + 1, ln[len("  Explanation: "):])
+            hints: list[str] = []
             while k < len(lines):
                 nxt = lines[k]
                 if nxt.startswith("  Hint: "):
-                    hints.append([nxt[len("  Hint: "):]])
-                    current = hints[-1]
-                elif nxt.startswith("    ") and nxt.strip():
-                    current.append(nxt.strip())
+                    h, k = _block(lines, k + 1, nxt[len("  Hint: "):])
+                    hints.append(h)
+                elif nxt.startswith("  Developer debug context: "):
+                    out["debug_context"], k = _block(lines, k + 1, nxt[len("  Developer debug context: "):])
+                elif not nxt.strip():
+                    k += 1
                 else:
                     break
-                k += 1
-            out["explanation"] = "\n".join(expl).strip()
-            out["hints"] = ["\n".join(h).strip() for h in hints]
+            out["hints"] = hints
             break
     return out
 
@@ -145,6 +162,42 @@ def parse_graph_break(payload: str) -> dict[str, Any]:
     if u:
         out["gb_id"] = f"GB{u.group(1)}"
     return out
+
+
+def graph_break_report(payload: str,
+                       is_framework: Any = None) -> dict[str, Any]:
+    """A graph-break report (``graph_break.txt``, torch's ``dynamo_graph_break_reason``) as the viewer shows
+    it: ``gb_id``, ``gb_type``, ``reason``, ``explanation``, ``hints``, and where it broke:
+    ``break_*`` (file, line, function, source) is the innermost frame outside torch, ``user_*`` the
+    innermost frame outside torch *and* installed libraries (``site-packages``: transformers …), i.e. the
+    user's call site; ``in_user_code`` says whether the two are the same frame."""
+    gb = parse_graph_break(payload)
+    out = {k: gb[k] for k in ("gb_id", "gb_type", "reason", "explanation", "hints", "debug_context") if k in gb}
+    fw = is_framework or is_torch_or_runpy
+    frames = [f for f in gb["frames"] if not fw(f.filename)]
+    hf = gb.get("header_frame")
+    brk = frames[-1] if frames else hf
+    user = next((f for f in reversed(frames) if not is_library(f.filename)), None)
+    if brk is not None:
+        out.update(break_file=brk.filename, break_line=brk.line, break_function=brk.function,
+                   break_source=brk.code)
+    if user is None and brk is not None and not frames:
+        user = brk  # only the header's file:line is known
+    if user is not None:
+        out.update(user_file=user.filename, user_line=user.line, user_function=user.function,
+                   source_line=user.code)
+    if brk is not None and user is not None:
+        out["in_user_code"] = (brk.filename, brk.line) == (user.filename, user.line)
+    return out
+
+
+_LIBRARY = re.compile(r"[/\\](site|dist)-packages[/\\]|^<frozen |(^|[/\\])runpy\.py$")
+
+
+def is_library(filename: str) -> bool:
+    """A frame in an installed package (``site-packages``: torch, transformers, …), ``runpy`` or a frozen
+    module: code the user calls but does not edit."""
+    return bool(_LIBRARY.search(filename))
 
 
 def parse_recompile_reasons(payload: str) -> list[str]:

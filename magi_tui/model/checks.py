@@ -20,6 +20,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from magi_format.names import SHAPE_SYMBOL
+from magi_format.torchtext import graph_break_report, is_library
 from magi_tui.model.events import Event
 from magi_tui.model.files import FileProblem, open_regular, read_head
 from magi_tui.model.frames import CfFrame, CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
@@ -39,6 +41,10 @@ STATUSES = ("ok", "recovered", "failed", "incomplete", "empty")
 LOG_NAMES = ("run.log", "stderr.log", "stderr.txt", "output.log")
 MAX_FILE_READS = 1000        # graph_break.txt / metrics.json read per analysis, at most
 MAX_TEXT = 64 * 1024
+MAX_SYMBOLS = 20_000         # shape_symbol events kept for explaining recompiles, at most
+#: the guard kinds torch's automatic dynamic shapes answer by making the value dynamic
+AUTO_DYNAMIC_KINDS = ("size", "stride", "scalar", "float", "shape_range")
+_SYMBOL_SOURCE = re.compile(r"^(?P<src>.+?)\.size\(\)\[(?P<dim>\d+)\]$")
 
 
 # -- result types -----------------------------------------------------------------------------------
@@ -73,6 +79,11 @@ class BreakEntry:
     frames: list[str] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     resume_fns: list[str] = field(default_factory=list)   # upstream evidence (compiled_functions/)
+    #: the break is in the user's own code (not in an installed library such as transformers); None: unknown
+    in_user_code: bool | None = None
+    #: (file, line, function, source line) of the user's own innermost frame: where to act when the break
+    #: is inside a library (the break frame itself when it is the user's)
+    call_site: tuple | None = None
 
     @property
     def where(self) -> str:
@@ -84,6 +95,9 @@ class BreakEntry:
         return {"gb_id": self.gb_id, "gb_type": self.gb_type, "reason": self.reason,
                 "explanation": self.explanation, "hints": self.hints,
                 "user_frame": {"file": self.file, "line": self.line, "function": self.function},
+                "in_user_code": self.in_user_code,
+                "call_site": None if self.call_site is None else dict(
+                    zip(("file", "line", "function", "source_line"), self.call_site)),
                 "source_line": self.source_line, "count": self.count, "compile_ids": self.compile_ids,
                 "frames": self.frames, "index": self.events[0].index if self.events else None,
                 "event_indices": [e.index for e in self.events[:100]],
@@ -101,10 +115,25 @@ class RecompileInfo:
     entries: tuple[str, str] | None = None    # (older, newer) cache entry folders compared
     #: torch refused this recompile: the frame had reached its recompile limit (it runs eagerly)
     refused: bool = False
+    #: ``TORCH_COMPILE_DYNAMIC_SOURCES`` entries of what this compile made dynamic (its shape symbols'
+    #: sources, ``L['kwargs']['input_ids']:1``): torch's automatic dynamic shapes at work when non-empty
+    dynamic_sources: list[str] = field(default_factory=list)
 
     @property
     def primary(self) -> Reason | None:
         return self.reasons[0] if self.reasons else None
+
+    @property
+    def kinds(self) -> list[str]:
+        """Every kind of guard that failed, one per cache entry torch tried, in torch's order, once each."""
+        return list(dict.fromkeys(r.kind for r in self.reasons))
+
+    @property
+    def automatic_dynamic(self) -> bool:
+        """Torch's normal first step to dynamic shapes: a size (or int) changed and this compile made it
+        dynamic, so the next new value runs without compiling. Not something to fix."""
+        return bool(self.dynamic_sources) and bool(self.reasons) and all(
+            r.kind in AUTO_DYNAMIC_KINDS for r in self.reasons) and not self.refused
 
     def as_json(self) -> dict[str, Any]:
         p = self.primary
@@ -115,7 +144,8 @@ class RecompileInfo:
                 "reasons": [] if self.event is None else
                 [f"{r.entry_compile_id}: {r.text}" if r.entry_compile_id else r.text for r in self.reasons],
                 "reasons_parsed": [r.as_json() for r in self.reasons],
-                "guard": p.guard if p else None, "kind": p.kind if p else None,
+                "guard": p.guard if p else None, "kind": p.kind if p else None, "kinds": self.kinds,
+                "automatic_dynamic": self.automatic_dynamic, "dynamic_sources": self.dynamic_sources,
                 "expected": p.expected if p else None, "actual": p.actual if p else None,
                 "suggestion": p.suggestion if p else None,
                 "guard_diff": self.guard_diff.as_json() if self.guard_diff else None,
@@ -231,61 +261,6 @@ def _int(v: Any) -> int | None:
     return None
 
 
-_GB_AT = re.compile(r"Graph break in user code at (.+):(\d+)")
-_GB_URL = re.compile(r"/gb/(gb\d+)\.html", re.I)
-_FILE_LINE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')
-
-
-def parse_graph_break_text(text: str) -> dict[str, Any]:
-    """What torch's graph-break report says: gb id, type, explanation, hints, user frame, source line."""
-    out: dict[str, Any] = {}
-    m = _GB_URL.search(text)
-    if m:
-        out["gb_id"] = m.group(1).upper()
-    m = _GB_AT.search(text)
-    if m:
-        out["user_file"], out["user_line"] = m.group(1), int(m.group(2))
-    lines = text.splitlines()
-    for i, ln in enumerate(lines):
-        st = ln.strip()
-        if st.startswith("Graph Break Reason:"):
-            r = st[len("Graph Break Reason:"):].strip()
-            if r.endswith(":"):
-                nxt = next((x.strip() for x in lines[i + 1:i + 4] if x.strip()), "")
-                out.setdefault("gb_type", nxt)
-                r = nxt or r
-            out.setdefault("reason", r)
-        elif st.startswith("Explanation:") and "explanation" not in out:
-            out["explanation"] = st[len("Explanation:"):].strip()
-        elif st.startswith("Hint:"):
-            hints = out.setdefault("hints", [])
-            h = st[len("Hint:"):].strip()
-            if h not in hints:
-                hints.append(h)
-        elif st.startswith("Traceback (most recent call last)"):
-            break
-    # the user code traceback: the innermost frame and its source line
-    tb_start = next((i for i, ln in enumerate(lines) if ln.startswith("User code traceback")), None)
-    if tb_start is not None:
-        last = None
-        for j in range(tb_start + 1, len(lines)):
-            fm = _FILE_LINE.match(lines[j])
-            if fm:
-                src = lines[j + 1].strip() if j + 1 < len(lines) and not _FILE_LINE.match(lines[j + 1]) else None
-                last = (fm.group(1), int(fm.group(2)), fm.group(3).strip(), src or None)
-            elif lines[j].strip() == "" and last is not None:
-                break
-        if last is not None:
-            f, ln, fn, src = last
-            if "user_file" not in out or (out.get("user_file") == f and out.get("user_line") == ln):
-                out["user_file"], out["user_line"] = f, ln
-            if out.get("user_file") == f and out.get("user_line") == ln:
-                out["user_function"] = fn
-                if src:
-                    out["source_line"] = src
-    return out
-
-
 def _hints(v: Any) -> list[str]:
     if isinstance(v, list):
         return [str(x) for x in v if x not in (None, "")][:20]
@@ -352,10 +327,16 @@ class TimelineFold:
         self.top = 0.0
         self.top_n = 0
         self.metrics_events: list[Event] = []     # compile ends with a duration and a metrics.json
+        #: compile id -> its ``shape_symbol`` events (the sizes / ints that compile treated as dynamic)
+        self.symbols: dict[str, list[Event]] = {}
+        self._n_symbols = 0
         self._cids: dict[str, Any] = {}
 
     def add(self, ev: Event) -> None:
         cid = ev.compile_id
+        if ev.frag == SHAPE_SYMBOL and cid and self._n_symbols < MAX_SYMBOLS:
+            self._n_symbols += 1
+            self.symbols.setdefault(cid, []).append(ev)
         if cid is not None:
             if cid:
                 self.has_cids = True
@@ -537,16 +518,21 @@ class _Analyser:
             ev = item.event
             a = event_attrs(run, ev)
             info: dict[str, Any] = {}
-            if not (a.get("gb_id") and a.get("user_file") and a.get("explanation")):
+            hints = _hints(a.get("hints"))
+            attr_file = _s(a.get("user_file"))
+            if not (a.get("gb_id") and attr_file and a.get("explanation") and hints) or (
+                    attr_file and is_library(attr_file)):
+                # torch's own report is the whole truth (runs recorded before hints were kept whole, a
+                # break inside a library whose caller is wanted): one grammar, magi_format.torchtext
                 text = _read_event_file(run, ev, "graph_break.txt", self.budget)
                 if text:
-                    info = parse_graph_break_text(text)
+                    info = graph_break_report(text)
             gb_id = _s(a.get("gb_id")) or info.get("gb_id")
             uf = a.get("user_frame")
-            file = _s(a.get("user_file")) or info.get("user_file")
+            file = attr_file or info.get("break_file")
             line = _int(a.get("user_line"))
             if line is None:
-                line = info.get("user_line")
+                line = info.get("break_line")
             if file is None and isinstance(uf, str) and ":" in uf:
                 f0, _, l0 = uf.rpartition(":")
                 file, line = f0, _int(l0)
@@ -556,12 +542,18 @@ class _Analyser:
             key = (gb_id or _first_line(reason), file, line)
             be = entries.get(key)
             if be is None:
+                expl = info.get("explanation") or _s(a.get("explanation"))
                 be = entries[key] = BreakEntry(
-                    gb_id, gb_type, _first_line(reason),
-                    _s(a.get("explanation")) or info.get("explanation"),
-                    _hints(a.get("hints")) or info.get("hints", []), file, line,
-                    _s(a.get("user_function")) or info.get("user_function"),
-                    _s(a.get("source_line")) or info.get("source_line"))
+                    gb_id, gb_type, _first_line(reason), expl, info.get("hints") or hints, file, line,
+                    _s(a.get("user_function")) or info.get("break_function"),
+                    _s(a.get("source_line")) or info.get("break_source"))
+                if file is not None:
+                    be.in_user_code = not is_library(file)
+                    if be.in_user_code:
+                        be.call_site = (file, line, be.function, be.source_line)
+                    elif info.get("user_file") and not is_library(info["user_file"]):
+                        be.call_site = (info["user_file"], info.get("user_line"), info.get("user_function"),
+                                        info.get("source_line"))
             be.count += 1
             if ev.compile_id and ev.compile_id not in be.compile_ids:
                 be.compile_ids.append(ev.compile_id)
@@ -635,6 +627,18 @@ class _Analyser:
                 row.recompile_limit, row.limit_recorded = lim, True
             info = RecompileInfo(row.frame if row else name, row.key if row else None, ev.compile_id, parsed,
                                  event=ev)
+            if ev.compile_id and parsed:
+                info.dynamic_sources = self._dynamic_sources(ev.compile_id)
+                pr = parsed[0]
+                if info.dynamic_sources and pr.kind in AUTO_DYNAMIC_KINDS and not (
+                        pr.subject or "").startswith("___stack"):
+                    # everything torch made dynamic together: one entry alone can be specialised back by
+                    # another input of the same length (input_ids and attention_mask)
+                    env = ",".join(info.dynamic_sources)
+                    pr.suggestion = ((pr.suggestion or "").split(" To compile it dynamic")[0].rstrip(".")
+                                     + f". Torch's automatic dynamic shapes made {len(info.dynamic_sources)} "
+                                     "source(s) dynamic in this recompile, so new sizes run without compiling "
+                                     f'(the normal path); to start dynamic: TORCH_COMPILE_DYNAMIC_SOURCES="{env}"')
             if p is not None and name != "?":
                 info.guard_diff, info.entries = self._diff_for(name, p[1], row.compiles if row else None)
                 pr = info.primary
@@ -657,6 +661,20 @@ class _Analyser:
                             reasons.append(r)
                     out.append(RecompileInfo(f.code.label, "cf:" + f.rel, None, reasons, d, None, names))
         return out
+
+    def _dynamic_sources(self, compile_id: str) -> list[str]:
+        """``TORCH_COMPILE_DYNAMIC_SOURCES`` entries for the backed symbols compile ``compile_id`` created."""
+        out: list[str] = []
+        for sev in self.fold.symbols.get(compile_id, ())[:200]:
+            a = event_attrs(self.run, sev)
+            src = _s(a.get("source"))
+            if not src or a.get("unbacked"):
+                continue
+            m = _SYMBOL_SOURCE.match(src)
+            entry = f"{m.group('src')}:{m.group('dim')}" if m else (src if "(" not in src else None)
+            if entry and "," not in entry and entry not in out:
+                out.append(entry)
+        return sorted(out)
 
     def _limits(self) -> None:
         run = self.run
@@ -843,23 +861,32 @@ class _Analyser:
             ev = t.tracer_stopped[0].event if "tracer" in why and t.tracer_stopped else (
                 run.open_spans[0].first if run.open_spans and "never closed" in why else None)
             out.append(Check("fail" if a.status == "incomplete" else "warn", why, ev))
-        if a.recompiles:
-            n_frames = len({r.frame_key or r.frame for r in a.recompiles})
-            kinds = Counter(r.primary.kind for r in a.recompiles if r.primary)
-            top = ", ".join(f"{k} ×{n}" for k, n in kinds.most_common(3))
-            out.append(Check("warn", f"{len(a.recompiles)} recompile(s) in {n_frames} frame(s)"
+        auto = [r for r in a.recompiles if r.automatic_dynamic]
+        other = [r for r in a.recompiles if not r.automatic_dynamic]
+        if auto:
+            env = ",".join(dict.fromkeys(s for r in auto for s in r.dynamic_sources))
+            out.append(Check("ok", f"{len(auto)} recompile(s) were torch's automatic dynamic shapes (a size changed "
+                                   "once and is dynamic from then on: the normal path); to compile dynamic from the "
+                                   f'start: TORCH_COMPILE_DYNAMIC_SOURCES="{env}"', auto[0].event))
+        if other:
+            n_frames = len({r.frame_key or r.frame for r in other})
+            kinds = Counter(k for r in other for k in r.kinds)  # every cache entry's reason, not the first only
+            top = ", ".join(f"{k} ×{n}" for k, n in kinds.most_common(4))
+            out.append(Check("warn", f"{len(other)} recompile(s) in {n_frames} frame(s)"
                                      + (f" ({top})" if top else "") + " — expected none once warmed up",
-                             a.recompiles[0].event))
-        elif a.frames:
+                             other[0].event))
+        elif a.frames and not auto:
             out.append(Check("ok", "no recompiles"))
-        many = [f for f in a.frames if f.compiles > 1]
+        auto_only = {r.frame_key for r in auto} - {r.frame_key for r in other}
+        many = [f for f in a.frames if f.compiles > 1 and not (f.key in auto_only and f.compiles == 2)]
         if many:
             f = max(many, key=lambda r: r.compiles)
             more = f" (and {len(many) - 1} more frame(s))" if len(many) > 1 else ""
             out.append(Check("warn", f"frame {f.frame} compiled {f.compiles}× — expected once per frame{more}",
                              f.first_event))
         elif a.frames:
-            out.append(Check("ok", f"{len(a.frames)} frame(s), one compile each"))
+            plus = " (and one automatic-dynamic recompile)" if auto_only else ""
+            out.append(Check("ok", f"{len(a.frames)} frame(s), one compile each{plus}"))
         for f in a.frames:
             if f.limit_hit:
                 out.append(Check("warn", f"frame {f.frame} hit the recompile limit ({f.recompile_limit}) and fell "

@@ -27,14 +27,29 @@ DEFAULT_RECOMPILE_LIMIT = 8
 MAX_GUARDS_BYTES = 512 * 1024
 
 _CID_PREFIX = re.compile(r"^\s*(\[?!?[\d/_\]]*\d[\d/_\]]*\]?)\s*:\s+")
+# torch's C++ TENSOR_MATCH failure (``tensor 'kwargs['input_ids']' size mismatch at index 1. expected 8,
+# actual 16``): the source may hold quotes, so the name runs up to the last ``' <what> mismatch``
 _TENSOR = re.compile(
-    r"tensor '(?P<name>[^']+)' (?P<what>[\w ]+?) mismatch(?: at index (?P<index>-?\d+))?\."
-    r"\s*expected (?P<expected>.+?)(?:,\s*actual (?P<actual>.+?))?\s*$")
-_EQ = re.compile(r"^(?P<lhs>.+?)\s*==\s*(?P<rhs>[^=]+?)$")
+    r"tensor '(?P<name>.*)' (?P<what>size|stride|dtype|device|rank|requires_grad|dispatch key set|[\w ]+?)"
+    r" mismatch(?: at index (?P<index>-?\d+))?\.\s*expected (?P<expected>.+?)(?:,\s*actual (?P<actual>.+?))?\s*$")
+_DEVICE_INDEX = re.compile(r"device index mismatch\. Expected device index to be (?P<e>-?\d+), actual (?P<a>-?\d+)",
+                           re.I)
+_EQ = re.compile(r"^(?P<lhs>.+?)\s*(?P<op>==|!=)\s*(?P<rhs>[^=]+?)$")
 _SCALAR = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$|^(True|False|None)$")
-_NAME = re.compile(r"^(?:L|G)\['(?P<n>[^']+)'\]$|^(?P<bare>[A-Za-z_][\w.]*)$")
+_NUMBER = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$|^-?(inf|nan)$")
+_STRING = re.compile(r"""^(?:'[^']*'|"[^"]*")$""")
 _LEN = re.compile(r"^len\((?P<x>.+)\)$")
-_OBJ_ID = re.compile(r"___check_(obj|type)_id\((?P<x>[^,]+),")
+#: ``___check_obj_id(f, 1403…), type=<class 'builtin_function_or_method'>`` (ID_MATCH), ``___check_type_id(…)``
+#: (TYPE_MATCH); ``type=`` names the type the guard was compiled for
+_ID_CHECK = re.compile(r"___check_(?P<which>obj|type)_id\((?P<x>.+?),\s*-?\d+\)(?:,\s*type=<class '(?P<t>[^']*)'>)?")
+_GLOBAL_STATE = re.compile(r"GLOBAL_STATE changed:\s*(?P<what>.*)$")
+_DUPLICATE = re.compile(r"Duplicate tensors? found")
+_SHAPE_RANGE = re.compile(r"(?:\.size\(\)\[|\.stride\(\)\[|\.storage_offset\(\)|\bs\d+\b|Ne\(|Eq\(|<=|>=|<|>)")
+
+#: the guard kinds whose value decides which graph runs (a new value is a new compile)
+KINDS = ("size", "stride", "dtype", "device", "rank", "requires_grad", "dispatch_key_set", "scalar", "float",
+         "bool", "constant", "none", "identity", "type", "length", "global_state", "aliasing", "shape_range",
+         "backend", "other")
 
 # torch's short dtype names (``Float``) -> the spelling a user writes
 DTYPES = {
@@ -54,16 +69,21 @@ class Reason:
     text: str                       # the reason's first line, compile-id prefix removed
     entry_compile_id: str | None    # the cache entry whose guard failed (``0/0``), when torch said
     guard: str                      # the guard expression (``x.size()[0] == 4``, ``n == 3``)
-    kind: str                       # size|stride|dtype|device|rank|requires_grad|scalar|identity|type|length|other
-    subject: str | None = None      # the tensor / variable the guard is about
+    kind: str                       # one of KINDS
+    subject: str | None = None      # the source the guard is about, as torch wrote it (``kwargs['input_ids']``)
     expected: str | None = None
-    actual: str | None = None
+    actual: str | None = None       # None: torch did not record it (``n == 3`` names the compiled value only)
     suggestion: str | None = None
+    index: int | None = None        # the dimension of a size / stride guard
+    #: the entry for ``TORCH_COMPILE_DYNAMIC_SOURCES`` that makes this source dynamic from the first compile
+    dynamic_source: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {"text": self.text, "entry_compile_id": self.entry_compile_id, "guard": self.guard,
-                "kind": self.kind, "subject": self.subject, "expected": self.expected, "actual": self.actual,
-                "suggestion": self.suggestion}
+                "kind": self.kind, "subject": self.subject, "user_expr": user_expr(self.subject),
+                "index": self.index, "expected": self.expected, "actual": self.actual,
+                "actual_recorded": self.actual is not None, "suggestion": self.suggestion,
+                "dynamic_source": self.dynamic_source}
 
 
 def _pretty_dtype(v: str | None) -> str | None:
@@ -72,29 +92,127 @@ def _pretty_dtype(v: str | None) -> str | None:
     return DTYPES.get(v.strip(), v.strip())
 
 
-def suggestion_for(kind: str, subject: str | None, expected: str | None, actual: str | None) -> str | None:
-    """The standard one-line fix for a failed guard of this kind, or None when there is none."""
-    s = subject or "it"
-    if kind in ("size", "stride", "rank"):
-        return (f"the shape of {s} changed: mark it dynamic (torch._dynamo.mark_dynamic({s}, dim)) "
-                "or compile with dynamic=True")
+# -- sources: what torch calls a value (``L['self']._modules['h']._parameters['w']``) -----------------
+_LOCAL = re.compile(r"""L\[\s*['"](.*?)['"]\s*\]""")
+_ATTR_DICT = re.compile(r"""\._(?:modules|parameters|buffers)\[\s*['"]([^'"]+)['"]\s*\]""")
+_ROOT = re.compile(r"^(?P<root>[A-Za-z_]\w*)(?P<rest>.*)$", re.S)
+
+
+def user_expr(source: str | None) -> str | None:
+    """A source as the user would write it: ``L['self']._modules['h']._modules['0']._parameters['w']``
+    -> ``self.h[0].w``; ``kwargs['input_ids']`` stays (it is the dict the keyword arrived in)."""
+    if not source:
+        return source
+    s = _LOCAL.sub(r"\1", source)
+
+    def attr(m: re.Match) -> str:
+        n = m.group(1)
+        return f"[{n}]" if n.isdigit() else f".{n}"
+    return _ATTR_DICT.sub(attr, s)
+
+
+def keyword_of(source: str | None) -> str | None:
+    """``kwargs['input_ids']`` / ``model_kwargs['position_ids']`` -> ``input_ids``: the keyword argument a
+    tensor arrived as, when the source is an entry of a ``**kwargs`` dict."""
+    if not source:
+        return None
+    m = re.fullmatch(r"""(?:L\[\s*['"])?(?P<d>\w*kw\w*)(?:['"]\s*\])?\[\s*['"](?P<k>[^'"]+)['"]\s*\]""",
+                     source.strip())
+    return m.group("k") if m else None
+
+
+def dynamic_source_entry(source: str | None, index: int | None = None) -> str | None:
+    """The ``TORCH_COMPILE_DYNAMIC_SOURCES`` entry (``torch.compiler.config.dynamic_sources``) for a source
+    as a recompile reason names it: torch matches the full source name (``L['kwargs']['input_ids']``),
+    which the reason printed without its ``L[…]`` (``strip_local_scope``); ``:N`` names one dimension.
+    None for values that are not frame inputs (``___stack0``, generated names) or hold a comma."""
+    if not source:
+        return None
+    s = _LOCAL.sub(lambda m: f"L['{m.group(1)}']", source.strip())
+    m = _ROOT.match(s)
+    if not m or s.startswith("___") or "," in s or " " in s:
+        return None
+    root, rest = m.group("root"), m.group("rest")
+    if root == "L":
+        root2 = re.match(r"\['(\w+)'\](.*)$", rest)
+        if not root2:
+            return None
+        root, rest = root2.group(1), root2.group(2)
+    elif root == "G":
+        return None  # a global: torch names it by the module it lives in, not recorded in the reason
+    # a frame input (``x``), an entry of a **kwargs dict, or a path under ``self`` (a module's tensors)
+    if rest and not (keyword_of(f"{root}{rest}") or root == "self"):
+        return None
+    s = f"L['{root}']{rest}"
+    return s if index is None else f"{s}:{index}"
+
+
+def suggestion_for(kind: str, subject: str | None, expected: str | None, actual: str | None,
+                   index: int | None = None, extra: str | None = None) -> str | None:
+    """The standard fix for a failed guard of this kind (right for torch 2.13), or None when there is none."""
+    u = user_expr(subject) or "it"
+    kw = keyword_of(subject)
+    dyn = dynamic_source_entry(subject, index)
+    if kind == "stride":
+        return (f"the memory layout of {u} changed (stride of dim {index}: {expected} -> {actual or 'not recorded'}; "
+                f"a transposed or sliced view): pass {u}.contiguous(), or expect one compile per layout")
+    if kind == "size":
+        who = f"{u} (the {kw}= argument)" if kw else u
+        mark = f"torch._dynamo.mark_dynamic({kw or u}, {index if index is not None else 'dim'})"
+        env = f' or TORCH_COMPILE_DYNAMIC_SOURCES="{dyn}"' if dyn else ""
+        return (f"dim {index} of {who} changed size ({expected} -> {actual or 'not recorded'}). To compile it "
+                f"dynamic from the start: {mark} before the call{env}. Torch's automatic dynamic shapes make it "
+                "dynamic after this one recompile; a recompile on every new size means the compile was static "
+                "(dynamic=False / mark_static)")
+    if kind == "rank":
+        return f"{u} arrived with {actual or 'another number of'} dimension(s) (compiled for {expected}): one compile per rank"
     if kind == "dtype":
-        return (f"{s} arrived as {actual or 'another dtype'} but was compiled for {expected or 'one dtype'}: "
-                f"cast it earlier ({s}.to({expected})) or expect one compile per dtype")
+        return (f"{u} arrived as {actual or 'another dtype'} but was compiled for {expected or 'one dtype'}: "
+                f"cast it earlier ({u}.to({expected})) or expect one compile per dtype")
     if kind == "device":
-        return (f"{s} moved to {actual or 'another device'} (compiled for {expected or 'one device'}): "
+        return (f"{u} moved to {actual or 'another device'} (compiled for {expected or 'one device'}): "
                 "move it earlier, or expect one compile per device")
     if kind == "requires_grad":
-        return f"requires_grad of {s} changed between calls: keep it the same (detach, or torch.no_grad())"
+        return f"requires_grad of {u} changed between calls: keep it the same (detach, or torch.no_grad())"
+    if kind == "dispatch_key_set":
+        return f"{u} changed its dispatch keys (a tensor subclass, functorch or autocast wrapping): keep it the same"
     if kind == "scalar":
-        return (f"the Python scalar {s} was specialised to {expected}: pass it as a tensor, or mark it dynamic "
-                "(dynamic=True / torch._dynamo.config.specialize_int=False)")
+        env = f'TORCH_COMPILE_DYNAMIC_SOURCES="{dyn}"' if dyn else "dynamic=True"
+        return (f"the int {u} was compiled as the constant {expected}: torch's automatic dynamic makes it a "
+                f"symbolic int on the first new value (one recompile, then none); to start dynamic set {env}, "
+                "or pass it as a tensor")
+    if kind == "float":
+        if subject and subject.startswith("___stack"):
+            return (f"a float computed before a graph break (usually .item()) was compiled as {expected}: set "
+                    "torch._dynamo.config.capture_scalar_outputs = True to keep .item() in the graph (no break, "
+                    "no guard on its value)")
+        env = f'TORCH_COMPILE_DYNAMIC_SOURCES="{dyn}"' if dyn else "dynamic=True"
+        return (f"the float {u} was compiled as the constant {expected}: pass it as a 0-d tensor "
+                f"(torch.tensor({u})), or make it dynamic from the first compile ({env})")
+    if kind == "bool":
+        return f"{u} is a Python bool: each value compiles its own graph (at most two); expected, not a problem"
+    if kind == "constant":
+        return f"{u} is a constant (compiled for {expected}): each value compiles once; pass a tensor or keep it fixed"
+    if kind == "none":
+        return f"{u} was None on one call and not on another: each compiles its own graph"
     if kind == "length":
-        return f"the length of {s} changed: pass a fixed-length sequence, or a tensor"
+        return f"the length of {u} changed: pass a fixed-length sequence, or stack it into one tensor"
     if kind == "identity":
-        return f"{s} is a new object on each call: create it once and reuse it"
+        was = f" (compiled for a {expected})" if expected else ""
+        return (f"{u} is a different object than when compiled{was}: create it once and reuse it; "
+                "each distinct object compiles once")
     if kind == "type":
-        return f"the type of {s} changed between calls"
+        return f"the type of {u} changed (compiled for {expected or 'another type'}): one compile per type"
+    if kind == "global_state":
+        return (f"global state changed between calls ({extra or subject or 'grad mode / autocast'}): "
+                "one compile per state; expected when a model runs under torch.no_grad() and with grad")
+    if kind == "aliasing":
+        return f"{extra or 'two inputs'} are the same tensor on this call but were distinct when compiled (or back)"
+    if kind == "shape_range":
+        return (f"a dynamic dimension left the range the graph was compiled for ({u}); a size of 0 or 1 is "
+                "specialised: torch._dynamo.decorators.mark_unbacked(tensor, dim) avoids that")
+    if kind == "backend":
+        return "a different backend callable each call: create the backend once (or functools.partial) and reuse it"
     return None
 
 
@@ -107,21 +225,29 @@ def _strip_comment(line: str) -> str:
 
 
 def _subject(expr: str) -> str:
-    m = _NAME.match(expr.strip())
-    if m:
-        return m.group("n") or m.group("bare")
-    return expr.strip()
+    s = expr.strip()
+    m = re.fullmatch(r"""(?:L|G)\[\s*['"]([^'"]+)['"]\s*\]""", s)
+    return m.group(1) if m else s
 
 
-def parse_reason(raw: str) -> Reason:
-    """One of torch's recompile reasons -> guard, expected/actual values and a suggestion."""
+def parse_reason(raw: Any) -> Reason:
+    """One of torch's recompile reasons -> guard, expected/actual values and a suggestion. Total: any
+    text gives a Reason (kind ``other`` and the text verbatim when no family matches)."""
     r = _parse_reason_cached(str(raw)[:4000])
-    return Reason(r.text, r.entry_compile_id, r.guard, r.kind, r.subject, r.expected, r.actual, r.suggestion)
+    return Reason(r.text, r.entry_compile_id, r.guard, r.kind, r.subject, r.expected, r.actual, r.suggestion,
+                  r.index, r.dynamic_source)
+
+
+def _reason(text: str, cid: str | None, guard: str, kind: str, subj: str | None = None, exp: str | None = None,
+            act: str | None = None, index: int | None = None, extra: str | None = None) -> Reason:
+    dyn = dynamic_source_entry(subj, index) if kind in ("size", "stride", "scalar", "float") else None
+    return Reason(text, cid, guard, kind, subj, exp, act, suggestion_for(kind, subj, exp, act, index, extra),
+                  index, dyn)
 
 
 @lru_cache(maxsize=4096)
 def _parse_reason_cached(raw: str) -> Reason:
-    first = next((ln for ln in str(raw).splitlines() if ln.strip()), "").strip()
+    first = next((ln for ln in raw.splitlines() if ln.strip()), "").strip()
     cid = None
     m = _CID_PREFIX.match(first)
     if m:
@@ -129,37 +255,72 @@ def _parse_reason_cached(raw: str) -> Reason:
         first = first[m.end():]
     text = first
     guard = _strip_comment(first)
+    try:
+        return _classify(text, cid, guard)
+    except (ValueError, IndexError, re.error):  # a grammar gap is an "other", never an exception
+        return Reason(text, cid, guard, "other")
+
+
+def _classify(text: str, cid: str | None, guard: str) -> Reason:
     tm = _TENSOR.search(guard)
     if tm:
-        what = tm.group("what").strip().replace(" ", "_")
-        kind = {"size": "size", "stride": "stride", "dtype": "dtype", "device": "device", "rank": "rank",
-                "requires_grad": "requires_grad", "dispatch_key_set": "dispatch_key_set"}.get(what, what)
+        kind = tm.group("what").strip().replace(" ", "_")
         name = tm.group("name")
         exp, act = tm.group("expected"), tm.group("actual")
         if kind == "dtype":
             exp, act = _pretty_dtype(exp), _pretty_dtype(act)
+        if kind == "requires_grad" and exp and exp.startswith("requires_grad="):
+            exp = "True" if exp.endswith("1") else "False"
+            act = act or ("False" if exp == "True" else "True")  # a bool: the other value
         idx = tm.group("index")
-        if idx is not None and kind in ("size", "stride"):
-            guard = f"{name}.{kind}()[{idx}] == {exp}"
-        r = Reason(text, cid, guard, kind, name, exp, act)
-        r.suggestion = suggestion_for(kind, name, exp, act)
-        return r
-    om = _OBJ_ID.search(guard)
+        index = int(idx) if idx is not None else None
+        if index is not None and kind in ("size", "stride"):
+            guard = f"{name}.{kind}()[{index}] == {exp}"
+        return _reason(text, cid, guard, kind, name, exp, act, index)
+    dm = _DEVICE_INDEX.search(guard)
+    if dm:
+        return _reason(text, cid, guard, "device", None, dm.group("e"), dm.group("a"))
+    gm = _GLOBAL_STATE.search(guard)
+    if gm:
+        what = gm.group("what").strip() or None
+        return _reason(text, cid, guard, "global_state", what, extra=what)
+    if _DUPLICATE.search(guard):
+        names = re.findall(r'"([^"]+)"', guard)
+        return _reason(text, cid, guard, "aliasing", names[0] if names else None,
+                       extra=" and ".join(names) if names else None)
+    if guard.startswith("BACKEND_MATCH"):
+        return _reason(text, cid, guard, "backend")
+    om = _ID_CHECK.search(guard)
     if om:
-        kind = "identity" if om.group(1) == "obj" else "type"
+        kind = "identity" if om.group("which") == "obj" else "type"
+        t = om.group("t")
         subj = _subject(om.group("x"))
-        return Reason(text, cid, guard, kind, subj, suggestion=suggestion_for(kind, subj, None, None))
+        if kind == "identity" and t == "NoneType":
+            return _reason(text, cid, guard, "none", subj, "None")
+        return _reason(text, cid, guard, kind, subj, t.rsplit(".", 1)[-1] if t else None)
     em = _EQ.match(guard)
     if em:
-        lhs, rhs = em.group("lhs").strip(), em.group("rhs").strip()
+        lhs, rhs, op = em.group("lhs").strip(), em.group("rhs").strip(), em.group("op")
         lm = _LEN.match(lhs)
         if lm:
             subj = _subject(lm.group("x"))
-            return Reason(text, cid, guard, "length", subj, rhs, None, suggestion_for("length", subj, rhs, None))
-        if _SCALAR.match(rhs):
-            subj = _subject(lhs)
-            return Reason(text, cid, guard, "scalar", subj, rhs, None, suggestion_for("scalar", subj, rhs, None))
-        return Reason(text, cid, guard, "other", _subject(lhs), rhs)
+            return _reason(text, cid, guard, "length", subj, rhs if op == "==" else f"not {rhs}")
+        subj = _subject(lhs)
+        if op == "==" and not _SHAPE_RANGE.search(lhs):
+            if rhs in ("True", "False"):
+                return _reason(text, cid, guard, "bool", subj, rhs)
+            if rhs == "None":
+                return _reason(text, cid, guard, "none", subj, rhs)
+            if _NUMBER.match(rhs):
+                kind = "scalar" if re.fullmatch(r"-?\d+", rhs) else "float"
+                return _reason(text, cid, guard, kind, subj, rhs)
+            if _STRING.match(rhs):
+                return _reason(text, cid, guard, "constant", subj, rhs)
+        if _SHAPE_RANGE.search(guard):
+            return _reason(text, cid, guard, "shape_range", lhs, rhs)
+        return Reason(text, cid, guard, "other", subj, rhs)
+    if _SHAPE_RANGE.search(guard) and (".size()" in guard or ".stride()" in guard):
+        return _reason(text, cid, guard, "shape_range", guard)
     return Reason(text, cid, guard, "other")
 
 
@@ -174,7 +335,7 @@ _GEN_NAMES = [
 
 
 #: object ids in identity guards (``___check_obj_id(G['x'], 139698252714032)``): new in every process
-_OBJ_ID = re.compile(r"(___check_(?:obj|type)_id\(.*?,\s*)\d{4,}(?=\))")
+_OBJ_ID_VALUE = re.compile(r"(___check_(?:obj|type)_id\(.*?,\s*)\d{4,}(?=\))")
 #: the line number of a source comment (``# File: /m/model.py:83 in forward, code: …``)
 _SRC_LINE = re.compile(r"(\.py):\d+(?=\s+in\s)")
 
@@ -195,7 +356,7 @@ def normalise_guard_line(line: str, *, across_processes: bool = False) -> str:
             s = rx.sub(rep, s)
     if across_processes:
         if "_id(" in s:
-            s = _OBJ_ID.sub(r"\1<id>", s)
+            s = _OBJ_ID_VALUE.sub(r"\1<id>", s)
         if ".py:" in s:
             s = _SRC_LINE.sub(r"\1:N", s)
     return s
@@ -225,6 +386,8 @@ class GuardDiff:
     added: list[str] = field(default_factory=list)     # guard lines only in the newer entry
     #: (older token, newer token) pairs where one line changed in place: ``torch.float32`` -> ``torch.float64``
     changes: list[tuple[str, str]] = field(default_factory=list)
+    #: lines that changed in place: (older line, newer line, their token changes)
+    changed: list[tuple[str, str, list[tuple[str, str]]]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -232,20 +395,65 @@ class GuardDiff:
 
     def as_json(self) -> dict[str, Any]:
         return {"older": self.older, "newer": self.newer, "removed": self.removed, "added": self.added,
-                "changes": [{"older": a, "newer": b} for a, b in self.changes]}
+                "changes": [{"older": a, "newer": b} for a, b in self.changes],
+                # each changed line cut around its first changed token, so the difference is in view
+                "changed_lines": [{"older": focus(x, ch[0][0] if ch else ""), "newer": focus(y, ch[0][1] if ch else ""),
+                                   "changes": [{"older": a, "newer": b} for a, b in ch]}
+                                  for x, y, ch in self.changed]}
+
+    def headline(self) -> str:
+        """The changed tokens, first, named by the field they are in: ``torch.float32 -> torch.float64``;
+        ``size: 4 -> 8``; ``requires_grad: False -> True``."""
+        out: list[str] = []
+        for x, y, _ch in self.changed:
+            for label, a, b in _labelled_changes(x, y):
+                out.append(f"{label}: {a} -> {b}" if label else f"{a} -> {b}")
+        if not out:
+            out = [f"{a} -> {b}" for a, b in self.changes]
+        return "; ".join(dict.fromkeys(out[:4]))
+
+
+def focus(line: str, token: str, width: int = 100) -> str:
+    """``line`` cut to ``width`` characters around the first place ``token`` appears (``…`` where cut):
+    a long guard line shows its difference, not its common start."""
+    if len(line) <= width:
+        return line
+    i = line.find(token) if token else -1
+    if i < 0:
+        return line[:width - 1] + "…"
+    start = max(0, min(i - width // 3, len(line) - width))
+    out = line[start:start + width]
+    if start > 0:
+        out = "…" + out[1:]
+    if start + width < len(line):
+        out = out[:-1] + "…"
+    return out
 
 
 _TOKEN = re.compile(r"[\w.]+|[^\w\s]")
 
 
-def _token_changes(a: str, b: str) -> list[tuple[str, str]]:
+def _labelled_changes(a: str, b: str) -> list[tuple[str, str, str]]:
+    """``(field, older tokens, newer tokens)`` for each in-place change of a line: the field is the
+    ``name=`` the tokens sit in (``size=[4, 8]`` -> ``size``), ``""`` for a positional one (a dtype)."""
     ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
     out = []
     sm = difflib.SequenceMatcher(a=ta, b=tb, autojunk=False)
     for op, i1, i2, j1, j2 in sm.get_opcodes():
         if op == "replace":
-            out.append((" ".join(ta[i1:i2]), " ".join(tb[j1:j2])))
+            label = ""
+            k = i1 - 1
+            while k >= 1 and ta[k] not in ("(", ")", "]"):
+                if ta[k] == "=" and re.fullmatch(r"\w+", ta[k - 1]):
+                    label = ta[k - 1]
+                    break
+                k -= 1
+            out.append((label, " ".join(ta[i1:i2]), " ".join(tb[j1:j2])))
     return out
+
+
+def _token_changes(a: str, b: str) -> list[tuple[str, str]]:
+    return [(x, y) for _label, x, y in _labelled_changes(a, b)]
 
 
 def diff_guards(older: list[str], newer: list[str], older_name: str = "older",
@@ -272,11 +480,14 @@ def diff_guards(older: list[str], newer: list[str], older_name: str = "older",
                     continue  # the writer cut both lines at 120 characters, at different places
                 d.removed.append(x)
                 d.added.append(y)
-                d.changes.extend(_token_changes(x, y))
+                ch = _token_changes(x, y)
+                d.changes.extend(ch)
+                d.changed.append((x, y, ch))
             continue
         d.removed.extend(a[i1:i2])
         d.added.extend(b[j1:j2])
     d.removed, d.added, d.changes = d.removed[:limit], d.added[:limit], d.changes[:limit]
+    d.changed = d.changed[:limit]
     return d
 
 

@@ -223,8 +223,12 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             lines.append(f"    {head}")
             where = b.where + (f" in {b.function}" if b.function else "")
             lines.append(f"      at {where}" + (f":  {_one(b.source_line, 100)}" if b.source_line else ""))
+            if b.in_user_code is False:
+                cs = b.call_site
+                lines.append("      in a library" + (f"; your call: {cs[0]}:{cs[1]}" + (f" in {cs[2]}" if cs[2] else "")
+                                                     + (f":  {_one(cs[3], 100)}" if cs[3] else "") if cs else ""))
             if b.explanation:
-                lines.append(f"      why:  {_one(b.explanation)}")
+                lines.append(f"      why:  {_one(b.explanation, 160 if not show_all else 4000)}")
             for h in b.hints[:3 if not show_all else None]:
                 lines.append(f"      hint: {_one(h)}")
             if b.compile_ids:
@@ -241,16 +245,19 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             cid = f" {r.compile_id}" if r.compile_id else ""
             p = r.primary
             if p is not None:
-                ea = ", ".join(x for x in (f"expected {p.expected}" if p.expected is not None else "",
-                                           f"actual {p.actual}" if p.actual is not None else "") if x)
+                ea = ""
+                if p.expected is not None:  # torch names only the compiled value of e.g. ``n == 3``
+                    ea = f"expected {p.expected}, actual {p.actual if p.actual is not None else 'not recorded'}"
                 ea = f" — {ea}" if ea else ""
-                refused = "  [refused: recompile limit reached, runs eagerly]" if r.refused else ""
+                refused = "  [refused: recompile limit reached, runs eagerly]" if r.refused else (
+                    "  [automatic dynamic: normal]" if r.automatic_dynamic else "")
                 lines.append(f"    {r.frame}{cid}: {_one(p.guard, 110)}{ea}{refused}")
                 if p.suggestion:
                     lines.append(f"      → {p.suggestion}")
                 others = r.reasons[1:]
                 if others:
-                    lines.append(f"      torch gave {len(r.reasons)} reasons (one per cache entry):")
+                    kinds = f" ({', '.join(r.kinds)})" if len(r.kinds) > 1 else ""
+                    lines.append(f"      torch gave {len(r.reasons)} reasons (one per cache entry){kinds}:")
                     o_shown, o_left = _cap(others, show_all, 3)
                     for o in o_shown:
                         lines.append(f"        {o.entry_compile_id + ': ' if o.entry_compile_id else ''}{_one(o.text, 110)}")
@@ -260,12 +267,18 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
                 lines.append(f"    {r.frame}{cid}: reason not recorded")
             d = r.guard_diff
             if d is not None and not d.empty:
-                lines.append(f"      guards {d.older} → {d.newer}:")
-                rm, rm_left = _cap(d.removed, show_all, 2)
-                ad, ad_left = _cap(d.added, show_all, 2)
+                head = d.headline()
+                lines.append(f"      guards {d.older} → {d.newer}:" + (f"  changed: {head}" if head else ""))
+                pairs, rm_left = _cap(list(d.as_json()["changed_lines"]), show_all, 2)
+                for c in pairs:  # a changed line cut around its change, so - and + differ in view
+                    lines += [f"        - {_one(c['older'], 4000)}", f"        + {_one(c['newer'], 4000)}"]
+                changed_old = {x for x, _y, _c in d.changed}
+                changed_new = {y for _x, y, _c in d.changed}
+                rm, rm_l = _cap([x for x in d.removed if x not in changed_old], show_all, 2)
+                ad, ad_l = _cap([x for x in d.added if x not in changed_new], show_all, 2)
                 lines += [f"        - {_one(x, 120)}" for x in rm] + [f"        + {_one(x, 120)}" for x in ad]
-                if rm_left or ad_left:
-                    lines.append(f"        ... {rm_left + ad_left} more line(s) (--all)")
+                if rm_left or rm_l or ad_l:
+                    lines.append(f"        ... {rm_left + rm_l + ad_l} more line(s) (--all)")
             elif d is not None:
                 lines.append(f"      guards {d.older} → {d.newer}: no difference once addresses and generated "
                              "names are masked (guards.txt cuts each guard at 120 characters: the change may be past the cut)")

@@ -88,8 +88,9 @@ def test_every_reason_torch_gave_is_listed(gb_run):
     assert (size.primary.guard, size.primary.expected, size.primary.actual) == ("x.size()[0] == 4", "4", "6")
     assert "mark_dynamic" in size.primary.suggestion
     scalar = next(r for r in a.recompiles if r.compile_id == "1/1")
-    assert scalar.primary.kind == "scalar" and scalar.primary.expected == "21.666051864624023"
-    assert "pass it as a tensor" in scalar.primary.suggestion
+    # a float from .item() (``___stack0`` of the resume frame): capture_scalar_outputs, not specialize_int
+    assert scalar.primary.kind == "float" and scalar.primary.expected == "21.666051864624023"
+    assert "capture_scalar_outputs" in scalar.primary.suggestion and scalar.primary.actual is None
     j = next(r for r in triage_json(gb_run)["recompiles"] if r["compile_id"] == "1/4")
     assert len(j["reasons"]) == 4 and j["frame"].startswith("torch_dynamo_resume_in_forward_at_149")
 

@@ -39,7 +39,9 @@ async def test_panel_shows_model_checks_worklist_and_recompiles():
         assert "Graph breaks (2)" in rows and "Recompiles (6)" in rows and "Frames (4)" in rows
         dtype = next(r for r in rows if "a arrived as torch.float64" in r)
         assert "expected torch.float32" in dtype and "actual torch.float64" in dtype
-        assert "+ LEAF: check_tensor(L['a']" in dtype
+        # the changed token first, and each guard line cut around it (was: both cut before the difference)
+        assert "changed: torch.float32 -> torch.float64" in dtype
+        assert "- …" in dtype and "torch.float32, device=" in dtype and "torch.float64, device=" in dtype
         assert any(r.startswith("×3 ") and "recompile_variant.py:13" in r for r in rows)
         await wait_for(pilot, lambda: "6 recompile(s) in 4 frame(s)" in screen_text(app), what="the checks")
 

@@ -280,9 +280,15 @@ class TriagePanel(Vertical):
                             style="cyan")
                 if b.source_line:
                     body.append(f"\n    {literal(b.source_line, 120)}", style="dim")
+                if b.in_user_code is False:
+                    body.append("\n    in a library", style="bold")
+                    if b.call_site:
+                        f, ln, fn, _src = b.call_site
+                        body.append(f" · your call: {literal(f, 100)}:{ln}" + (f" in {literal(fn, 60)}" if fn else ""),
+                                    style="cyan")
                 if b.explanation:
                     body.append(f"\n    why: {literal(b.explanation, 200)}", style="dim")
-                for h in b.hints[:2]:
+                for h in b.hints[:3]:
                     body.append(f"\n    hint: {literal(h, 200)}", style="green")
                 if b.compile_ids:
                     body.append(f"\n    compile ids: {literal(', '.join(b.compile_ids[:10]), 120)}", style="dim")
@@ -301,21 +307,32 @@ class TriagePanel(Vertical):
                     body.append("  " + literal(p.guard, 120), style="yellow")
                     if p.expected is not None:
                         body.append(f"  expected {literal(p.expected, 40)}")
-                    if p.actual is not None:
-                        body.append(f"  actual {literal(p.actual, 40)}")
+                        body.append(f"  actual {literal(p.actual, 40)}" if p.actual is not None else
+                                    "  actual not recorded")
+                    if r.automatic_dynamic:
+                        body.append("  automatic dynamic: normal", style="dim")
                     if p.suggestion:
                         body.append(f"\n    → {literal(p.suggestion, 200)}", style="green")
                     if len(r.reasons) > 1:
-                        body.append(f"\n    +{len(r.reasons) - 1} more reason(s): "
+                        body.append(f"\n    +{len(r.reasons) - 1} more reason(s) ({literal(', '.join(r.kinds), 80)}): "
                                     + literal("; ".join(x.text for x in r.reasons[1:4]), 200), style="dim")
                 else:
                     body.append("  reason not recorded", style="dim")
                 d = r.guard_diff
                 if d is not None and not d.empty:
-                    for x in d.removed[:2]:
-                        body.append(f"\n    - {literal(x, 140)}", style="red")
-                    for x in d.added[:2]:
-                        body.append(f"\n    + {literal(x, 140)}", style="green")
+                    head = d.headline()
+                    if head:  # the changed tokens first; reverse so they stand out without colour too
+                        body.append("\n    changed: ", style="dim")
+                        body.append(literal(head, 160), style="bold reverse")
+                    lines = d.as_json()["changed_lines"][:2]
+                    for c in lines:
+                        body.append(f"\n    - {literal(c['older'], 140)}", style="red")
+                        body.append(f"\n    + {literal(c['newer'], 140)}", style="green")
+                    if not lines:
+                        for x in d.removed[:2]:
+                            body.append(f"\n    - {literal(x, 140)}", style="red")
+                        for x in d.added[:2]:
+                            body.append(f"\n    + {literal(x, 140)}", style="green")
                 elif d is not None:
                     body.append("\n    guards: no difference past the noise (cut at 120 chars)", style="dim")
                 row(r.event, body, "rc")

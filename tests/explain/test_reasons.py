@@ -1,0 +1,90 @@
+"""Recompile reasons as torch 2.13 writes them (recorded by ``record_reasons.py`` from real programs, one per
+guard family) read right, and the reader total over any text (issue 19.1, issue 20.1 / 20.7). Torch-free."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from magi_tui.model.guards import KINDS, dynamic_source_entry, parse_reason, user_expr
+
+RECORDED = json.loads((Path(__file__).with_name("reasons_torch.json")).read_text())["reasons"]
+
+
+def one(family: str, i: int = 0):
+    return parse_reason(RECORDED[family][i])
+
+
+def test_identity_and_type_guards_parse_instead_of_crashing():
+    # ___check_obj_id / ___check_type_id raised IndexError("no such group") (a regex name defined twice)
+    r = one("obj_id_fn")
+    assert (r.kind, r.subject, r.expected, r.entry_compile_id) == ("identity", "f", "builtin_function_or_method", "0/0")
+    r = one("module_swap")
+    assert (r.kind, r.subject, r.expected) == ("type", "m._modules['act']", "ReLU")
+    assert "m.act" in r.suggestion
+
+
+def test_every_recorded_family_has_its_kind_and_advice():
+    want = {"size": "size", "kwargs_size": "size", "dtype": "dtype", "requires_grad": "requires_grad",
+            "rank": "rank", "stride": "stride", "int_scalar": "scalar", "float_scalar": "float",
+            "bool_scalar": "bool", "list_length": "length", "dict_keys": "length", "type": "constant",
+            "obj_id_fn": "identity", "module_swap": "type", "grad_mode": "global_state", "dict_value": "scalar",
+            "float_item": "float", "aliasing": "aliasing"}
+    for family, kind in want.items():
+        r = one(family)
+        assert r.kind == kind, (family, r)
+        assert r.suggestion, family
+    assert [parse_reason(x).kind for x in RECORDED["dynamic_range"]] == ["size", "shape_range", "size"]
+
+
+def test_keyword_tensor_names_the_argument_the_dim_and_the_dynamic_sources_entry():
+    r = one("kwargs_size")  # recorded: ``tensor 'kw['input_ids']' size mismatch at index 1. expected 8, actual 16``
+    assert (r.kind, r.subject, r.index, r.expected, r.actual) == ("size", "kw['input_ids']", 1, "8", "16")
+    assert r.dynamic_source == "L['kw']['input_ids']:1"
+    assert "torch._dynamo.mark_dynamic(input_ids, 1)" in r.suggestion
+    assert "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['kw']['input_ids']:1\"" in r.suggestion
+    # the spellings Hugging Face programs produce
+    r = parse_reason("1/0: tensor 'kwargs['input_ids']' size mismatch at index 1. expected 8, actual 16")
+    assert (r.subject, r.index, r.expected, r.actual, r.dynamic_source) == (
+        "kwargs['input_ids']", 1, "8", "16", "L['kwargs']['input_ids']:1")
+    r = parse_reason("tensor 'model_kwargs['position_ids']' size mismatch at index 1. expected 8, actual 9")
+    assert r.kind == "size" and "mark_dynamic(position_ids, 1)" in r.suggestion
+    r = parse_reason("tensor 'L['self']._modules['h']._modules['0']._parameters['weight']' dtype mismatch. "
+                     "expected Float, actual Half")
+    assert (r.kind, r.expected, r.actual) == ("dtype", "torch.float32", "torch.float16")
+    assert user_expr(r.subject) == "self.h[0].weight"
+
+
+def test_advice_is_right_for_torch_2_13():
+    f = one("float_scalar")
+    assert "specialize_int" not in f.suggestion and "torch.tensor(f)" in f.suggestion
+    item = one("float_item")  # a float from .item() after a graph break
+    assert "capture_scalar_outputs" in item.suggestion and "specialize_int" not in item.suggestion
+    n = one("int_scalar")
+    assert (n.expected, n.actual) == ("3", None)  # torch records only the compiled value
+    assert n.as_json()["actual_recorded"] is False
+    assert "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['n']\"" in n.suggestion
+
+
+def test_dynamic_sources_entries_only_for_frame_inputs():
+    assert dynamic_source_entry("x", 0) == "L['x']:0"
+    assert dynamic_source_entry("L['x']") == "L['x']"
+    assert dynamic_source_entry("___stack0") is None
+    assert dynamic_source_entry("G['w']") is None
+
+
+FRAGMENTS = ["tensor '", "'", " size mismatch at index ", " mismatch", ". expected ", ", actual ", "___check_obj_id(",
+             "___check_type_id(", ", type=<class '", "'>", ")", "L['", "']", "._modules['", "kwargs['", " == ", " != ",
+             "len(", "GLOBAL_STATE changed: ", "Duplicate tensors found: [\"", "0/0: ", "  # ", "\n", "2 <= ",
+             ".size()[", "]", "1", "-3", "0.5", "True", "None", "x", "Ne(", "BACKEND_MATCH"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.text(max_size=200), st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)))
+def test_any_text_gives_a_reason_never_an_exception(text):
+    r = parse_reason(text)
+    assert r.kind in KINDS
+    json.dumps(r.as_json())
