@@ -143,3 +143,37 @@ async def test_d_on_an_after_event_diffs_before_to_after(debug_root):
             await wait_for(pilot, lambda: right in screen_text(app), what="the diff titles on screen")
             await pilot.press("q")
             assert isinstance(app.screen, RunScreen)
+
+
+def test_what_is_refused_or_left_out_is_said(debug_root, tmp_path, monkeypatch):
+    """Hostile round 3, item 6: a linked ``torchinductor/`` listed the outside folder's names, a stage file
+    that is a link and the folders past the cap were dropped without a word."""
+    from magi_tui.model.debugdir import reader as debug_reader
+
+    src = run_dir(debug_root)
+    outside = tmp_path / "outside"
+    shutil.copytree(src / "torchinductor", outside)
+    (outside / "model__7_inference_7.7").mkdir()
+    (outside / "model__7_inference_7.7" / "output_code.py").write_text("SECRET = 1\n")
+    linked = tmp_path / "linked" / src.name
+    shutil.copytree(src, linked)
+    shutil.rmtree(linked / "torchinductor")
+    os.symlink(outside, linked / "torchinductor")
+    run = RunModel(linked).load()
+    assert not any("model__7" in (e.compile_id or "") for e in run.events)  # the outside names are not listed
+    assert any("torchinductor/ is a link" in m.reason for m in run.malformed), run.malformed
+
+    copy = tmp_path / "copy" / src.name
+    shutil.copytree(src, copy)
+    folders = sorted(p for p in (copy / "torchinductor").iterdir() if p.is_dir())
+    (folders[0] / "output_code.py").unlink()
+    os.symlink("/etc/passwd", folders[0] / "output_code.py")
+    monkeypatch.setattr(debug_reader, "MAX_FOLDERS", 1)
+    run = RunModel(copy).load()
+    reasons = [m.reason for m in run.malformed]
+    assert any(f"{folders[0].name}/output_code.py is a link: not read" in r for r in reasons), reasons
+    assert any("holds 2 model folders: only the first 1 are read" in r for r in reasons), reasons
+    assert len({e.compile_id for e in run.events if e.compile_id}) == 1
+    assert len([r for r in reasons if "is a link" in r]) == 1  # said once, not on every read
+    run.update()
+    assert len(run.malformed) == len(reasons)

@@ -47,6 +47,7 @@ from magi_format.names import (
     scope_attrs,
 )
 from magi_format.safepath import UnsafePath, safe_join
+from magi_format.text import literal
 from magi_tui.model.debugdir import DYNAMO_DIR, INDUCTOR_DIR
 from magi_tui.model.events import Event
 from magi_tui.model.layout import _classify as classify_file
@@ -130,6 +131,7 @@ class DebugDirReader:
         self._files: dict[int, list[tuple[str, tuple[str, ...]]]] = {}
         self._folders: dict[str, _Folder] = {}
         self._logs: set[tuple[str, str]] = set()
+        self._said: set[str] = set()  # what was refused or left out, each said once
 
     # -- the TimelineReader interface ----------------------------------------------------------
     def read(self, max_bytes: int | None = None) -> ReadResult:
@@ -193,23 +195,54 @@ class DebugDirReader:
             self.malformed_count += 1
             result.malformed.append(Malformed(0, reason, str(self.path)[:200]))
 
+    def _say(self, result: ReadResult, what: str) -> None:
+        """What was refused or left out (a link, a cap): one problem line, once; never silent."""
+        if what not in self._said:
+            self._said.add(what)
+            self.malformed_count += 1
+            result.malformed.append(Malformed(0, what, str(self.path)[:200]))
+
+    def _listing(self, result: ReadResult, rel: str, *, cap: int | None = None) -> list[tuple[str, os.stat_result]]:
+        """The entries of the run's folder ``rel`` (never through a link), links among them said and left out."""
+        folder = self.path / rel
+        try:
+            if stat.S_ISLNK(os.lstat(folder).st_mode):
+                self._say(result, f"{rel}/ is a link: not followed (it leads outside the run)")
+                return []
+        except (OSError, ValueError):
+            return []
+        entries = _entries(folder)
+        links = sorted(n for n, st in entries if stat.S_ISLNK(st.st_mode))
+        for n in links[:20]:
+            self._say(result, f"{literal(rel)}/{literal(n)} is a link: not read")
+        if len(links) > 20:
+            self._say(result, f"{rel}/: {len(links) - 20} more link(s) not read")
+        entries = [(n, st) for n, st in entries if not stat.S_ISLNK(st.st_mode)]
+        if cap is not None and len(entries) > cap:
+            self._say(result, f"{literal(rel)}/ holds {len(entries)} entries: only the first {cap} are read")
+            entries = sorted(entries)[:cap]
+        return entries
+
     def _scan(self, result: ReadResult) -> None:
         for sub in (DYNAMO_DIR, INDUCTOR_DIR):
-            for name, st in sorted(_entries(self.path / sub)):
+            for name, st in sorted(self._listing(result, sub)):
                 if (sub, name) in self._logs or not name.endswith(".log"):
                     continue
                 if stat.S_ISREG(st.st_mode) and st.st_size > 0:
                     self._logs.add((sub, name))
                     self._emit(result, point_event(DEBUG_LOG), {**scope_attrs(None), "debug_file": f"{sub}/{name}"},
                                [(name, (sub, name))], None)  # a log spans the run: no one time
-        inductor = self.path / INDUCTOR_DIR
-        folders = [(n, s) for n, s in _entries(inductor) if stat.S_ISDIR(s.st_mode)]
-        for name, _ in sorted(folders, key=lambda f: _folder_key(f[0]))[:MAX_FOLDERS]:
+        folders = sorted(((n, s) for n, s in self._listing(result, INDUCTOR_DIR) if stat.S_ISDIR(s.st_mode)),
+                         key=lambda f: _folder_key(f[0]))
+        if len(folders) > MAX_FOLDERS:
+            self._say(result, f"{INDUCTOR_DIR}/ holds {len(folders)} model folders: only the first {MAX_FOLDERS} "
+                              "are read (in torch's order)")
+        for name, _ in folders[:MAX_FOLDERS]:
             self._scan_folder(result, name)
 
     def _scan_folder(self, result: ReadResult, name: str) -> None:
         folder = self._folders.get(name)
-        files = {n: s for n, s in _entries(self.path / INDUCTOR_DIR / name)[:MAX_FILES]
+        files = {n: s for n, s in self._listing(result, f"{INDUCTOR_DIR}/{name}", cap=MAX_FILES)
                  if stat.S_ISREG(s.st_mode)}
         if not files:
             return
