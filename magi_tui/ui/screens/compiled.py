@@ -34,6 +34,7 @@ MAX_MARKDOWN_BYTES = files.MAX_MARKDOWN_BYTES
 
 
 class CFTree(Tree[Any]):
+    HELP_TITLE = "Compiled functions tree"
     BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="scroll_home", bottom="scroll_end")
 
     def process_label(self, label: Any) -> Text:

@@ -47,6 +47,7 @@ class FramesTable(DataTable):
 
 
 class FrameEvents(OptionList):
+    HELP_TITLE = "A frame's events"
     BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="first", bottom="last")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.table import Table
@@ -32,6 +33,16 @@ class HelpBody(VerticalScroll):
     BINDINGS = vim_bindings(down="scroll_down", up="scroll_up", top="scroll_home", bottom="scroll_end")
 
 
+def section_title(cls: type) -> str:
+    """A section of ``?`` in words: the class's ``HELP_TITLE``, else its name spelt out (``EventTree`` ->
+    ``Event tree``, ``RunScreen`` -> ``Run screen``), never a bare class name."""
+    title = getattr(cls, "HELP_TITLE", None)
+    if title:
+        return title
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", cls.__name__)
+    return " ".join([words[0], *(w.lower() if not w.isupper() else w for w in words[1:])]) if words else cls.__name__
+
+
 def describe_keys(screen: Any) -> list[tuple[str, list[tuple[str, str]]]]:
     """(section, [(keys, description)]) from the bindings of the screen and its widgets (all of them
     built from the action catalogue), with the user's keymap applied."""
@@ -54,14 +65,14 @@ def describe_keys(screen: Any) -> list[tuple[str, list[tuple[str, str]]]]:
         if rows:
             sections.append((title, rows))
 
-    collect(type(screen).__name__.replace("Screen", "") + " screen", list(getattr(screen, "BINDINGS", [])))
+    collect(section_title(type(screen)), list(getattr(screen, "BINDINGS", [])))
     done = set()
     for widget in screen.query("*"):
         cls = type(widget)
         if cls in done or not getattr(cls, "BINDINGS", None) or cls.__module__.startswith("textual."):
             continue
         done.add(cls)
-        collect(cls.__name__, list(cls.BINDINGS))
+        collect(section_title(cls), list(cls.BINDINGS))
     sections.append(("Everywhere", GLOBAL_KEYS))
     return sections
 

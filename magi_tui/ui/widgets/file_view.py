@@ -53,6 +53,7 @@ def _clean(s: str) -> str:
 
 
 class FileLines(ScrollView, can_focus=True):
+    HELP_TITLE = "Open file"
     """The scrolling text itself."""
 
     BINDINGS = [

@@ -2,7 +2,7 @@
 
 Textual's footer lists the active keys left to right and cuts what does not fit, so at 80 columns the
 app-level help key (listed last) disappeared. Here it is docked on the right, like the palette key,
-and dropped from the flowing list.
+and dropped from the flowing list; the other keys keep the catalogue's order, remapped or not.
 """
 
 from __future__ import annotations
@@ -10,7 +10,14 @@ from __future__ import annotations
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
+from magi_tui.ui.actions import CATALOGUE
+
 HELP_ACTION = "app.help"
+#: keys appear in the catalogue's order: a key remapped with --keymap is re-added by Textual at the end of the
+#: bindings, where 80 columns cut it off -- it kept its place in ``?`` but vanished from the footer
+_ORDER: dict[str, int] = {}
+for _i, _a in enumerate(CATALOGUE):
+    _ORDER.setdefault(_a.action.removeprefix("app."), _i)
 
 
 class MagiFooter(Footer):
@@ -36,7 +43,23 @@ class MagiFooter(Footer):
 
     def compose(self):
         help_key = None
-        for widget in super().compose():
+        widgets = list(super().compose())
+        # the focused widget's keys first, then its parents' (Textual's order), each node's in catalogue order
+        node_rank: dict[int, int] = {}
+        action_node: dict[str, int] = {}
+        for node, binding, _enabled, _tip in self.screen.active_bindings.values():
+            node_rank.setdefault(id(node), len(node_rank))
+            action_node.setdefault(binding.action, id(node))
+
+        def place(w: FooterKey) -> tuple[int, int]:
+            return (node_rank.get(action_node.get(w.action, -1), len(node_rank)),
+                    _ORDER.get(w.action.removeprefix("app."), len(_ORDER)))
+
+        keys = sorted((w for w in widgets if isinstance(w, FooterKey)), key=place)
+        ordered = iter(keys)
+        for widget in widgets:
+            if isinstance(widget, FooterKey):
+                widget = next(ordered)
             if isinstance(widget, FooterKey) and widget.action == HELP_ACTION:
                 help_key = widget
                 continue
