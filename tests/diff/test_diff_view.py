@@ -98,7 +98,7 @@ def underlined_words(under: str) -> list[str]:
     return [w for w in under.split("·") if w.strip()]
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", [(80, 24), (90, 30)], ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_changed_token_is_marked_not_the_line(tmp_path, size):
     a, b, run = graph_pair(tmp_path)
     app = DiffApp(a, b, run)
@@ -116,10 +116,11 @@ async def test_changed_token_is_marked_not_the_line(tmp_path, size):
         assert under[text.index("num_users=2") + len("num_users=")] == "2"
 
 
-async def test_changed_tokens_marked_side_by_side_at_160(tmp_path):
+@pytest.mark.parametrize("width", [120, 160])
+async def test_changed_tokens_marked_side_by_side_where_it_fits(tmp_path, width):
     a, b, run = graph_pair(tmp_path)
     app = DiffApp(a, b, run)
-    async with app.run_test(size=(160, 40)) as pilot:
+    async with app.run_test(size=(width, 40)) as pilot:  # 120 columns: side by side (it opened unified)
         view = await shown(pilot)
         assert not view.unified
         await pilot.press("right_square_bracket")

@@ -38,8 +38,9 @@ from magi_tui.model.diff import Diff, Row, intraline
 from magi_tui.ui.actions import bindings, vim_bindings
 
 MARK = {"equal": " ", "replace": "~", "delete": "-", "insert": "+", "fold": " "}
-#: columns of text each side needs for side by side (else the unified layout is chosen)
-READABLE_SIDE = 60
+#: columns of text each side needs for side by side (else the unified layout is chosen): 120 columns and up
+#: are side by side (a graph's long lines scroll sideways, both sides at once), 80 is unified
+READABLE_SIDE = 40
 
 
 def _display(line: str) -> str:
