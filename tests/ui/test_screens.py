@@ -9,7 +9,7 @@ from magi_tui.ui.app import MagiApp
 from magi_tui.ui.screens.compiled import CFTree, CompiledFunctionsScreen
 from magi_tui.ui.screens.help import HelpScreen
 from magi_tui.ui.screens.run import RunScreen
-from magi_tui.ui.screens.runs import RunsScreen, RunsTable
+from magi_tui.ui.screens.runs import COLUMNS, RunsScreen, RunsTable
 from magi_tui.ui.widgets.timeline_view import TimelineView
 from tests.support.paths import COLD, FIXTURES
 from tests.support.pilot import loaded_run_screen, screen_text, selected_event, wait_for
@@ -24,9 +24,11 @@ async def test_runs_screen_lists_every_fixture_run_newest_first_and_filters():
         screen = app.screen
         table = screen.query_one(RunsTable)
         assert table.row_count == 14
-        first = str(table.get_row_at(0)[1])
+        col = {c: i for i, c in enumerate(COLUMNS)}
+        assert COLUMNS[:2] == ("started", "status")  # the status is never the column 80 columns cut off
+        first = str(table.get_row_at(0)[col["label"]])
         assert first == "append_same_dir"  # the newest run of the fixtures (11:24:17)
-        statuses = {str(table.get_row_at(i)[5]) for i in range(table.row_count)}
+        statuses = {str(table.get_row_at(i)[col["status"]]) for i in range(table.row_count)}
         assert {"ok", "failed", "recovered", "empty"} <= statuses
         # typing filters
         await pilot.press(*"TwoLayer")
@@ -34,7 +36,7 @@ async def test_runs_screen_lists_every_fixture_run_newest_first_and_filters():
         await pilot.press("escape")  # clears the filter
         assert table.row_count == 14
         await pilot.press("s")  # sort by label
-        labels = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        labels = [str(table.get_row_at(i)[col["label"]]) for i in range(table.row_count)]
         assert labels == sorted(labels, key=str.lower)
 
 

@@ -100,6 +100,7 @@ class RunScreen(Screen):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "-narrow")
+        self.set_class(self.size.height < 32, "-short")
 
     def _update_title(self) -> None:
         from rich.text import Text

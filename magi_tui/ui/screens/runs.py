@@ -26,7 +26,8 @@ from magi_tui.ui.widgets.footer import MagiFooter
 
 STATUS_STYLE = {"failed": "bold red", "recovered": "yellow", "ok": "green", "incomplete": "cyan",
                 "empty": "dim", "live": "bold green"}
-COLUMNS = ("started", "label", "rank", "events", "failures", "status", "duration", "path")
+#: the status right after the time: at 80 columns the columns past the label were cut (``faile``, ``recov``)
+COLUMNS = ("started", "status", "label", "rank", "events", "failures", "duration", "path")
 
 
 class RunsTable(DataTable):
@@ -134,17 +135,17 @@ class RunsScreen(Screen):
             label = Text(literal(r["label"], 40))
             if r["path"] in self.marked:
                 label = Text.assemble((f"[{'AB'[self.marked.index(r['path'])]}] ", "bold reverse"), label)
-            table.add_row(
-                Text(fmt_time(r["started"]) if r["started"] else "-"),
-                label,
-                Text("-" if r["rank"] is None else str(r["rank"]), justify="right"),
-                Text(str(r["events"]), justify="right"),
-                Text(str(r["failures"]), justify="right", style="red" if r["failures"] else ""),
-                Text(literal(status, 30), style=STATUS_STYLE.get(status, "")),
-                Text(fmt_duration(r["duration"]), justify="right"),
-                Text(literal(self._shown_path(r["path"])), style="dim"),
-                key=r["path"],
-            )
+            cells = {
+                "started": Text(fmt_time(r["started"]) if r["started"] else "-"),
+                "status": Text(literal(status, 30), style=STATUS_STYLE.get(status, "")),
+                "label": label,
+                "rank": Text("-" if r["rank"] is None else str(r["rank"]), justify="right"),
+                "events": Text(str(r["events"]), justify="right"),
+                "failures": Text(str(r["failures"]), justify="right", style="red" if r["failures"] else ""),
+                "duration": Text(fmt_duration(r["duration"]), justify="right"),
+                "path": Text(literal(self._shown_path(r["path"])), style="dim"),
+            }
+            table.add_row(*(cells[c] for c in COLUMNS), key=r["path"])
         if current is not None:
             try:
                 table.move_cursor(row=table.get_row_index(current))
