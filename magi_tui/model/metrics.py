@@ -339,7 +339,10 @@ def compile_infos(run: RunModel) -> list[CompileInfo]:
         if phase is not None:
             continue
         if frag in _SHAPE_KINDS:
-            info.shapes.append(_fact(_SHAPE_KINDS[frag], run.attributes(ev), ev.seq))
+            fact = _fact(_SHAPE_KINDS[frag], run.attributes(ev), ev.seq)
+            # a restarted compile traces again and creates the same symbol (guard) again: one fact, once
+            if not any((f.kind, f.text, f.user_frame) == (fact.kind, fact.text, fact.user_frame) for f in info.shapes):
+                info.shapes.append(fact)
         elif frag == FX_GRAPH_RUNNABLE:
             info.runnables.append(ev)
         elif frag == INDUCTOR_PROVENANCE:
