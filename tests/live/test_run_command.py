@@ -12,6 +12,7 @@ import pytest
 from magi_tui.live.runner import ProgramRunner, clean_line, tracer_command
 from magi_tui.ui.app import MagiApp
 from magi_tui.ui.screens.command import CommandRunScreen
+from magi_tui.ui.screens.runs import COLUMNS
 from magi_tui.ui.screens.waiting import WaitingScreen
 from magi_tui.ui.widgets.process_log import ProcessLog
 from tests.live.livekit import pid_alive, write_fake_tracer
@@ -100,7 +101,7 @@ async def test_run_shows_log_live_view_and_exit_code(tmp_path, fake_env):
         await wait_for(pilot, lambda: isinstance(app.screen, WaitingScreen) and len(app.screen.rows) == 1,
                        what="runs list")
         table = app.screen.query_one("#runs-table")
-        statuses = [str(table.get_row_at(i)[5]) for i in range(table.row_count)]
+        statuses = [str(table.get_row_at(i)[COLUMNS.index("status")]) for i in range(table.row_count)]
         assert statuses == ["ok"], statuses  # finished: its own status, not "live"
 
 
