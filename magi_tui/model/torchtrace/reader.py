@@ -55,7 +55,7 @@ from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
 from magi_tui.model.events import Event, name_kind
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader, open_followed
-from magi_tui.model.torchtrace import GLOG_RE, log_run_name  # noqa: F401 (log_run_name: re-exported)
+from magi_tui.model.torchtrace import GLOG_RE, GZ_SUFFIX, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
 CHUNK = 8 << 20
 #: a record longer than this (metadata line and payload) is reported and skipped, not held in memory
@@ -64,6 +64,10 @@ _FINGERPRINT = 256
 #: a log unchanged for this long has no writer left: its last record is final, whole or not
 SETTLED_S = 2.0
 _BOM = b"\xef\xbb\xbf"
+#: a .log.gz unpacked to more than this is refused (a gzip bomb fills no disk)
+MAX_UNPACKED_BYTES = 64 << 30
+_EPOCH_S = re.compile(rb'"start_time": (1\d{9}(?:\.\d+)?)')
+_EPOCH_US = re.compile(rb'"ts": (1\d{15})')
 #: events kept per unknown record type (the rest are only counted)
 MAX_UNKNOWN_EVENTS = 200
 #: payloads shorter than this are kept as text; longer ones are re-read from the log when opened
@@ -123,6 +127,8 @@ class TraceLogReader:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        #: the log as given; ``path`` is what is read (for a ``.log.gz``: a private unpacked copy)
+        self.source = self.path
         self._lock = threading.Lock()
         self._tmp: str | None = None
         self._generation = 0
@@ -144,6 +150,8 @@ class TraceLogReader:
         self._skip_tabs = False  # payload lines of a record that was rejected
         self._settled = False    # the file has not changed for SETTLED_S: its writer is gone
         self._year: int | None = None
+        self._year_hint: float | None = None  # an epoch time the log itself holds (else the file's mtime)
+        self._last_mon = 0
         self._t0: float | None = None
         self._mapper: Any = None
         self._lines = bytearray()  # the events as timeline.jsonl lines (Event.offset points here)
@@ -163,13 +171,18 @@ class TraceLogReader:
         """Read what was appended since the last call (at most about ``max_bytes`` of complete records).
         Never raises for anything found on disk."""
         result = ReadResult()
+        if self.source.name.endswith(GZ_SUFFIX) and self.path == self.source:
+            why = self._unpack(result)
+            if why is not None:
+                self._error(result, why)
+                return result
         opened = open_followed(self, result, self._reset_locked)
         if opened is None:
             return result
         fd, st = opened
         try:
-            if self._year is None:
-                self._year = time.localtime(st.st_mtime).tm_year
+            if self._year_hint is None:
+                self._year_hint = self._epoch_in_log(fd) or st.st_mtime
             self._settled = time.time() - st.st_mtime >= SETTLED_S
             self._read_from(fd, st.st_size, result, max_bytes)
             if len(self._head) < _FINGERPRINT:
@@ -442,14 +455,71 @@ class TraceLogReader:
         return a
 
     def _timestamp(self, m: re.Match) -> float | None:
-        """The glog prefix's local time (no year in it: the file's year; ms precision)."""
+        """The glog prefix's local time (ms precision). It has no year: the year is the one that puts the
+        first record nearest an epoch time the log holds (:meth:`_epoch_in_log`), else the file's mtime,
+        and turns over when the month goes back (a log across New Year)."""
         try:
             mon, day, hh, mm, ss = (int(m.group(i)) for i in range(2, 7))
             frac = float(b"0." + m.group(7))
-            year = self._year or time.localtime().tm_year
-            return time.mktime((year, mon, day, hh, mm, ss, 0, 0, -1)) + frac
+            if self._year is None:
+                hint = self._year_hint if self._year_hint is not None else time.time()
+                y = time.localtime(hint).tm_year
+                self._year = min((y - 1, y, y + 1), key=lambda yr: abs(
+                    time.mktime((yr, mon, day, hh, mm, ss, 0, 0, -1)) - hint))
+            elif mon < self._last_mon:
+                self._year += 1
+            self._last_mon = mon
+            return time.mktime((self._year, mon, day, hh, mm, ss, 0, 0, -1)) + frac
         except (ValueError, OverflowError):
             return None
+
+    @staticmethod
+    def _epoch_in_log(fd: int) -> float | None:
+        """An epoch time from the log's first chunk: a ``compilation_metrics`` ``start_time`` (seconds)
+        or a chromium event's ``ts`` (µs), so dates do not depend on when the file was copied."""
+        try:
+            head = os.pread(fd, CHUNK, 0)
+        except OSError:
+            return None
+        m = _EPOCH_S.search(head)
+        if m:
+            return float(m.group(1))
+        m = _EPOCH_US.search(head)
+        return float(m.group(1)) / 1e6 if m else None
+
+    def _unpack(self, result: ReadResult) -> str | None:
+        """A ``.log.gz`` read from a private unpacked copy (bounded); None, or why it cannot be. A cut
+        stream gives what it holds (a malformed note says so), as ``zcat`` would."""
+        import zlib
+
+        dst = self.files_root / "unpacked.log"
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        total = 0
+        try:
+            st = os.stat(self.source)
+            with open(self.source, "rb") as raw, open(dst, "wb") as out:
+                while (chunk := raw.read(1 << 20)) and not d.eof:
+                    while chunk:  # at most CHUNK bytes out per step: a small bomb never fills memory
+                        data = d.decompress(chunk, CHUNK)
+                        total += len(data)
+                        if total > MAX_UNPACKED_BYTES:
+                            return f"refused: unpacks to more than {MAX_UNPACKED_BYTES >> 30} GB"
+                        out.write(data)
+                        chunk = d.unconsumed_tail
+        except FileNotFoundError:
+            return None  # read() says it is gone
+        except (OSError, zlib.error) as exc:
+            if total == 0:
+                return f"cannot unpack: {literal(str(exc), 200)}"
+            result.malformed.append(Malformed(0, f"{self.source.name}: the gzip stream is damaged: what "
+                                                 f"unpacked before it is read ({literal(str(exc), 100)})", ""))
+        else:
+            if not d.eof:
+                result.malformed.append(Malformed(0, f"{self.source.name} ends early (a cut gzip stream): "
+                                                     "what it holds is read", ""))
+        os.utime(dst, (st.st_atime, st.st_mtime))  # the copy is as settled as the log
+        self.path = dst
+        return None
 
     def _add_event(self, spec: tuple, ts: float | None, line_no: int, payload: str | None,
                    rng: _Range | None, result: ReadResult) -> None:
