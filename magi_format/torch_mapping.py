@@ -128,6 +128,10 @@ IGNORED = frozenset({"describe_storage", "describe_tensor", "describe_source", "
 AOT_GRAPHS = ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph", "aot_inference_graph")
 CACHE_ARTIFACT = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$")
 CACHE_EVENTS = {"hit": CACHE_HIT, "miss": CACHE_MISS, "bypass": CACHE_BYPASS}
+#: ``graph_dump`` names of AOTInductor's generated code (the rest of graph_dump has no event of ours)
+AOT_CODE = ("inductor_aot_wrapper_code", "inductor_aot_kernel_code", "inductor_aot_header_code")
+#: kinds whose handler maps only some of their records (a log reader shows the others itself)
+PARTIAL_KINDS = frozenset({"graph_dump"})
 #: torch's wrappers a ``dynamo_start`` stack of older torch ends at (the call site, never a compiled frame)
 CALL_SITES = frozenset({"_call_impl", "_wrapped_call_impl", "_convert_frame", "_convert_frame_assert",
                         "__call__", "catch_errors", "_fn", "compile_wrapper", "_compile", "compile_inner"})
@@ -896,6 +900,16 @@ def _guard_added(self: TraceMapper, r: Rec) -> None:
 def _fake_kernel(self: TraceMapper, r: Rec) -> None:
     _export_issue(self, r, r.kind, op=str(r.body.get("op") or "") or None,
                   reason=first_line(str(r.body.get("reason") or ""), 2000) or None)
+
+
+@on_kind("graph_dump")
+def _graph_dump(self: TraceMapper, r: Rec) -> None:
+    """AOTInductor's generated code (C++ wrapper, kernels, header): the output code of an AOT compile."""
+    name = str(r.body.get("name") or "")
+    if name not in AOT_CODE:
+        return  # other dumps: a log reader shows them under their own name
+    r.events.append(self._point(r.st, AFTER_INDUCTOR_CODEGEN, {f"{name}.cpp": r.payload}, aot=True,
+                                **self._bw(r)))
 
 
 @on_artifact("fx_graph_runnable")

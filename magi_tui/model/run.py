@@ -269,6 +269,11 @@ class RunModel:
         return self.reader.error
 
     @property
+    def is_torch_trace(self) -> bool:
+        """A TORCH_TRACE log (where records without a compile id are AOT / export work of their own)."""
+        return type(self.reader).__name__ == "TraceLogReader"
+
+    @property
     def source_name(self) -> str:
         """What the events are read from, as messages name it: ``timeline.jsonl``, else the TORCH_TRACE
         log's (or TORCH_COMPILE_DEBUG folder's) own name."""

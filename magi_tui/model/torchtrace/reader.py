@@ -415,7 +415,7 @@ class TraceLogReader:
             fname = name + (".json" if enc == "json" else ".txt")
             return [(self._own_name(name), self._attrs(md, artifact=name, encoding=enc), {fname: payload})]
         if kind in mapping.TORCH_KINDS:
-            if kind in mapping.KIND_HANDLERS or payload is None:
+            if (kind in mapping.KIND_HANDLERS and kind not in mapping.PARTIAL_KINDS) or payload is None:
                 return specs
             name = kind
             if kind == "graph_dump" and isinstance(body, dict) and body.get("name"):
