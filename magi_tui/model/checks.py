@@ -202,6 +202,10 @@ def event_attrs(run: RunModel, ev: Event) -> dict[str, Any]:
 def _read_event_file(run: RunModel, ev: Event, name: str, budget: list[int]) -> str | None:
     if budget[0] <= 0 or name not in (ev.files or ()):
         return None
+    held = run.file_text(ev, name)
+    if held is not False:  # a log's file: read where the reader holds it
+        budget[0] -= 1
+        return held[:MAX_TEXT] if isinstance(held, str) else None
     for fname, path, _problem in run.files(ev):
         if fname == name and path is not None:
             budget[0] -= 1

@@ -245,6 +245,10 @@ def _root(run: RunModel) -> Path | None:
 def _read(run: RunModel, ev: Event, name: str, budget: list[int], limit: int = MAX_SMALL) -> str | None:
     if budget[0] <= 0 or name not in (ev.files or ()):
         return None
+    held = run.file_text(ev, name)
+    if held is not False:  # a log's file: read where the reader holds it
+        budget[0] -= 1
+        return held[:limit] if isinstance(held, str) else None
     for fname, path, _problem in run.files(ev):
         if fname == name and path is not None:
             budget[0] -= 1

@@ -381,6 +381,12 @@ class RunModel:
             return own(ev)
         return event_files(self.path, ev)
 
+    def file_text(self, ev: Event, name: str) -> str | None | bool:
+        """The text of one of ``ev``'s files straight from a reader that holds it (a TORCH_TRACE log: no
+        copy written, for the analysis' small reads); ``False`` where the file must be opened by path."""
+        own = getattr(self.reader, "file_text", None)
+        return own(ev, name) if own is not None else False
+
     @property
     def has_event_folders(self) -> bool:
         """Whether events' files live in ``timeline_events/files/`` folders (a run dir), rather than in a
