@@ -964,7 +964,8 @@ class _Analyser:
                      compile_time, [], incomplete_reasons=why,
                      graph_break_total=sum(b.count for b in worklist), recompile_total=len(recompiles))
         if status == "empty":
-            a.empty_note = ("Nothing was recorded in timeline_events/. Either Dynamo failed before the backend "
+            where = "timeline_events/" if self.run.source_name == "timeline.jsonl" else self.run.source_name
+            a.empty_note = (f"Nothing was recorded in {where}. Either Dynamo failed before the backend "
                             "ran (the error is in the program's output, not here), or every compile was served "
                             "from a warm cache, so no hook fired.")
             a.log_path, a.log_tail = self._log_tail()
