@@ -98,6 +98,12 @@ SHAPE_SPECIALIZATION = "shape_specialization"  # attrs: symbol, sources (list of
 SHAPE_GUARD = "shape_guard"                    # attrs: expr ("s77 > 3"), user_* (guard_added_fast)
 FX_GRAPH_RUNNABLE = "fx_graph_runnable"        # files: fx_graph_runnable.py (torch's standalone reproducer of
                                                #   the graph Inductor compiles); backward: true on a backward's
+EXPORT_ISSUE = "export_issue"                  # attrs: issue (data_dependent: torch assumed a data-dependent
+                                               #   expression from real tensors; data_dependent_error;
+                                               #   guard_added: export specialised an input's shape;
+                                               #   missing_fake_kernel / mismatched_fake_kernel), expr, result,
+                                               #   op, reason, user_* — torch.export's own issue list (what
+                                               #   draft_export reports and `tlparse --export` shows)
 INDUCTOR_PROVENANCE = "inductor_provenance"  # files: provenance.json (torch's node mappings: preToPost,
                                                #   postToPre, cppCodeToPost / tritonCodeToPost: kernel "name:line"
                                                #   -> post-grad nodes) and/or kernel_stack_traces.json (kernel ->

@@ -44,6 +44,7 @@ from magi_format.names import (
     CACHE_MISS,
     COMPILE,
     DYNAMO_CAPTURE,
+    EXPORT_ISSUE,
     FUSION,
     FX_GRAPH_RUNNABLE,
     GRAPH_BREAK,
@@ -127,6 +128,10 @@ IGNORED = frozenset({"describe_storage", "describe_tensor", "describe_source", "
 AOT_GRAPHS = ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph", "aot_inference_graph")
 CACHE_ARTIFACT = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$")
 CACHE_EVENTS = {"hit": CACHE_HIT, "miss": CACHE_MISS, "bypass": CACHE_BYPASS}
+#: ``graph_dump`` names of AOTInductor's generated code (the rest of graph_dump has no event of ours)
+AOT_CODE = ("inductor_aot_wrapper_code", "inductor_aot_kernel_code", "inductor_aot_header_code")
+#: kinds whose handler maps only some of their records (a log reader shows the others itself)
+PARTIAL_KINDS = frozenset({"graph_dump"})
 #: torch's wrappers a ``dynamo_start`` stack of older torch ends at (the call site, never a compiled frame)
 CALL_SITES = frozenset({"_call_impl", "_wrapped_call_impl", "_convert_frame", "_convert_frame_assert",
                         "__call__", "catch_errors", "_fn", "compile_wrapper", "_compile", "compile_inner"})
@@ -859,6 +864,52 @@ def _shape_guard(self: TraceMapper, r: Rec) -> None:
     b = r.body
     r.events.append(self._point(r.st, SHAPE_GUARD, expr=str(b.get("expr", "")),
                                 **self.user_site(b.get("user_stack"), b.get("stack"))))
+
+
+# -- torch.export's issues (symbolic_shapes.py, _draft_export.py): what draft_export reports ----------
+
+def _export_issue(self: TraceMapper, r: Rec, issue: str, **extra: Any) -> None:
+    b = r.body
+    frame_locals = b.get("frame_locals") if isinstance(b.get("frame_locals"), dict) else {}
+    local_vals = frame_locals.get("locals") if isinstance(frame_locals.get("locals"), dict) else {}
+    r.events.append(self._point(
+        r.st, EXPORT_ISSUE, issue=issue, expr=str(b["expr"]) if b.get("expr") is not None else None,
+        result=str(b["result"]) if b.get("result") is not None else None,
+        locals={str(k): str(v)[:200] for k, v in list(local_vals.items())[:20]} or None,
+        **extra, **self.user_site(b.get("user_stack"), b.get("stack"))))
+
+
+@on_kind("propagate_real_tensors_provenance")
+def _data_dependent(self: TraceMapper, r: Rec) -> None:
+    _export_issue(self, r, "data_dependent")
+
+
+@on_kind("guard_on_data_dependent_error")
+def _data_dependent_error(self: TraceMapper, r: Rec) -> None:
+    _export_issue(self, r, "data_dependent_error")
+
+
+@on_kind("guard_added")
+def _guard_added(self: TraceMapper, r: Rec) -> None:
+    # as draft_export counts them: guards on an input's shape (it has sources), not runtime asserts
+    if r.body.get("symbol_to_sources") and r.body.get("prefix") != "runtime_assert":
+        _export_issue(self, r, "guard_added", reason=str(r.body.get("prefix") or "") or None)
+
+
+@on_kind("missing_fake_kernel", "mismatched_fake_kernel")
+def _fake_kernel(self: TraceMapper, r: Rec) -> None:
+    _export_issue(self, r, r.kind, op=str(r.body.get("op") or "") or None,
+                  reason=first_line(str(r.body.get("reason") or ""), 2000) or None)
+
+
+@on_kind("graph_dump")
+def _graph_dump(self: TraceMapper, r: Rec) -> None:
+    """AOTInductor's generated code (C++ wrapper, kernels, header): the output code of an AOT compile."""
+    name = str(r.body.get("name") or "")
+    if name not in AOT_CODE:
+        return  # other dumps: a log reader shows them under their own name
+    r.events.append(self._point(r.st, AFTER_INDUCTOR_CODEGEN, {f"{name}.cpp": r.payload}, aot=True,
+                                **self._bw(r)))
 
 
 @on_artifact("fx_graph_runnable")

@@ -232,12 +232,45 @@ def event_attrs(run: RunModel, ev: Event) -> dict[str, Any]:
 def _read_event_file(run: RunModel, ev: Event, name: str, budget: list[int]) -> str | None:
     if budget[0] <= 0 or name not in (ev.files or ()):
         return None
+    held = run.file_text(ev, name)
+    if held is not False:  # a log's file: read where the reader holds it
+        budget[0] -= 1
+        return held[:MAX_TEXT] if isinstance(held, str) else None
     for fname, path, _problem in run.files(ev):
         if fname == name and path is not None:
             budget[0] -= 1
             text, _problem = read_head(path, MAX_TEXT, run.files_root)  # a log's files: the reader's folder
             return text
     return None
+
+
+#: what each of torch.export's issues means, in a sentence's words
+EXPORT_ISSUE_WORDS = {"data_dependent": "data-dependent expression assumed from real tensors",
+                      "data_dependent_error": "data-dependent guard export could not decide",
+                      "guard_added": "guard export added on an input's shape",
+                      "missing_fake_kernel": "custom op without a fake kernel",
+                      "mismatched_fake_kernel": "custom op whose fake kernel disagrees with the real one"}
+
+
+def export_issue_json(run: RunModel, ev: Event) -> dict[str, Any]:
+    a = event_attrs(run, ev)
+    return {"index": ev.index, "issue": a.get("issue"), "expr": a.get("expr"), "result": a.get("result"),
+            "op": a.get("op"), "reason": a.get("reason"), "locals": a.get("locals"),
+            "user_frame": a.get("user_frame"), "user_function": a.get("user_function"),
+            "source_line": a.get("source_line")}
+
+
+def export_issues_check(run: RunModel, items: list) -> Check:
+    """torch.export's issues as one finding: how many of each, and where the first one is."""
+    counts = Counter(i.reason for i in items)
+    first = export_issue_json(run, items[0].event)
+    what = first["expr"] or first["op"] or ""
+    if first["result"] is not None:
+        what += f" (assumed {first['result']})"
+    where = f" at {first['user_frame']}" if first["user_frame"] else ""
+    src = f": {first['source_line']}" if first["source_line"] else ""
+    kinds = ", ".join(f"{EXPORT_ISSUE_WORDS.get(k, k)} ×{n}" for k, n in counts.most_common())
+    return Check("warn", f"{len(items)} torch.export issue(s): {kinds}; first: {what}{where}{src}", items[0].event)
 
 
 def _first_line(text: str | None) -> str:
@@ -923,6 +956,8 @@ class _Analyser:
             rs = ", ".join(f"{r} ×{n}" for r, n in Counter(a.cache["reasons"]["skipped_store"]).most_common(3))
             out.append(Check("warn", f"{len(t.cache_skipped_stores)} cache store(s) skipped: {rs}",
                              t.cache_skipped_stores[0].event))
+        if t.export_issues:
+            out.append(export_issues_check(run, t.export_issues))
         if run.malformed:
             out.append(Check("warn", f"{len(run.malformed)} malformed line(s) in {run.source_name}"))
         if a.status == "empty":  # nothing recorded is never a green check
@@ -956,7 +991,8 @@ class _Analyser:
                      compile_time, [], incomplete_reasons=why,
                      graph_break_total=sum(b.count for b in worklist), recompile_total=len(recompiles))
         if status == "empty":
-            a.empty_note = ("Nothing was recorded in timeline_events/. Either Dynamo failed before the backend "
+            where = "timeline_events/" if self.run.source_name == "timeline.jsonl" else self.run.source_name
+            a.empty_note = (f"Nothing was recorded in {where}. Either Dynamo failed before the backend "
                             "ran (the error is in the program's output, not here), or every compile was served "
                             "from a warm cache, so no hook fired.")
             a.log_path, a.log_tail = self._log_tail()

@@ -123,10 +123,10 @@ def _is_dir(entry: os.DirEntry) -> bool:
 
 
 def _is_log_file(entry: os.DirEntry, sniffs: list[int]) -> bool:
-    """Named like torch's trace log, or a ``*.log`` whose first line is a trace record (at most
+    """Named like torch's trace log, or a ``*.log`` / ``*.log.gz`` whose first line is a trace record (at most
     ``MAX_SNIFFS`` files are opened per walk)."""
     try:
-        if not entry.name.endswith(".log") or not entry.is_file(follow_symlinks=False):
+        if not entry.name.endswith((".log", ".log.gz")) or not entry.is_file(follow_symlinks=False):
             return False
         if is_log_name(entry.name):
             return True

@@ -190,7 +190,7 @@ def kind_of(phase: str | None, frag: str, summary: dict[str, str] | None) -> str
 
 
 #: point events triage reads the attributes of, beyond those with a kind
-_KEEP_FRAGS = frozenset({"recompile_limit_hit", "tracer_stopped"})
+_KEEP_FRAGS = frozenset({"recompile_limit_hit", "tracer_stopped", "export_issue"})
 
 
 def _is_special(frag: str) -> bool:

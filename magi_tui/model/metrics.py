@@ -79,6 +79,10 @@ class StackFrame:
         return f"{self.filename}:{self.line}"
 
 
+#: the compile id of a log's work outside any compile id (AOTInductor, export), tlparse's spelling
+NO_COMPILE_ID = "-/-"
+
+
 @dataclass
 class CompileInfo:
     compile_id: str
@@ -191,8 +195,10 @@ class CompileInfo:
 
     @property
     def tlparse_id(self) -> str:
-        """tlparse's spelling, with the final attempt: ``[0/0_1]``."""
-        return f"[{self.compile_id}{'_' + str(self.attempt) if self.attempt else ''}]"
+        """tlparse's spelling, with the final attempt: ``[0/0_1]`` (tlparse has no reset generation: ``R1/0/0``
+        is its ``[0/0]`` too)."""
+        cid = self.compile_id[self.compile_id.index("/") + 1:] if self.compile_id[:1] == "R" else self.compile_id
+        return f"[{cid}{'_' + str(self.attempt) if self.attempt else ''}]"
 
     @property
     def symbols(self) -> list[ShapeFact]:
@@ -239,6 +245,10 @@ def _root(run: RunModel) -> Path | None:
 def _read(run: RunModel, ev: Event, name: str, budget: list[int], limit: int = MAX_SMALL) -> str | None:
     if budget[0] <= 0 or name not in (ev.files or ()):
         return None
+    held = run.file_text(ev, name)
+    if held is not False:  # a log's file: read where the reader holds it
+        budget[0] -= 1
+        return held[:limit] if isinstance(held, str) else None
     for fname, path, _problem in run.files(ev):
         if fname == name and path is not None:
             budget[0] -= 1
@@ -312,9 +322,12 @@ def compile_infos(run: RunModel) -> list[CompileInfo]:
     run's contents (a missing or broken file is a missing number)."""
     infos: dict[str, CompileInfo] = {}
     budget = [MAX_FILE_READS]
+    outside = run.is_torch_trace  # a log's records without a compile id: AOTInductor / export, tlparse's [-/-]
     for ev in list(run.events):
         cid = ev.compile_id
-        if not cid or parse_compile_id(cid) is None:
+        if not cid and outside:
+            cid = NO_COMPILE_ID
+        elif not cid or parse_compile_id(cid) is None:
             continue
         info = infos.get(cid)
         if info is None:
@@ -362,6 +375,9 @@ def compile_infos(run: RunModel) -> list[CompileInfo]:
             r = a.get("restart_reason") or a.get("reason")
             if r and str(r) not in info.restart_reasons:
                 info.restart_reasons.append(str(r))
+    aot = infos.get(NO_COMPILE_ID)
+    if aot is not None and aot.close is None and not aot.provenance:
+        del infos[NO_COMPILE_ID]  # only a JIT log's loose records (torch_version, …): no compile of its own
     return list(infos.values())
 
 

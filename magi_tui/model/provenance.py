@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from magi_tui.model.run import RunModel
 
 #: file names, as the tracer (and the TORCH_TRACE / TORCH_COMPILE_DEBUG readers) give them
-OUTPUT_CODE = ("inductor_output.py", "output_code.py")
+OUTPUT_CODE = ("inductor_output.py", "output_code.py", "inductor_aot_wrapper_code.cpp")
 POST_GRAD = ("post_grad_graph.py", "fx_graph_transformed.py", "fx_graph_readable.py")
 PRE_GRAD = ("pre_grad_graph.py",)
 MAPPINGS = ("provenance.json", "inductor_provenance_tracking_node_mappings.json")
@@ -339,7 +339,7 @@ def graph_of(run: "RunModel", ev: Event) -> Graph:
     (a compile may hold several graphs of one kind: the output code anchors them)."""
     cid, scope = ev.compile_id, ev.scope
     g = Graph(compile_id=cid)
-    if not cid:
+    if not cid and not run.is_torch_trace:  # a log's AOTInductor work has no compile id: one graph of its own
         return g
     bw = _backward(run, ev)
     same = [e for e in run.events if e.compile_id == cid and e.scope == scope and e.files]

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from magi_format.text import fmt_seconds as fmt_duration  # the one duration format
-from magi_tui.model.checks import analyse, run_status
+from magi_tui.model.checks import analyse, export_issue_json, run_status
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade, Failure, Restart
 
@@ -122,6 +122,7 @@ def triage_json(run: RunModel) -> dict[str, Any]:
         "compile_time": a.compile_time,
         "recompile_limit_hits": [i.as_json() for i in t.recompile_limit_hits],
         "tracer_stopped": [i.as_json() for i in t.tracer_stopped],
+        "export_issues": [export_issue_json(run, i.event) for i in t.export_issues],
         "incomplete_reasons": a.incomplete_reasons,
         "open": [{"index": s.first.index, "name": s.first.name} for s in run.open_spans],
         "empty": None if a.status != "empty" else

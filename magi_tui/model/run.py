@@ -269,6 +269,11 @@ class RunModel:
         return self.reader.error
 
     @property
+    def is_torch_trace(self) -> bool:
+        """A TORCH_TRACE log (where records without a compile id are AOT / export work of their own)."""
+        return type(self.reader).__name__ == "TraceLogReader"
+
+    @property
     def source_name(self) -> str:
         """What the events are read from, as messages name it: ``timeline.jsonl``, else the TORCH_TRACE
         log's (or TORCH_COMPILE_DEBUG folder's) own name."""
@@ -397,6 +402,12 @@ class RunModel:
         if own is not None:
             return own(ev)
         return event_files(self.path, ev)
+
+    def file_text(self, ev: Event, name: str) -> str | None | bool:
+        """The text of one of ``ev``'s files straight from a reader that holds it (a TORCH_TRACE log: no
+        copy written, for the analysis' small reads); ``False`` where the file must be opened by path."""
+        own = getattr(self.reader, "file_text", None)
+        return own(ev, name) if own is not None else False
 
     @property
     def has_event_folders(self) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from magi_format.names import RECOMPILE_LIMIT_HIT, TRACER_STOPPED
+from magi_format.names import EXPORT_ISSUE, RECOMPILE_LIMIT_HIT, TRACER_STOPPED
 from magi_tui.model.events import Event
 from magi_tui.model.layout import event_folder_rel
 from magi_tui.model.pairing import Pairer, Span
@@ -119,6 +119,8 @@ class Triage:
     cache_bypasses: list[Item] = field(default_factory=list)
     recompile_limit_hits: list[Item] = field(default_factory=list)
     tracer_stopped: list[Item] = field(default_factory=list)
+    #: torch.export's issues (data-dependent expressions, guards it added, fake kernels)
+    export_issues: list[Item] = field(default_factory=list)
 
     @property
     def first_failure(self) -> Failure | None:
@@ -266,6 +268,8 @@ class TriageBuilder:
                     t.recompile_limit_hits.append(Item(ev, _attr(ev, "reason")))
                 elif ev.frag == TRACER_STOPPED:
                     t.tracer_stopped.append(Item(ev, _attr(ev, "reason", "error")))
+                elif ev.frag == EXPORT_ISSUE:
+                    t.export_issues.append(Item(ev, _attr(ev, "issue")))
         elif kind == "restart" and ev.phase is None:
             reason = _first_line(_attr(ev, "restart_reason", "reason"))
             cid = ev.compile_id

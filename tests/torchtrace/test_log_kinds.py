@@ -75,3 +75,12 @@ def test_vocabulary_covers_what_installed_torch_writes():
             artifacts.add(m.group(1))
     assert kinds and kinds <= TORCH_KINDS, sorted(kinds - TORCH_KINDS)
     assert artifacts and artifacts <= TORCH_ARTIFACTS, sorted(artifacts - TORCH_ARTIFACTS)
+
+
+@pytest.mark.parametrize("name", ["jit_reset.log", "aot_provenance.log"])
+def test_recorded_logs_read_every_record_as_tlparse(name, tmp_path):
+    log = RECORDED / name
+    run = RunModel(log).load()
+    tl = tlparse_facts(run_tlparse(log, tmp_path / "tl"))
+    assert dict(run.reader.stats) == tl.stats and not run.malformed
+    assert sorted(run.reader.compile_ids) == sorted(tl.compile_ids)  # tlparse's spelling: no reset generation

@@ -116,3 +116,11 @@ def test_top_level_post_grad_graph_after_the_passes_is_not_a_cache_hit(tmp_path)
 def test_recorded_aot_log_closes_every_lifecycle():
     run = RunModel(AOT).load()
     assert run.status == "ok" and not run.open_spans and not run.malformed
+
+
+def test_an_empty_log_is_named_in_the_report(tmp_path):
+    log = write_log(tmp_path / "dedicated_log_torch_trace_empty.log", records(JIT)[:1])  # torch_version only
+    out = subprocess.run([sys.executable, "-m", "magi_tui", "triage", str(log)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert "Nothing was recorded in dedicated_log_torch_trace_empty.log" in out.stdout, out.stdout
+    assert "timeline" not in out.stdout

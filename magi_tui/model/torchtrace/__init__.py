@@ -24,17 +24,19 @@ from pathlib import Path
 from magi_format.runname import RunName
 
 #: torch's file name (``LazyTraceHandler``: ``mkstemp`` with this prefix and ``.log``)
-LOG_NAME_RE = re.compile(r"^dedicated_log_torch_trace_(?:rank_(\d+)(?=[_.])|(?!rank_\d+[_.])).*\.log$")
+LOG_NAME_RE = re.compile(r"^dedicated_log_torch_trace_(?:rank_(\d+)(?=[_.])|(?!rank_\d+[_.])).*\.log(?:\.gz)?$")
 #: ``"rank": N`` in a record's metadata line (torch writes it on every record of a distributed run)
 _META_RANK_RE = re.compile(rb'[,{] *"rank": *(\d{1,9}) *[,}]')
 #: bytes read from the head of a log for a rank in its metadata
 _RANK_SNIFF_BYTES = 1 << 16
+#: how a log compressed with gzip ends (opened directly: read from a private unpacked copy)
+GZ_SUFFIX = ".gz"
 #: the glog prefix of a record line (TORCH_TRACE.md §1 "Line format")
 GLOG_RE = re.compile(rb"^([VIWEC])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+) +(\d+) ([^\]\n]*):(\d+)\] ")
 _SNIFF_BYTES = 4096
 
-__all__ = ["LOG_NAME_RE", "GLOG_RE", "is_log_name", "is_trace_log", "log_rank", "log_run_name", "metadata_rank",
-           "name_rank"]
+__all__ = ["LOG_NAME_RE", "GLOG_RE", "GZ_SUFFIX", "is_log_name", "is_trace_log", "log_rank", "log_run_name",
+           "metadata_rank", "name_rank"]
 
 
 def is_log_name(name: str) -> bool:
@@ -83,8 +85,19 @@ def log_run_name(path: Path) -> RunName:
     return RunName(None, None, None, log_rank(path), None)
 
 
+def _gunzip_head(data: bytes) -> bytes:
+    """The first bytes a gzip stream's start decompresses to (as much as ``data`` holds)."""
+    import zlib
+
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, _SNIFF_BYTES)
+    except zlib.error:
+        return b""
+
+
 def is_trace_log(path: str | os.PathLike[str]) -> bool:
-    """A regular file named like a trace log, or any regular file whose first line is a TORCH_TRACE
+    """A regular file named like a trace log (``.log`` or ``.log.gz``), or any regular file (gzip'ed or
+    not) whose first line is a TORCH_TRACE
     record (``V1122 11:12:39.772000 5512 torch/...:2350] {...``), a byte-order mark before it allowed. Never raises, never blocks (a FIFO is
     not opened)."""
     try:
@@ -99,6 +112,8 @@ def is_trace_log(path: str | os.PathLike[str]) -> bool:
             head = os.pread(fd, _SNIFF_BYTES, 0)
         finally:
             os.close(fd)
+        if p.name.endswith(GZ_SUFFIX) and head[:2] == b"\x1f\x8b":
+            head = _gunzip_head(head)
     except (OSError, ValueError, TypeError):
         return False
     head = head.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark, as an editor on Windows leaves it

@@ -55,7 +55,7 @@ from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
 from magi_tui.model.events import Event, name_kind
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader, open_followed
-from magi_tui.model.torchtrace import GLOG_RE, log_run_name  # noqa: F401 (log_run_name: re-exported)
+from magi_tui.model.torchtrace import GLOG_RE, GZ_SUFFIX, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
 CHUNK = 8 << 20
 #: a record longer than this (metadata line and payload) is reported and skipped, not held in memory
@@ -64,6 +64,12 @@ _FINGERPRINT = 256
 #: a log unchanged for this long has no writer left: its last record is final, whole or not
 SETTLED_S = 2.0
 _BOM = b"\xef\xbb\xbf"
+#: a .log.gz unpacked to more than this is refused (a gzip bomb fills no disk)
+MAX_UNPACKED_BYTES = 64 << 30
+#: a newline not followed by a tab: where a run of payload lines ends
+_PAYLOAD_END = re.compile(rb"\n(?!\t)")
+_EPOCH_S = re.compile(rb'"start_time": (1\d{9}(?:\.\d+)?)')
+_EPOCH_US = re.compile(rb'"ts": (1\d{15})')
 #: events kept per unknown record type (the rest are only counted)
 MAX_UNKNOWN_EVENTS = 200
 #: payloads shorter than this are kept as text; longer ones are re-read from the log when opened
@@ -105,9 +111,10 @@ class _Pending:
     match: re.Match
     header: bytes
     payload_start: int    # byte offset of the first payload line
-    payload: list[bytes] = field(default_factory=list)
+    #: the payload's runs of ``\t`` lines: (start, stop) byte offsets in the file, and the blank lines
+    #: (an editor stripped their tab) before each run; the bytes stay in the chunk until the record ends
+    runs: list[tuple[int, int, int]] = field(default_factory=list)
     end: int = 0          # byte offset just past the record
-    size: int = 0
 
 
 @dataclass(frozen=True)
@@ -123,6 +130,8 @@ class TraceLogReader:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        #: the log as given; ``path`` is what is read (for a ``.log.gz``: a private unpacked copy)
+        self.source = self.path
         self._lock = threading.Lock()
         self._tmp: str | None = None
         self._generation = 0
@@ -146,8 +155,11 @@ class TraceLogReader:
         self._ino: tuple[int, int] | None = None
         self._head = b""
         self._skip_tabs = False  # payload lines of a record that was rejected
+        self._rest_of_line = False  # the tail of a line too long to read is still to be skipped
         self._settled = False    # the file has not changed for SETTLED_S: its writer is gone
         self._year: int | None = None
+        self._year_hint: float | None = None  # an epoch time the log itself holds (else the file's mtime)
+        self._last_mon = 0
         self._t0: float | None = None
         self._mapper: Any = None
         self._lines = bytearray()  # the events as timeline.jsonl lines (Event.offset points here)
@@ -169,13 +181,18 @@ class TraceLogReader:
         """Read what was appended since the last call (at most about ``max_bytes`` of complete records).
         Never raises for anything found on disk."""
         result = ReadResult()
+        if self.source.name.endswith(GZ_SUFFIX) and self.path == self.source:
+            why = self._unpack(result)
+            if why is not None:
+                self._error(result, why)
+                return result
         opened = open_followed(self, result, self._reset_locked)
         if opened is None:
             return result
         fd, st = opened
         try:
-            if self._year is None:
-                self._year = time.localtime(st.st_mtime).tm_year
+            if self._year_hint is None:
+                self._year_hint = self._epoch_in_log(fd) or st.st_mtime
             self._settled = time.time() - st.st_mtime >= SETTLED_S
             self._read_from(fd, st.st_size, result, max_bytes)
             if len(self._head) < _FINGERPRINT:
@@ -204,6 +221,18 @@ class TraceLogReader:
                 return self._event_files(ev)
         except Exception as exc:
             return [("?", None, f"cannot list files: {type(exc).__name__}")]
+
+    def file_text(self, ev: Event, name: str) -> str | None:
+        """One of the event's files as text, without writing a copy (None: no such file, or the log
+        changed under it). Never raises."""
+        try:
+            with self._lock:
+                src = next((s for n, s in self._files.get(ev.seq, ()) if n == name), None)
+            if isinstance(src, _Range):
+                return self._read_payload(src)
+            return src
+        except Exception:
+            return None
 
     # -- identity ------------------------------------------------------------------------------
     def _reset_locked(self) -> None:
@@ -254,19 +283,36 @@ class TraceLogReader:
         self.partial = 0 if self.more else max(0, size - pos)
 
     def _skip_huge(self, data: bytes, base: int, result: ReadResult) -> int:
-        """A record over MAX_RECORD_BYTES: reported, its lines read so far dropped, the rest skipped."""
+        """A line that makes a record over MAX_RECORD_BYTES: the records before it are whole (that line
+        starts after them) and are read; the record it belongs to is reported and skipped."""
         end = data.rfind(b"\n") + 1
+        if end and data[end:end + 1] != b"\t":  # a new line, not more payload: what is before it is whole
+            done = self._parse(data[:end], base, False, result, ended=True)
+            if done:
+                return done
         first = data[: data.find(b"\n") + 1 or len(data)]
         self._bad(result, self.line_no + 1, f"record longer than {MAX_RECORD_BYTES >> 20} MB: skipped",
                   first, "fail_too_long")
         self.line_no += data.count(b"\n", 0, end)
         self._skip_tabs = True
+        self._rest_of_line = not end  # the long line goes on past this chunk: its tail is skipped too
         return end or len(data)
 
-    def _parse(self, data: bytes, base: int, at_eof: bool, result: ReadResult) -> int:
+    def _parse(self, data: bytes, base: int, at_eof: bool, result: ReadResult, ended: bool = False) -> int:
         """Records in ``data`` (file bytes from ``base``); returns the bytes of complete records and
-        rejected lines consumed (a pending record and a partial last line are left for later)."""
-        final = at_eof and self._settled
+        rejected lines consumed (a pending record and a partial last line are left for later).
+        ``ended``: the last record in ``data`` is whole (the line after it is known to start a new one).
+
+        Lines are found with ``find`` and a payload's ``\\t`` lines are skipped in one regex step: a
+        payload is kept as byte ranges of ``data`` (no list of lines), joined once when its record ends."""
+        if self._rest_of_line:  # the tail of a skipped overlong line: up to its newline
+            nl = data.find(b"\n")
+            if nl < 0:
+                return len(data)
+            self._rest_of_line = False
+            self.line_no += 1
+            return nl + 1
+        final = ended or (at_eof and self._settled)
         unterminated = final and data[-1:] != b"\n"
         if unterminated:  # the writer is gone: its last line is whole, newline or not
             data += b"\n"
@@ -280,23 +326,28 @@ class TraceLogReader:
         consumed, consumed_line = 0, line_no
         cur: _Pending | None = None
         blanks, blank_start = 0, 0  # blank lines after a record's payload: its own, if more payload follows
-        for raw in data[:end_complete].split(b"\n")[:-1]:
-            line_no += 1
+        find, payload_end = data.find, _PAYLOAD_END.search
+        while pos < end_complete:
             start = pos
-            pos += len(raw) + 1
-            if raw[-1:] == b"\r":
-                raw = raw[:-1]
-            if raw[:1] == b"\t":
+            if data[pos] == 9:  # "\t": this payload line and every one right after it
                 if cur is not None:
-                    if blanks:  # a payload line whose tab an editor stripped: tlparse reads on, so do we
-                        cur.payload.extend([b""] * blanks)
-                        blanks = 0
-                    cur.payload.append(raw[1:])
+                    stop = payload_end(data, pos, end_complete).end()
+                    cur.runs.append((base + start, base + stop, blanks))
+                    blanks = 0
+                    line_no += data.count(b"\n", start, stop)
+                    pos = stop
                     continue
+                nl = find(b"\n", pos)
+                pos = nl + 1
+                line_no += 1
                 if not self._skip_tabs:
-                    self._bad(result, line_no, "payload line without a record", raw, "fail_glog")
+                    self._bad(result, line_no, "payload line without a record", data[start:nl], "fail_glog")
                 consumed, consumed_line = pos, line_no
                 continue
+            nl = find(b"\n", pos)
+            pos = nl + 1
+            line_no += 1
+            raw = data[start:nl - 1] if data[nl - 1:nl] == b"\r" and nl > start else data[start:nl]
             if cur is not None and not raw.strip():
                 if not blanks:
                     blank_start = start
@@ -305,7 +356,7 @@ class TraceLogReader:
             if cur is not None:  # a new line ends the record before it
                 cur.end = base + (blank_start if blanks else start)
                 blanks = 0
-                self._finish(cur, result)
+                self._finish(cur, data, base, result)
                 cur = None
             consumed, consumed_line = start, line_no - 1
             self._skip_tabs = False
@@ -323,13 +374,34 @@ class TraceLogReader:
             cur = _Pending(base + start, line_no, m, raw, base + pos)
         if cur is not None:
             cur.end = base + (blank_start if blanks else pos - unterminated)
-            if at_eof and end_complete == len(data) and (final or self._complete_at_eof(cur)):
-                self._finish(cur, result)
+            if at_eof and end_complete == len(data) and (final or self._complete_at_eof(cur, data, base)):
+                self._finish(cur, data, base, result)
+                consumed, consumed_line = pos, line_no
+            elif ended:
+                self._finish(cur, data, base, result)
                 consumed, consumed_line = pos, line_no
         else:
             consumed, consumed_line = pos, line_no
         self.line_no = consumed_line
         return min(consumed, len(data) - 1) if unterminated else consumed
+
+    @staticmethod
+    def _payload(cur: _Pending, data: bytes, base: int) -> bytes | None:
+        """The record's payload: its lines, tab and newline stripped, joined by ``\\n`` (tlparse's)."""
+        runs = cur.runs
+        if not runs:
+            return None
+        if len(runs) == 1:
+            s, e, _ = runs[0]
+            region = data[s - base + 1:e - base - 1]  # "\tA\n\tB\n" -> "A\n\tB"
+            if b"\r" not in region:
+                return region.replace(b"\n\t", b"\n")
+        lines: list[bytes] = []
+        for s, e, blanks in runs:
+            lines.extend([b""] * blanks)
+            for ln in data[s - base:e - base].split(b"\n")[:-1]:
+                lines.append(ln[1:-1] if ln[-1:] == b"\r" else ln[1:])
+        return b"\n".join(lines)
 
     @staticmethod
     def _metadata(cur: _Pending) -> tuple[dict[str, Any] | None, str]:
@@ -348,7 +420,7 @@ class TraceLogReader:
             return None, "metadata is not a non-empty JSON object"
         return md, ""
 
-    def _complete_at_eof(self, cur: _Pending) -> bool:
+    def _complete_at_eof(self, cur: _Pending, data: bytes, base: int) -> bool:
         """The last record of the file is whole: no payload announced, or its payload matches."""
         md, _ = self._metadata(cur)
         if md is None:
@@ -356,22 +428,24 @@ class TraceLogReader:
         want = md.get("has_payload")
         if not isinstance(want, str):
             return True
-        return bool(cur.payload) and hashlib.md5(b"\n".join(cur.payload)).hexdigest() == want
+        blob = self._payload(cur, data, base)
+        return blob is not None and hashlib.md5(blob).hexdigest() == want
 
     # -- one record -> events ------------------------------------------------------------------
-    def _finish(self, cur: _Pending, result: ReadResult) -> None:
+    def _finish(self, cur: _Pending, data: bytes, base: int, result: ReadResult) -> None:
         md, why = self._metadata(cur)
         if md is None:
             self._bad(result, cur.line_no, why, cur.header, "fail_json")
             return
         payload: str | None = None
-        if cur.payload:
-            blob = b"\n".join(cur.payload)
+        blob = self._payload(cur, data, base)
+        if blob is not None:
             want = md.get("has_payload")
             if isinstance(want, str) and hashlib.md5(blob).hexdigest() != want:
                 self._bad(result, cur.line_no, "payload does not match its has_payload md5 (shown anyway)",
                           cur.header, "fail_payload_md5")
             payload = blob.decode("utf-8", "replace")
+            del blob  # the text alone from here: a big payload is held once, not as bytes and text
         kind = next(iter(md))
         if self.keep:
             body = md.get(kind)
@@ -387,7 +461,7 @@ class TraceLogReader:
         if kind != "str":
             self.stats["ok"] += 1
         ts = self._timestamp(cur.match)
-        rng = _Range(cur.payload_start, cur.end) if cur.payload else None
+        rng = _Range(cur.payload_start, cur.end) if cur.runs else None
         try:
             specs = self._map(kind, md, payload)
         except Exception as exc:  # a record the mapping chokes on: reported, the rest still read
@@ -413,7 +487,7 @@ class TraceLogReader:
             fname = name + (".json" if enc == "json" else ".txt")
             return [(self._own_name(name), self._attrs(md, artifact=name, encoding=enc), {fname: payload})]
         if kind in mapping.TORCH_KINDS:
-            if kind in mapping.KIND_HANDLERS or payload is None:
+            if (kind in mapping.KIND_HANDLERS and kind not in mapping.PARTIAL_KINDS) or payload is None:
                 return specs
             name = kind
             if kind == "graph_dump" and isinstance(body, dict) and body.get("name"):
@@ -453,14 +527,71 @@ class TraceLogReader:
         return a
 
     def _timestamp(self, m: re.Match) -> float | None:
-        """The glog prefix's local time (no year in it: the file's year; ms precision)."""
+        """The glog prefix's local time (ms precision). It has no year: the year is the one that puts the
+        first record nearest an epoch time the log holds (:meth:`_epoch_in_log`), else the file's mtime,
+        and turns over when the month goes back (a log across New Year)."""
         try:
             mon, day, hh, mm, ss = (int(m.group(i)) for i in range(2, 7))
             frac = float(b"0." + m.group(7))
-            year = self._year or time.localtime().tm_year
-            return time.mktime((year, mon, day, hh, mm, ss, 0, 0, -1)) + frac
+            if self._year is None:
+                hint = self._year_hint if self._year_hint is not None else time.time()
+                y = time.localtime(hint).tm_year
+                self._year = min((y - 1, y, y + 1), key=lambda yr: abs(
+                    time.mktime((yr, mon, day, hh, mm, ss, 0, 0, -1)) - hint))
+            elif mon < self._last_mon:
+                self._year += 1
+            self._last_mon = mon
+            return time.mktime((self._year, mon, day, hh, mm, ss, 0, 0, -1)) + frac
         except (ValueError, OverflowError):
             return None
+
+    @staticmethod
+    def _epoch_in_log(fd: int) -> float | None:
+        """An epoch time from the log's first chunk: a ``compilation_metrics`` ``start_time`` (seconds)
+        or a chromium event's ``ts`` (µs), so dates do not depend on when the file was copied."""
+        try:
+            head = os.pread(fd, CHUNK, 0)
+        except OSError:
+            return None
+        m = _EPOCH_S.search(head)
+        if m:
+            return float(m.group(1))
+        m = _EPOCH_US.search(head)
+        return float(m.group(1)) / 1e6 if m else None
+
+    def _unpack(self, result: ReadResult) -> str | None:
+        """A ``.log.gz`` read from a private unpacked copy (bounded); None, or why it cannot be. A cut
+        stream gives what it holds (a malformed note says so), as ``zcat`` would."""
+        import zlib
+
+        dst = self.files_root / "unpacked.log"
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        total = 0
+        try:
+            st = os.stat(self.source)
+            with open(self.source, "rb") as raw, open(dst, "wb") as out:
+                while (chunk := raw.read(1 << 20)) and not d.eof:
+                    while chunk:  # at most CHUNK bytes out per step: a small bomb never fills memory
+                        data = d.decompress(chunk, CHUNK)
+                        total += len(data)
+                        if total > MAX_UNPACKED_BYTES:
+                            return f"refused: unpacks to more than {MAX_UNPACKED_BYTES >> 30} GB"
+                        out.write(data)
+                        chunk = d.unconsumed_tail
+        except FileNotFoundError:
+            return None  # read() says it is gone
+        except (OSError, zlib.error) as exc:
+            if total == 0:
+                return f"cannot unpack: {literal(str(exc), 200)}"
+            result.malformed.append(Malformed(0, f"{self.source.name}: the gzip stream is damaged: what "
+                                                 f"unpacked before it is read ({literal(str(exc), 100)})", ""))
+        else:
+            if not d.eof:
+                result.malformed.append(Malformed(0, f"{self.source.name} ends early (a cut gzip stream): "
+                                                     "what it holds is read", ""))
+        os.utime(dst, (st.st_atime, st.st_mtime))  # the copy is as settled as the log
+        self.path = dst
+        return None
 
     def _add_event(self, spec: tuple, ts: float | None, line_no: int, payload: str | None,
                    rng: _Range | None, result: ReadResult) -> None:
