@@ -37,7 +37,7 @@ from magi_tui.model.guards import (
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade, Restart
 
-STATUSES = ("ok", "recovered", "failed", "incomplete", "empty")
+STATUSES = ("ok", "recovered", "degraded", "failed", "incomplete", "empty")
 LOG_NAMES = ("run.log", "stderr.log", "stderr.txt", "output.log")
 MAX_FILE_READS = 1000        # graph_break.txt / metrics.json read per analysis, at most
 MAX_TEXT = 64 * 1024
@@ -154,6 +154,70 @@ class RecompileInfo:
 
 
 @dataclass
+class EagerFrame:
+    """A frame that ran eagerly (uncompiled) while the program went on: Dynamo skipped it after a graph
+    break it could not resume from (``cause: unsupported``), or it reached the recompile limit
+    (``cause: recompile_limit``). One finding, whatever the cause: the results are the same, the frame is
+    just not compiled."""
+
+    frame: str
+    frame_key: str | None
+    compile_id: str | None
+    cause: str
+    reason: str
+    file: str | None = None
+    line: int | None = None
+    event: Event | None = None
+
+    @property
+    def where(self) -> str | None:
+        return None if not self.file else (f"{self.file}:{self.line}" if self.line is not None else self.file)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"frame": self.frame, "frame_key": self.frame_key, "compile_id": self.compile_id,
+                "cause": self.cause, "reason": self.reason, "file": self.file, "line": self.line,
+                "index": self.event.index if self.event else None}
+
+
+_ANOTHER_BREAK = "*** While handling this graph break, another graph break occurred: ***"
+
+
+def fallback_reason(message: str) -> str:
+    """Why Dynamo gave up on a frame: the last graph break of an ``Unsupported`` message (torch chains
+    "While handling this graph break, another graph break occurred"), its type line."""
+    tail = message.rsplit(_ANOTHER_BREAK, 1)[-1]
+    return _first_line(tail) or _first_line(message) or "unsupported"
+
+
+def failure_source(run: RunModel, ev: Event) -> tuple[str | None, int | None, str | None]:
+    """Where a failure happened in the user's code, as tlparse's "Failure Source" says it: torch's
+    ``fail_user_frame_filename`` / ``_lineno`` (``raised``: the line Dynamo was tracing), from the event's
+    ``fail_user_frame`` or its metrics.json; when torch recorded none (a backend crash), the frame being
+    compiled (``frame``: its ``co_filename`` / ``co_firstlineno``)."""
+    a = event_attrs(run, ev)
+    uf = _s(a.get("fail_user_frame"))
+    if uf and ":" in uf:
+        f, _, ln = uf.rpartition(":")
+        if _int(ln) is not None:
+            return f, _int(ln), "raised"
+    m = None
+    if "metrics.json" in (ev.files or ()):
+        text = _read_event_file(run, ev, "metrics.json", [1])
+        try:
+            m = json.loads(text) if text else None
+        except ValueError:
+            m = None
+    if isinstance(m, dict):
+        if _s(m.get("fail_user_frame_filename")):
+            return str(m["fail_user_frame_filename"]), _int(m.get("fail_user_frame_lineno")), "raised"
+        if _s(m.get("co_filename")):
+            return str(m["co_filename"]), _int(m.get("co_firstlineno")), "frame"
+    if _s(a.get("co_filename")):
+        return str(a["co_filename"]), _int(a.get("co_firstlineno")), "frame"
+    return None, None, None
+
+
+@dataclass
 class FrameRow:
     frame: str
     key: str
@@ -213,6 +277,10 @@ class Analysis:
     incomplete_reasons: list[str] = field(default_factory=list)
     graph_break_total: int = 0
     recompile_total: int = 0
+    #: frames that ran eagerly (status ``degraded``)
+    ran_eagerly: list[EagerFrame] = field(default_factory=list)
+    #: id(cascade) -> (file, line) where each failure was raised in the user's code
+    failure_sources: dict[int, tuple] = field(default_factory=dict)
 
     @property
     def exit_failed(self) -> bool:
@@ -887,10 +955,17 @@ class _Analyser:
         elif a.frames:
             plus = " (and one automatic-dynamic recompile)" if auto_only else ""
             out.append(Check("ok", f"{len(a.frames)} frame(s), one compile each{plus}"))
+        if a.ran_eagerly:
+            first = a.ran_eagerly[0]
+            where = f" at {first.where}" if first.where else ""
+            causes = Counter(e.cause.replace("_", " ") for e in a.ran_eagerly)
+            out.append(Check("warn", f"{len(a.ran_eagerly)} frame(s) ran eagerly ("
+                                     + ", ".join(f"{k} ×{n}" for k, n in causes.items())
+                                     + f"); first: {first.frame}{where}: {first.reason}. The program finished; "
+                                     "these frames were not compiled", first.event))
         for f in a.frames:
             if f.limit_hit:
-                out.append(Check("warn", f"frame {f.frame} hit the recompile limit ({f.recompile_limit}) and fell "
-                                         "back to eager: later calls run uncompiled", f.limit_event))
+                continue
             elif f.compiles >= f.recompile_limit:
                 out.append(Check("warn", f"frame {f.frame} compiled {f.compiles}×, at the recompile limit "
                                          f"({f.recompile_limit})", f.first_event))
@@ -960,5 +1035,34 @@ class _Analyser:
                             "ran (the error is in the program's output, not here), or every compile was served "
                             "from a warm cache, so no hook fired.")
             a.log_path, a.log_tail = self._log_tail()
+        a.ran_eagerly = self._ran_eagerly(worklist)
+        for c in self.t.problems[:200]:  # the compile's failed event carries it (a cascade's outer member)
+            for m in c.members[:16]:
+                src = failure_source(run, m.event)
+                if src[0]:
+                    a.failure_sources[id(c)] = src
+                    break
         a.checks = self._checks(a)
         return a
+
+    def _ran_eagerly(self, worklist: list[BreakEntry]) -> list[EagerFrame]:
+        out: list[EagerFrame] = []
+        for c in self.t.fallbacks:
+            ev = c.head.event
+            p = parse_compile_id(ev.compile_id)
+            row = self.frames.get(p[0]) if p else None
+            file, line, _what = failure_source(self.run, ev)
+            if file is None or _what == "frame":  # where it broke: the graph break of that compile
+                be = next((b for b in worklist if ev.compile_id in b.compile_ids), None)
+                if be is not None:
+                    file, line = be.file, be.line
+            out.append(EagerFrame(row.frame if row else (_s((ev.summary or {}).get("frame")) or "?"),
+                                  row.key if row else None, ev.compile_id, "unsupported",
+                                  fallback_reason(c.head.message), file, line, ev))
+        for row in self.frames.values():
+            if row.limit_hit:
+                out.append(EagerFrame(row.frame, row.key, row.limit_event.compile_id if row.limit_event else None,
+                                      "recompile_limit", f"reached the recompile limit ({row.recompile_limit}): "
+                                      "later calls with new guards run uncompiled", row.file, row.line,
+                                      row.limit_event))
+        return out

@@ -98,7 +98,7 @@ def triage_json(run: RunModel) -> dict[str, Any]:
     """The headless contract (docs/HEADLESS.md). Lists are never capped here."""
     t = run.triage
     a = analyse(run)
-    first = t.cascades[0] if t.cascades else None
+    first = next((c for c in t.cascades if not c.fallback), None)  # a frame that ran eagerly is no failure
     out = {
         "run": str(run.path),
         "status": a.status,
@@ -110,10 +110,12 @@ def triage_json(run: RunModel) -> dict[str, Any]:
                     "failed_events": len(t.failures), "restarts": len(a.restarts),
                     "recompiles": len(a.recompiles), "graph_breaks": a.graph_break_total,
                     "graph_break_sites": len(a.worklist), "frames": len(a.frames),
+                    "ran_eagerly": len(a.ran_eagerly),
                     "cache_state": a.cache["state"]},
         "checks": [c.as_json() for c in a.checks],
         "first_failure": cascade_json(first) if first is not None else None,
-        "failures": [cascade_json(c) for c in a.problems],
+        "failures": [_with_source(cascade_json(c), a.failure_sources.get(id(c))) for c in a.problems],
+        "ran_eagerly": [e.as_json() for e in a.ran_eagerly],
         "restarts": [restart_json(r) for r in a.restarts],
         "graph_breaks": [b.as_json() for b in a.worklist],
         "recompiles": [r.as_json() for r in a.recompiles],
@@ -133,6 +135,12 @@ def triage_json(run: RunModel) -> dict[str, Any]:
         for item in ([out["first_failure"]] if out["first_failure"] else []) + out["failures"] + out["restarts"]:
             item["folder"] = None
     return out
+
+
+def _with_source(j: dict[str, Any], src: tuple | None) -> dict[str, Any]:
+    """A failure's JSON with where it was raised in the user's code (``source``: file, line; null unknown)."""
+    j["source"] = None if not src or not src[0] else {"file": src[0], "line": src[1], "what": src[2]}
+    return j
 
 
 def _stage(f: Failure) -> str:
@@ -182,6 +190,10 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
         state = "recovered" if ff.recovered else "NOT recovered"
         lines.append(f"  first failure: #{ev.index} {ev.name}  [{state}]")
         lines.append(f"    stage:     {_stage(ff.head)}")
+        src = a.failure_sources.get(id(ff))
+        if src and src[0]:
+            label = "raised at:" if src[2] == "raised" else "in frame: "
+            lines.append(f"    {label} {src[0]}" + (f":{src[1]}" if src[1] is not None else ""))
         exc = ff.head.exception_type + (f": {ff.head.message}" if ff.head.message else "")
         lines.append(f"    exception: {_one(exc) or '-'}")
         if len(ff.members) > 1:
@@ -212,6 +224,16 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
                          f"[{'recovered' if r.recovered else 'NOT recovered'}]{fold}")
             if r.cascade is not None and run.where(r.cascade.head.event, r.cascade.head.folder):
                 lines.append(f"      open: {run.where(r.cascade.head.event, r.cascade.head.folder)}")
+        if left:
+            lines.append(f"    ... {left} more (--all)")
+    if a.ran_eagerly:
+        lines.append(f"  ran eagerly: {len(a.ran_eagerly)} frame(s) not compiled (the program finished)")
+        shown, left = _cap(a.ran_eagerly, show_all, 5)
+        for e in shown:
+            cid = f" [{e.compile_id}]" if e.compile_id else ""
+            lines.append(f"    {_one(e.frame, 100)}{cid}: {e.cause.replace('_', ' ')}: {_one(e.reason, 120)}")
+            if e.where:
+                lines.append(f"      at {e.where}")
         if left:
             lines.append(f"    ... {left} more (--all)")
     if a.worklist:

@@ -194,7 +194,10 @@ def test_real_program_worklist_and_limit(program_run):
     rows = {f.name: f for f in a.frames}
     assert rows["f"].compiles == 3 and rows["g"].compiles == 2
     assert rows["h"].limit_hit and rows["h"].recompile_limit == 2 and rows["h"].compiles == 2
-    assert any(c.message.startswith("frame h ") and "recompile limit (2)" in c.message for c in a.checks)
-    assert a.status == "recovered"                       # the graph break's restarts, all recovered
+    # one verdict for a frame that fell back to eager: "ran eagerly", status degraded (exit 0)
+    assert any(c.level == "warn" and c.message.startswith("1 frame(s) ran eagerly (recompile limit ×1); first: h ")
+               and "recompile limit (2)" in c.message for c in a.checks)
+    assert [(e.cause, e.frame.split(" ")[0]) for e in a.ran_eagerly] == [("recompile_limit", "h")]
+    assert a.status == "degraded"
     text = triage_text(program_run)
     assert "refused: recompile limit reached" in text
