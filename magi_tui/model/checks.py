@@ -281,6 +281,10 @@ class Analysis:
     ran_eagerly: list[EagerFrame] = field(default_factory=list)
     #: id(cascade) -> (file, line) where each failure was raised in the user's code
     failure_sources: dict[int, tuple] = field(default_factory=dict)
+    #: facts the run's source cannot know (see :func:`not_recorded`)
+    not_recorded: frozenset = frozenset()
+    #: a TORCH_TRACE log of the same process that records them (a debug dir's ``tlparse/`` log)
+    companion_log: str | None = None
 
     @property
     def exit_failed(self) -> bool:
@@ -329,12 +333,31 @@ def _int(v: Any) -> int | None:
     return None
 
 
+def _see(a: "Analysis") -> str:
+    """Where the facts a source cannot know are: its companion TORCH_TRACE log, when there is one."""
+    if a.companion_log:
+        return f" (a TORCH_COMPILE_DEBUG folder does not; the TORCH_TRACE log of the same run does: {a.companion_log})"
+    return " (a TORCH_COMPILE_DEBUG folder does not; run with TORCH_TRACE or the tracer to see them)"
+
+
 def _hints(v: Any) -> list[str]:
     if isinstance(v, list):
         return [str(x) for x in v if x not in (None, "")][:20]
     if isinstance(v, str) and v:
         return [v]
     return []
+
+
+def not_recorded(run: RunModel) -> frozenset[str]:
+    """The facts this run's source cannot know (``graph_breaks``, ``recompiles``, ``restarts``, ``cache``):
+    a TORCH_COMPILE_DEBUG folder holds Inductor's files, not Dynamo's decisions. Shown as "not recorded
+    here", never as a green zero."""
+    from magi_tui.model.debugdir.reader import DebugDirReader
+
+    if isinstance(run.reader, DebugDirReader):
+        from magi_tui.model.debugdir import NOT_RECORDED
+        return NOT_RECORDED
+    return frozenset()
 
 
 def run_status(run: RunModel) -> tuple[str, list[str]]:
@@ -898,7 +921,10 @@ class _Analyser:
         out: list[Check] = []
         if run.error:
             out.append(Check("fail", f"timeline.jsonl cannot be read: {run.error}"))
-        if a.status == "empty":
+        if a.status == "empty" and a.not_recorded:
+            out.append(Check("warn", "nothing in this TORCH_COMPILE_DEBUG folder: every graph came from a warm "
+                                     "cache (a cache hit writes no debug files) or nothing was compiled"))
+        elif a.status == "empty":
             cf_n = sum(1 for f in self.cf.frames if f.compiles)
             extra = (f"; compiled_functions/ shows {cf_n} compiled frame(s), so the compile ran without "
                      "reaching the recorded hooks (a warm cache)" if cf_n else
@@ -943,6 +969,8 @@ class _Analyser:
             out.append(Check("warn", f"{len(other)} recompile(s) in {n_frames} frame(s)"
                                      + (f" ({top})" if top else "") + " — expected none once warmed up",
                              other[0].event))
+        elif "recompiles" in a.not_recorded:
+            pass  # one "not recorded here" line below
         elif a.frames and not auto:
             out.append(Check("ok", "no recompiles"))
         auto_only = {r.frame_key for r in auto} - {r.frame_key for r in other}
@@ -974,6 +1002,8 @@ class _Analyser:
             out.append(Check("warn", f"{len(a.worklist)} graph-break site(s), {a.graph_break_total} break(s); "
                                      f"most: {first.reason} at {first.where} ×{first.count}",
                              first.events[0] if first.events else None))
+        elif "graph_breaks" in a.not_recorded:
+            pass
         elif run.event_count or self.cf.frames:
             out.append(Check("ok", "no graph breaks"))
         c = a.cache["counts"]
@@ -1000,6 +1030,10 @@ class _Analyser:
                              t.cache_skipped_stores[0].event))
         if run.malformed:
             out.append(Check("warn", f"{len(run.malformed)} malformed line(s) in timeline.jsonl"))
+        if a.not_recorded:
+            what = ", ".join(x.replace("_", " ") for x in ("graph_breaks", "recompiles", "restarts", "cache")
+                             if x in a.not_recorded)
+            out.append(Check("unknown", f"{what}: not recorded here" + _see(a)))
         if a.status == "empty":  # nothing recorded is never a green check
             out = [c for c in out if c.level != "ok"]
         return out
@@ -1030,7 +1064,18 @@ class _Analyser:
         a = Analysis(status, list(self.t.restarts), self.t.problems, worklist, recompiles, frames, cache,
                      compile_time, [], incomplete_reasons=why,
                      graph_break_total=sum(b.count for b in worklist), recompile_total=len(recompiles))
-        if status == "empty":
+        a.not_recorded = not_recorded(run)
+        if a.not_recorded:
+            from magi_tui.model.debugdir import trace_log_of
+
+            log = trace_log_of(run.path)
+            a.companion_log = str(log) if log is not None else None
+        if status == "empty" and a.not_recorded:
+            a.empty_note = ("Nothing in this TORCH_COMPILE_DEBUG folder: torch writes a model folder per graph "
+                            "Inductor compiles, and a graph served from a warm cache (FX graph / AOT autograd "
+                            "cache hit) is not compiled, so it writes none. Set TORCHINDUCTOR_FORCE_DISABLE_"
+                            "CACHES=1 to see every graph, or read the TORCH_TRACE log of the same run.")
+        elif status == "empty":
             a.empty_note = ("Nothing was recorded in timeline_events/. Either Dynamo failed before the backend "
                             "ran (the error is in the program's output, not here), or every compile was served "
                             "from a warm cache, so no hook fired.")

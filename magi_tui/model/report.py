@@ -108,11 +108,16 @@ def triage_json(run: RunModel) -> dict[str, Any]:
         "partial_last_line": run.partial_line,
         "summary": {"failures": len(a.problems), "unrecovered": sum(1 for c in a.problems if not c.recovered),
                     "failed_events": len(t.failures), "restarts": len(a.restarts),
-                    "recompiles": len(a.recompiles), "graph_breaks": a.graph_break_total,
-                    "graph_break_sites": len(a.worklist), "frames": len(a.frames),
+                    # null: the source cannot know (not_recorded), never a zero
+                    "recompiles": None if "recompiles" in a.not_recorded else len(a.recompiles),
+                    "graph_breaks": None if "graph_breaks" in a.not_recorded else a.graph_break_total,
+                    "graph_break_sites": None if "graph_breaks" in a.not_recorded else len(a.worklist),
+                    "frames": len(a.frames),
                     "ran_eagerly": len(a.ran_eagerly),
                     "cache_state": a.cache["state"]},
         "checks": [c.as_json() for c in a.checks],
+        "not_recorded": sorted(a.not_recorded),
+        "companion_log": a.companion_log,
         "first_failure": cascade_json(first) if first is not None else None,
         "failures": [_with_source(cascade_json(c), a.failure_sources.get(id(c))) for c in a.problems],
         "ran_eagerly": [e.as_json() for e in a.ran_eagerly],
@@ -149,7 +154,7 @@ def _stage(f: Failure) -> str:
     return f"{ev.lifecycle or ev.frag} ({where})"
 
 
-_ICON = {"ok": "✓", "warn": "⚠", "fail": "✗"}
+_ICON = {"ok": "✓", "warn": "⚠", "fail": "✗", "unknown": "?"}
 
 
 def _cap(items: list, show_all: bool, n: int) -> tuple[list, int]:
@@ -177,7 +182,9 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
         if a.log_tail:
             lines.append(f"  last lines of {a.log_path}:")
             lines += [f"    | {ln}" for ln in a.log_tail]
-        elif not run.error:
+        elif a.companion_log:
+            lines.append(f"  the TORCH_TRACE log of the same run: {a.companion_log}")
+        elif not run.error and not a.not_recorded:
             lines.append("  (no run.log or captured stderr beside the run: rerun the program to see its error)")
     lines.append("  checks:")
     for c in a.checks:

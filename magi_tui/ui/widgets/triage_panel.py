@@ -174,9 +174,15 @@ class TriagePanel(Vertical):
                  "empty": "yellow"}.get(a.status, "cyan")
         text.append(a.status.upper(), style=style)
         cc = a.cache["counts"]
-        text.append(f"   {len(run.events)} events · {len(a.problems)} failures · {len(a.restarts)} restarts · "
-                    f"{len(a.recompiles)} recompiles · {a.graph_break_total} breaks · "
-                    f"cache {cc['hits']} hit / {cc['misses']} miss / {cc['bypasses']} bypass\n")
+        nr = a.not_recorded  # a fact the source cannot know is "?", never a zero
+
+        def n(fact: str, value: object) -> str:
+            return "?" if fact in nr else str(value)
+        text.append(f"   {len(run.events)} events · {len(a.problems)} failures · {n('restarts', len(a.restarts))} "
+                    f"restarts · {n('recompiles', len(a.recompiles))} recompiles · "
+                    f"{n('graph_breaks', a.graph_break_total)} breaks · "
+                    + ("cache not recorded\n" if "cache" in nr else
+                       f"cache {cc['hits']} hit / {cc['misses']} miss / {cc['bypasses']} bypass\n"))
         if a.empty_note:
             text.append("  " + a.empty_note + "\n", style="yellow")
             if a.log_tail:
