@@ -485,14 +485,20 @@ class TimelineFold:
         if name and not f.name:
             f.name = name
         f.any_ids.add(p[1])
+        closing = ev.phase in ("after", "failed")
+        span = ev.span
+        top = span is not None and span.depth == 0
+        if closing and (top or (span is None and ev.lifecycle == "compile")):
+            # a frame's compile time is every top-level lifecycle of its compile ids: Dynamo's ``compile``
+            # and the backend work done after Dynamo returned (a piecewise backend compiles its pieces at
+            # the first call), so the frames' times add up to the total
+            d = ev.duration_ms if ev.duration_ms is not None else (span.duration_ms if span else None)
+            if d is not None:
+                f.compile_s = (f.compile_s or 0.0) + d / 1000.0
         if ev.lifecycle == "compile":
             f.compile_ids.add(p[1])
-            if ev.phase in ("after", "failed"):
-                d = ev.duration_ms if ev.duration_ms is not None else (ev.span.duration_ms if ev.span else None)
-                if d is not None:
-                    f.compile_s = (f.compile_s or 0.0) + d / 1000.0
-                if f.first_closer is None:
-                    f.first_closer = ev
+            if closing and f.first_closer is None:
+                f.first_closer = ev
             elif ev.phase == "before" and f.first_before is None:
                 f.first_before = ev
 
@@ -871,9 +877,12 @@ class _Analyser:
                        for k, v in metrics.items() if v > 0]
         phases.sort(key=lambda p: -p["seconds"])
         frames = {r.frame: round(r.compile_s, 6) for r in self.frames.values() if r.compile_s is not None}
+        # top-level time no frame owns (no compile id): so the frames and it add up to the total
+        unattributed = round(max(0.0, top - sum(frames.values())), 6) if top_n and frames else None
         per_piece = [{"piece": k, "seconds": round(v[1], 6), "lifecycle": "+".join(v[2]), "count": v[3]}
                      for k, v in sorted(pieces.items())]
         return {"total_s": round(top, 6) if top_n else None, "phases": phases, "per_frame": frames,
+                "unattributed_s": unattributed,
                 "per_piece": per_piece,
                 "note": "lifecycles nest (a pass runs inside its backend call): phase seconds are inclusive "
                         "and do not add up to the total"}
