@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from magi_format.names import SHAPE_SYMBOL
+from magi_format.names import AFTER_BUILD_GUARDS, SHAPE_SYMBOL
 from magi_format.torchtext import graph_break_report, is_library
 from magi_tui.model.events import Event
 from magi_tui.model.files import FileProblem, open_regular, read_head
@@ -421,10 +421,14 @@ class TimelineFold:
         #: compile id -> its ``shape_symbol`` events (the sizes / ints that compile treated as dynamic)
         self.symbols: dict[str, list[Event]] = {}
         self._n_symbols = 0
+        #: compile id -> its ``after_build_guards`` event (guards.txt): recompile guard diffs from a log
+        self.guards: dict[str, Event] = {}
         self._cids: dict[str, Any] = {}
 
     def add(self, ev: Event) -> None:
         cid = ev.compile_id
+        if cid and ev.name.endswith(AFTER_BUILD_GUARDS) and len(self.guards) < MAX_SYMBOLS:
+            self.guards.setdefault(cid, ev)
         if ev.frag == SHAPE_SYMBOL and cid and self._n_symbols < MAX_SYMBOLS:
             self._n_symbols += 1
             self.symbols.setdefault(cid, []).append(ev)
@@ -691,6 +695,19 @@ class _Analyser:
             return None, None
         return self._diff_entries(cf, older_i, newer_i)
 
+    def _diff_compiles(self, older_cid: str, newer_cid: str) -> tuple[GuardDiff | None, tuple | None]:
+        """The guards ``after_build_guards`` recorded for two compile ids, compared (logs and our runs)."""
+        g = self.fold.guards
+        a_ev, b_ev = g.get(older_cid), g.get(newer_cid)
+        if a_ev is None or b_ev is None:
+            return None, None
+        a = _read_event_file(self.run, a_ev, "guards.txt", self.budget)
+        b = _read_event_file(self.run, b_ev, "guards.txt", self.budget)
+        if a is None or b is None:
+            return None, None
+        names = (f"compile {older_cid}", f"compile {newer_cid}")
+        return diff_guards(a.splitlines(), b.splitlines(), names[0] + " guards", names[1] + " guards"), names
+
     def _diff_entries(self, cf: CfFrame, older_i: int, newer_i: int):
         ent = {e.index: e for e in cf.entries}
         older, newer = ent.get(older_i), ent.get(newer_i)
@@ -738,6 +755,11 @@ class _Analyser:
                                      f'(the normal path); to start dynamic: TORCH_COMPILE_DYNAMIC_SOURCES="{env}"')
             if p is not None and name != "?":
                 info.guard_diff, info.entries = self._diff_for(name, p[1], row.compiles if row else None)
+            if info.guard_diff is None and parsed and parsed[0].entry_compile_id and ev.compile_id:
+                # no compiled_functions/ (a TORCH_TRACE log): the guards each compile built, the failed
+                # entry's against the new compile's
+                info.guard_diff, _names = self._diff_compiles(parsed[0].entry_compile_id, ev.compile_id)
+            if p is not None:
                 pr = info.primary
                 d = info.guard_diff
                 if pr is not None and pr.actual is None and pr.expected is not None and d is not None:
