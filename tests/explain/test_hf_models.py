@@ -62,3 +62,16 @@ def test_log_and_tracer_give_the_same_recompile_actual(tmp_path):
         got.append((r["kind"], r["expected"], r["actual"]))
         assert r["guard_diff"]["changes"] == [{"older": "3", "newer": "5"}]
     assert got == [("scalar", "3", "5")] * 2
+
+
+def test_llama_training_step_keyword_recompile_from_both_sources(tmp_path):
+    """A Llama training step (forward, loss, backward) at two lengths: the same explanation from the tracer
+    and from the log, the keyword source named, the normal automatic-dynamic path, no warning."""
+    run = triage(traced("hf_llama_train.py", tmp_path))[1]
+    log = triage(torch_trace("hf_llama_train.py", tmp_path / "log"))[1]
+    assert explain(run) == explain(log)
+    (cid, kinds, auto, sources, reasons), = explain(run)
+    assert reasons[0][:5] == ("size", "kwargs['input_ids']", 1, "8", "16") and auto is True
+    assert "L['kwargs']['input_ids']:1" in sources
+    for j in (run, log):
+        assert j["status"] == "ok" and not any(c["level"] == "warn" for c in j["checks"])
