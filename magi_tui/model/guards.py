@@ -306,6 +306,9 @@ def _classify(text: str, cid: str | None, guard: str) -> Reason:
             subj = _subject(lm.group("x"))
             return _reason(text, cid, guard, "length", subj, rhs if op == "==" else f"not {rhs}")
         subj = _subject(lhs)
+        if "CURRENT_DEVICE" in lhs:  # DEFAULT_DEVICE: torch.set_default_device changed between calls
+            return _reason(text, cid, guard, "global_state", "default device", rhs,
+                           extra="the default device (torch.set_default_device)")
         if op == "==" and not _SHAPE_RANGE.search(lhs):
             if rhs in ("True", "False"):
                 return _reason(text, cid, guard, "bool", subj, rhs)
