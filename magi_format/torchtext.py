@@ -1,5 +1,5 @@
 """Reading the texts torch writes into its structured trace (pure functions, torch-free): the one grammar
-of torch's text that the tracer (``tracer/mapping.py``) and the viewer (``magi_tui/model``) both use.
+of torch's text that the tracer (through ``magi_format/torch_mapping.py``) and the viewer (``magi_tui/model``) both use.
 
 Graph-break reports (``artifact dynamo_graph_break_reason``: the header, torch's graph-break message as
 ``torch._dynamo.exc.format_graph_break_message`` formats it, the user code traceback), formatted

@@ -122,7 +122,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-FAIL_ON = ("recovered", "recompile", "graph-break")
+FAIL_ON = ("recovered", "recompile", "graph-break", "fallback")
 
 
 def _fail_on(value: str | None) -> set[str]:
@@ -145,6 +145,8 @@ def triage_exit_code(runs, fail_on: set[str] = frozenset()) -> int:
             continue
         a = analyse(r)
         if a.exit_failed:
+            return 1
+        if "fallback" in fail_on and a.ran_eagerly:
             return 1
         if "recovered" in fail_on and a.status == "recovered":
             return 1

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from magi_format.names import SHAPE_SYMBOL
+from magi_format.names import AFTER_BUILD_GUARDS, SHAPE_SYMBOL
 from magi_format.torchtext import graph_break_report, is_library
 from magi_tui.model.events import Event
 from magi_tui.model.files import FileProblem, open_regular, read_head
@@ -37,7 +37,7 @@ from magi_tui.model.guards import (
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade, Restart
 
-STATUSES = ("ok", "recovered", "failed", "incomplete", "empty")
+STATUSES = ("ok", "recovered", "degraded", "failed", "incomplete", "empty")
 LOG_NAMES = ("run.log", "stderr.log", "stderr.txt", "output.log")
 MAX_FILE_READS = 1000        # graph_break.txt / metrics.json read per analysis, at most
 MAX_TEXT = 64 * 1024
@@ -154,6 +154,70 @@ class RecompileInfo:
 
 
 @dataclass
+class EagerFrame:
+    """A frame that ran eagerly (uncompiled) while the program went on: Dynamo skipped it after a graph
+    break it could not resume from (``cause: unsupported``), or it reached the recompile limit
+    (``cause: recompile_limit``). One finding, whatever the cause: the results are the same, the frame is
+    just not compiled."""
+
+    frame: str
+    frame_key: str | None
+    compile_id: str | None
+    cause: str
+    reason: str
+    file: str | None = None
+    line: int | None = None
+    event: Event | None = None
+
+    @property
+    def where(self) -> str | None:
+        return None if not self.file else (f"{self.file}:{self.line}" if self.line is not None else self.file)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"frame": self.frame, "frame_key": self.frame_key, "compile_id": self.compile_id,
+                "cause": self.cause, "reason": self.reason, "file": self.file, "line": self.line,
+                "index": self.event.index if self.event else None}
+
+
+_ANOTHER_BREAK = "*** While handling this graph break, another graph break occurred: ***"
+
+
+def fallback_reason(message: str) -> str:
+    """Why Dynamo gave up on a frame: the last graph break of an ``Unsupported`` message (torch chains
+    "While handling this graph break, another graph break occurred"), its type line."""
+    tail = message.rsplit(_ANOTHER_BREAK, 1)[-1]
+    return _first_line(tail) or _first_line(message) or "unsupported"
+
+
+def failure_source(run: RunModel, ev: Event) -> tuple[str | None, int | None, str | None]:
+    """Where a failure happened in the user's code, as tlparse's "Failure Source" says it: torch's
+    ``fail_user_frame_filename`` / ``_lineno`` (``raised``: the line Dynamo was tracing), from the event's
+    ``fail_user_frame`` or its metrics.json; when torch recorded none (a backend crash), the frame being
+    compiled (``frame``: its ``co_filename`` / ``co_firstlineno``)."""
+    a = event_attrs(run, ev)
+    uf = _s(a.get("fail_user_frame"))
+    if uf and ":" in uf:
+        f, _, ln = uf.rpartition(":")
+        if _int(ln) is not None:
+            return f, _int(ln), "raised"
+    m = None
+    if "metrics.json" in (ev.files or ()):
+        text = _read_event_file(run, ev, "metrics.json", [1])
+        try:
+            m = json.loads(text) if text else None
+        except ValueError:
+            m = None
+    if isinstance(m, dict):
+        if _s(m.get("fail_user_frame_filename")):
+            return str(m["fail_user_frame_filename"]), _int(m.get("fail_user_frame_lineno")), "raised"
+        if _s(m.get("co_filename")):
+            return str(m["co_filename"]), _int(m.get("co_firstlineno")), "frame"
+    if _s(a.get("co_filename")):
+        return str(a["co_filename"]), _int(a.get("co_firstlineno")), "frame"
+    return None, None, None
+
+
+@dataclass
 class FrameRow:
     frame: str
     key: str
@@ -213,6 +277,14 @@ class Analysis:
     incomplete_reasons: list[str] = field(default_factory=list)
     graph_break_total: int = 0
     recompile_total: int = 0
+    #: frames that ran eagerly (status ``degraded``)
+    ran_eagerly: list[EagerFrame] = field(default_factory=list)
+    #: id(cascade) -> (file, line) where each failure was raised in the user's code
+    failure_sources: dict[int, tuple] = field(default_factory=dict)
+    #: facts the run's source cannot know (see :func:`not_recorded`)
+    not_recorded: frozenset = frozenset()
+    #: a TORCH_TRACE log of the same process that records them (a debug dir's ``tlparse/`` log)
+    companion_log: str | None = None
 
     @property
     def exit_failed(self) -> bool:
@@ -294,12 +366,31 @@ def _int(v: Any) -> int | None:
     return None
 
 
+def _see(a: "Analysis") -> str:
+    """Where the facts a source cannot know are: its companion TORCH_TRACE log, when there is one."""
+    if a.companion_log:
+        return f" (a TORCH_COMPILE_DEBUG folder does not; the TORCH_TRACE log of the same run does: {a.companion_log})"
+    return " (a TORCH_COMPILE_DEBUG folder does not; run with TORCH_TRACE or the tracer to see them)"
+
+
 def _hints(v: Any) -> list[str]:
     if isinstance(v, list):
         return [str(x) for x in v if x not in (None, "")][:20]
     if isinstance(v, str) and v:
         return [v]
     return []
+
+
+def not_recorded(run: RunModel) -> frozenset[str]:
+    """The facts this run's source cannot know (``graph_breaks``, ``recompiles``, ``restarts``, ``cache``):
+    a TORCH_COMPILE_DEBUG folder holds Inductor's files, not Dynamo's decisions. Shown as "not recorded
+    here", never as a green zero."""
+    from magi_tui.model.debugdir.reader import DebugDirReader
+
+    if isinstance(run.reader, DebugDirReader):
+        from magi_tui.model.debugdir import NOT_RECORDED
+        return NOT_RECORDED
+    return frozenset()
 
 
 def run_status(run: RunModel) -> tuple[str, list[str]]:
@@ -363,10 +454,14 @@ class TimelineFold:
         #: compile id -> its ``shape_symbol`` events (the sizes / ints that compile treated as dynamic)
         self.symbols: dict[str, list[Event]] = {}
         self._n_symbols = 0
+        #: compile id -> its ``after_build_guards`` event (guards.txt): recompile guard diffs from a log
+        self.guards: dict[str, Event] = {}
         self._cids: dict[str, Any] = {}
 
     def add(self, ev: Event) -> None:
         cid = ev.compile_id
+        if cid and ev.name.endswith(AFTER_BUILD_GUARDS) and len(self.guards) < MAX_SYMBOLS:
+            self.guards.setdefault(cid, ev)
         if ev.frag == SHAPE_SYMBOL and cid and self._n_symbols < MAX_SYMBOLS:
             self._n_symbols += 1
             self.symbols.setdefault(cid, []).append(ev)
@@ -427,14 +522,20 @@ class TimelineFold:
         if name and not f.name:
             f.name = name
         f.any_ids.add(p[1])
+        closing = ev.phase in ("after", "failed")
+        span = ev.span
+        top = span is not None and span.depth == 0
+        if closing and (top or (span is None and ev.lifecycle == "compile")):
+            # a frame's compile time is every top-level lifecycle of its compile ids: Dynamo's ``compile``
+            # and the backend work done after Dynamo returned (a piecewise backend compiles its pieces at
+            # the first call), so the frames' times add up to the total
+            d = ev.duration_ms if ev.duration_ms is not None else (span.duration_ms if span else None)
+            if d is not None:
+                f.compile_s = (f.compile_s or 0.0) + d / 1000.0
         if ev.lifecycle == "compile":
             f.compile_ids.add(p[1])
-            if ev.phase in ("after", "failed"):
-                d = ev.duration_ms if ev.duration_ms is not None else (ev.span.duration_ms if ev.span else None)
-                if d is not None:
-                    f.compile_s = (f.compile_s or 0.0) + d / 1000.0
-                if f.first_closer is None:
-                    f.first_closer = ev
+            if closing and f.first_closer is None:
+                f.first_closer = ev
             elif ev.phase == "before" and f.first_before is None:
                 f.first_before = ev
 
@@ -627,6 +728,19 @@ class _Analyser:
             return None, None
         return self._diff_entries(cf, older_i, newer_i)
 
+    def _diff_compiles(self, older_cid: str, newer_cid: str) -> tuple[GuardDiff | None, tuple | None]:
+        """The guards ``after_build_guards`` recorded for two compile ids, compared (logs and our runs)."""
+        g = self.fold.guards
+        a_ev, b_ev = g.get(older_cid), g.get(newer_cid)
+        if a_ev is None or b_ev is None:
+            return None, None
+        a = _read_event_file(self.run, a_ev, "guards.txt", self.budget)
+        b = _read_event_file(self.run, b_ev, "guards.txt", self.budget)
+        if a is None or b is None:
+            return None, None
+        names = (f"compile {older_cid}", f"compile {newer_cid}")
+        return diff_guards(a.splitlines(), b.splitlines(), names[0] + " guards", names[1] + " guards"), names
+
     def _diff_entries(self, cf: CfFrame, older_i: int, newer_i: int):
         ent = {e.index: e for e in cf.entries}
         older, newer = ent.get(older_i), ent.get(newer_i)
@@ -674,6 +788,11 @@ class _Analyser:
                                      f'(the normal path); to start dynamic: TORCH_COMPILE_DYNAMIC_SOURCES="{env}"')
             if p is not None and name != "?":
                 info.guard_diff, info.entries = self._diff_for(name, p[1], row.compiles if row else None)
+            if info.guard_diff is None and parsed and parsed[0].entry_compile_id and ev.compile_id:
+                # no compiled_functions/ (a TORCH_TRACE log): the guards each compile built, the failed
+                # entry's against the new compile's
+                info.guard_diff, _names = self._diff_compiles(parsed[0].entry_compile_id, ev.compile_id)
+            if p is not None:
                 pr = info.primary
                 d = info.guard_diff
                 if pr is not None and pr.actual is None and pr.expected is not None and d is not None:
@@ -813,9 +932,12 @@ class _Analyser:
                        for k, v in metrics.items() if v > 0]
         phases.sort(key=lambda p: -p["seconds"])
         frames = {r.frame: round(r.compile_s, 6) for r in self.frames.values() if r.compile_s is not None}
+        # top-level time no frame owns (no compile id): so the frames and it add up to the total
+        unattributed = round(max(0.0, top - sum(frames.values())), 6) if top_n and frames else None
         per_piece = [{"piece": k, "seconds": round(v[1], 6), "lifecycle": "+".join(v[2]), "count": v[3]}
                      for k, v in sorted(pieces.items())]
         return {"total_s": round(top, 6) if top_n else None, "phases": phases, "per_frame": frames,
+                "unattributed_s": unattributed,
                 "per_piece": per_piece,
                 "note": "lifecycles nest (a pass runs inside its backend call): phase seconds are inclusive "
                         "and do not add up to the total"}
@@ -863,7 +985,10 @@ class _Analyser:
         out: list[Check] = []
         if run.error:
             out.append(Check("fail", f"{run.source_name} cannot be read: {run.error}"))
-        if a.status == "empty":
+        if a.status == "empty" and a.not_recorded:
+            out.append(Check("warn", "nothing in this TORCH_COMPILE_DEBUG folder: every graph came from a warm "
+                                     "cache (a cache hit writes no debug files) or nothing was compiled"))
+        elif a.status == "empty":
             cf_n = sum(1 for f in self.cf.frames if f.compiles)
             extra = (f"; compiled_functions/ shows {cf_n} compiled frame(s), so the compile ran without "
                      "reaching the recorded hooks (a warm cache)" if cf_n else
@@ -908,6 +1033,8 @@ class _Analyser:
             out.append(Check("warn", f"{len(other)} recompile(s) in {n_frames} frame(s)"
                                      + (f" ({top})" if top else "") + " — expected none once warmed up",
                              other[0].event))
+        elif "recompiles" in a.not_recorded:
+            pass  # one "not recorded here" line below
         elif a.frames and not auto:
             out.append(Check("ok", "no recompiles"))
         auto_only = {r.frame_key for r in auto} - {r.frame_key for r in other}
@@ -920,10 +1047,17 @@ class _Analyser:
         elif a.frames:
             plus = " (and one automatic-dynamic recompile)" if auto_only else ""
             out.append(Check("ok", f"{len(a.frames)} frame(s), one compile each{plus}"))
+        if a.ran_eagerly:
+            first = a.ran_eagerly[0]
+            where = f" at {first.where}" if first.where else ""
+            causes = Counter(e.cause.replace("_", " ") for e in a.ran_eagerly)
+            out.append(Check("warn", f"{len(a.ran_eagerly)} frame(s) ran eagerly ("
+                                     + ", ".join(f"{k} ×{n}" for k, n in causes.items())
+                                     + f"); first: {first.frame}{where}: {first.reason}. The program finished; "
+                                     "these frames were not compiled", first.event))
         for f in a.frames:
             if f.limit_hit:
-                out.append(Check("warn", f"frame {f.frame} hit the recompile limit ({f.recompile_limit}) and fell "
-                                         "back to eager: later calls run uncompiled", f.limit_event))
+                continue
             elif f.compiles >= f.recompile_limit:
                 out.append(Check("warn", f"frame {f.frame} compiled {f.compiles}×, at the recompile limit "
                                          f"({f.recompile_limit})", f.first_event))
@@ -932,6 +1066,8 @@ class _Analyser:
             out.append(Check("warn", f"{len(a.worklist)} graph-break site(s), {a.graph_break_total} break(s); "
                                      f"most: {first.reason} at {first.where} ×{first.count}",
                              first.events[0] if first.events else None))
+        elif "graph_breaks" in a.not_recorded:
+            pass
         elif run.event_count or self.cf.frames:
             out.append(Check("ok", "no graph breaks"))
         c = a.cache["counts"]
@@ -960,6 +1096,10 @@ class _Analyser:
             out.append(export_issues_check(run, t.export_issues))
         if run.malformed:
             out.append(Check("warn", f"{len(run.malformed)} malformed line(s) in {run.source_name}"))
+        if a.not_recorded:
+            what = ", ".join(x.replace("_", " ") for x in ("graph_breaks", "recompiles", "restarts", "cache")
+                             if x in a.not_recorded)
+            out.append(Check("unknown", f"{what}: not recorded here" + _see(a)))
         if a.status == "empty":  # nothing recorded is never a green check
             out = [c for c in out if c.level != "ok"]
         return out
@@ -990,11 +1130,51 @@ class _Analyser:
         a = Analysis(status, list(self.t.restarts), self.t.problems, worklist, recompiles, frames, cache,
                      compile_time, [], incomplete_reasons=why,
                      graph_break_total=sum(b.count for b in worklist), recompile_total=len(recompiles))
-        if status == "empty":
+        a.not_recorded = not_recorded(run)
+        if a.not_recorded:
+            from magi_tui.model.debugdir import trace_log_of
+
+            log = trace_log_of(run.path)
+            a.companion_log = str(log) if log is not None else None
+        if status == "empty" and a.not_recorded:
+            a.empty_note = ("Nothing in this TORCH_COMPILE_DEBUG folder: torch writes a model folder per graph "
+                            "Inductor compiles, and a graph served from a warm cache (FX graph / AOT autograd "
+                            "cache hit) is not compiled, so it writes none. Set TORCHINDUCTOR_FORCE_DISABLE_"
+                            "CACHES=1 to see every graph, or read the TORCH_TRACE log of the same run.")
+        elif status == "empty":
             where = "timeline_events/" if self.run.source_name == "timeline.jsonl" else self.run.source_name
             a.empty_note = (f"Nothing was recorded in {where}. Either Dynamo failed before the backend "
                             "ran (the error is in the program's output, not here), or every compile was served "
                             "from a warm cache, so no hook fired.")
             a.log_path, a.log_tail = self._log_tail()
+        a.ran_eagerly = self._ran_eagerly(worklist)
+        for c in self.t.problems[:200]:  # the compile's failed event carries it (a cascade's outer member)
+            for m in c.members[:16]:
+                src = failure_source(run, m.event)
+                if src[0]:
+                    a.failure_sources[id(c)] = src
+                    break
         a.checks = self._checks(a)
         return a
+
+    def _ran_eagerly(self, worklist: list[BreakEntry]) -> list[EagerFrame]:
+        out: list[EagerFrame] = []
+        for c in self.t.fallbacks:
+            ev = c.head.event
+            p = parse_compile_id(ev.compile_id)
+            row = self.frames.get(p[0]) if p else None
+            file, line, _what = failure_source(self.run, ev)
+            if file is None or _what == "frame":  # where it broke: the graph break of that compile
+                be = next((b for b in worklist if ev.compile_id in b.compile_ids), None)
+                if be is not None:
+                    file, line = be.file, be.line
+            out.append(EagerFrame(row.frame if row else (_s((ev.summary or {}).get("frame")) or "?"),
+                                  row.key if row else None, ev.compile_id, "unsupported",
+                                  fallback_reason(c.head.message), file, line, ev))
+        for row in self.frames.values():
+            if row.limit_hit:
+                out.append(EagerFrame(row.frame, row.key, row.limit_event.compile_id if row.limit_event else None,
+                                      "recompile_limit", f"reached the recompile limit ({row.recompile_limit}): "
+                                      "later calls with new guards run uncompiled", row.file, row.line,
+                                      row.limit_event))
+        return out

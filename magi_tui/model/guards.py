@@ -178,9 +178,9 @@ def suggestion_for(kind: str, subject: str | None, expected: str | None, actual:
         return f"{u} changed its dispatch keys (a tensor subclass, functorch or autocast wrapping): keep it the same"
     if kind == "scalar":
         env = f'TORCH_COMPILE_DYNAMIC_SOURCES="{dyn}"' if dyn else "dynamic=True"
-        return (f"the int {u} was compiled as the constant {expected}: torch's automatic dynamic makes it a "
-                f"symbolic int on the first new value (one recompile, then none); to start dynamic set {env}, "
-                "or pass it as a tensor")
+        return (f"the int {u} was compiled as the constant {expected}. With automatic dynamic shapes (the "
+                "default) a new value recompiles once and the int is dynamic from then on; a recompile on every "
+                f"value means the compile is static (dynamic=False). To start dynamic: {env}; or pass it as a tensor")
     if kind == "float":
         if subject and subject.startswith("___stack"):
             return (f"a float computed before a graph break (usually .item()) was compiled as {expected}: set "
@@ -306,6 +306,9 @@ def _classify(text: str, cid: str | None, guard: str) -> Reason:
             subj = _subject(lm.group("x"))
             return _reason(text, cid, guard, "length", subj, rhs if op == "==" else f"not {rhs}")
         subj = _subject(lhs)
+        if "CURRENT_DEVICE" in lhs:  # DEFAULT_DEVICE: torch.set_default_device changed between calls
+            return _reason(text, cid, guard, "global_state", "default device", rhs,
+                           extra="the default device (torch.set_default_device)")
         if op == "==" and not _SHAPE_RANGE.search(lhs):
             if rhs in ("True", "False"):
                 return _reason(text, cid, guard, "bool", subj, rhs)
@@ -465,6 +468,8 @@ def diff_guards(older: list[str], newer: list[str], older_name: str = "older",
         for ln in lines:
             if ln.strip() == "closure_vars:":
                 break
+            if ln.startswith("Guard latency"):  # torch's timing of the guard check, new every compile
+                continue
             out.append(_strip_comment(normalise_guard_line(ln)))
         return out
 

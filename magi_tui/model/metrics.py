@@ -104,6 +104,9 @@ class CompileInfo:
     close: Event | None = None             # after_compile / failed_compile
     start: Event | None = None             # before_compile
     post_grad: list[Event] = field(default_factory=list)  # after_post_grad_passes (the graphs kernels fuse)
+    #: backend work of this compile done after Dynamo returned (top-level lifecycles of its compile id
+    #: besides ``compile``: a piecewise backend compiles its pieces at the first call), seconds
+    after_return_s: float | None = None
 
     # -- numbers, in torch's terms -------------------------------------------------------------
     def _f(self, key: str, bwd: bool = False) -> float | None:
@@ -217,6 +220,7 @@ class CompileInfo:
             "compile_id": self.compile_id, "tlparse_id": self.tlparse_id, "frame": self.frame,
             "attempt": self.attempt, "status": self.status,
             "times_s": {"total": self.total_s, "dynamo": self.dynamo_s, "aot": self.aot_s,
+                        "after_return": None if self.after_return_s is None else round(self.after_return_s, 6),
                         "inductor": self.inductor_s, "codegen": self.codegen_s, "backend": self.backend_s,
                         "dynamo_before_restart": self._f("dynamo_time_before_restart_s"),
                         "backward_inductor": self.backward_s},
@@ -345,6 +349,11 @@ def compile_infos(run: RunModel) -> list[CompileInfo]:
         if lc == "compile" and phase in ("after", "failed"):
             _close(run, info, ev, budget)
             continue
+        if lc not in (None, "compile", "backward_compile") and phase in ("after", "failed") \
+                and ev.span is not None and ev.span.depth == 0:
+            d = ev.duration_ms if ev.duration_ms is not None else ev.span.duration_ms
+            if d is not None:
+                info.after_return_s = (info.after_return_s or 0.0) + d / 1000.0
         if lc == "backward_compile" and phase in ("after", "failed"):
             m = json_or_none(_read(run, ev, "metrics.json", budget))
             info.bwd_metrics = m if isinstance(m, dict) else {}
@@ -553,6 +562,9 @@ def detail_lines(info: CompileInfo, guards: list[str] | None = None, width: int 
     if info.has_metrics:
         out.append(("text", f"time {_s(info.total_s)} = Dynamo {_s(info.dynamo_s)} + AOT {_s(info.aot_s)} + "
                             f"Inductor {_s(info.inductor_s)} (codegen {_s(info.codegen_s)})"))
+        if info.after_return_s:
+            out.append(("text", f"  + backend after Dynamo returned {_s(info.after_return_s)} (its pieces compiled "
+                                "at the first call: not in torch's metrics, part of this frame's time)"))
         if info._f("dynamo_time_before_restart_s"):
             out.append(("text", f"  Dynamo before the restart {_s(info._f('dynamo_time_before_restart_s'))}"))
         if info.backward_s is not None or info.bwd_metrics:

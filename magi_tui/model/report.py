@@ -98,7 +98,7 @@ def triage_json(run: RunModel) -> dict[str, Any]:
     """The headless contract (docs/HEADLESS.md). Lists are never capped here."""
     t = run.triage
     a = analyse(run)
-    first = t.cascades[0] if t.cascades else None
+    first = next((c for c in t.cascades if not c.fallback), None)  # a frame that ran eagerly is no failure
     out = {
         "run": str(run.path),
         "status": a.status,
@@ -108,12 +108,19 @@ def triage_json(run: RunModel) -> dict[str, Any]:
         "partial_last_line": run.partial_line,
         "summary": {"failures": len(a.problems), "unrecovered": sum(1 for c in a.problems if not c.recovered),
                     "failed_events": len(t.failures), "restarts": len(a.restarts),
-                    "recompiles": len(a.recompiles), "graph_breaks": a.graph_break_total,
-                    "graph_break_sites": len(a.worklist), "frames": len(a.frames),
+                    # null: the source cannot know (not_recorded), never a zero
+                    "recompiles": None if "recompiles" in a.not_recorded else len(a.recompiles),
+                    "graph_breaks": None if "graph_breaks" in a.not_recorded else a.graph_break_total,
+                    "graph_break_sites": None if "graph_breaks" in a.not_recorded else len(a.worklist),
+                    "frames": len(a.frames),
+                    "ran_eagerly": len(a.ran_eagerly),
                     "cache_state": a.cache["state"]},
         "checks": [c.as_json() for c in a.checks],
+        "not_recorded": sorted(a.not_recorded),
+        "companion_log": a.companion_log,
         "first_failure": cascade_json(first) if first is not None else None,
-        "failures": [cascade_json(c) for c in a.problems],
+        "failures": [_with_source(cascade_json(c), a.failure_sources.get(id(c))) for c in a.problems],
+        "ran_eagerly": [e.as_json() for e in a.ran_eagerly],
         "restarts": [restart_json(r) for r in a.restarts],
         "graph_breaks": [b.as_json() for b in a.worklist],
         "recompiles": [r.as_json() for r in a.recompiles],
@@ -136,13 +143,19 @@ def triage_json(run: RunModel) -> dict[str, Any]:
     return out
 
 
+def _with_source(j: dict[str, Any], src: tuple | None) -> dict[str, Any]:
+    """A failure's JSON with where it was raised in the user's code (``source``: file, line; null unknown)."""
+    j["source"] = None if not src or not src[0] else {"file": src[0], "line": src[1], "what": src[2]}
+    return j
+
+
 def _stage(f: Failure) -> str:
     ev = f.event
     where = f"subgraph {ev.subgraph_index}" if ev.subgraph_index is not None else "full graph"
     return f"{ev.lifecycle or ev.frag} ({where})"
 
 
-_ICON = {"ok": "✓", "warn": "⚠", "fail": "✗"}
+_ICON = {"ok": "✓", "warn": "⚠", "fail": "✗", "unknown": "?"}
 
 
 def _cap(items: list, show_all: bool, n: int) -> tuple[list, int]:
@@ -171,7 +184,9 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
         if a.log_tail:
             lines.append(f"  last lines of {a.log_path}:")
             lines += [f"    | {ln}" for ln in a.log_tail]
-        elif not run.error:
+        elif a.companion_log:
+            lines.append(f"  the TORCH_TRACE log of the same run: {a.companion_log}")
+        elif not run.error and not a.not_recorded:
             lines.append("  (no run.log or captured stderr beside the run: rerun the program to see its error)")
     lines.append("  checks:")
     for c in a.checks:
@@ -184,6 +199,10 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
         state = "recovered" if ff.recovered else "NOT recovered"
         lines.append(f"  first failure: #{ev.index} {ev.name}  [{state}]")
         lines.append(f"    stage:     {_stage(ff.head)}")
+        src = a.failure_sources.get(id(ff))
+        if src and src[0]:
+            label = "raised at:" if src[2] == "raised" else "in frame: "
+            lines.append(f"    {label} {src[0]}" + (f":{src[1]}" if src[1] is not None else ""))
         exc = ff.head.exception_type + (f": {ff.head.message}" if ff.head.message else "")
         lines.append(f"    exception: {_one(exc) or '-'}")
         if len(ff.members) > 1:
@@ -214,6 +233,16 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
                          f"[{'recovered' if r.recovered else 'NOT recovered'}]{fold}")
             if r.cascade is not None and run.where(r.cascade.head.event, r.cascade.head.folder):
                 lines.append(f"      open: {run.where(r.cascade.head.event, r.cascade.head.folder)}")
+        if left:
+            lines.append(f"    ... {left} more (--all)")
+    if a.ran_eagerly:
+        lines.append(f"  ran eagerly: {len(a.ran_eagerly)} frame(s) not compiled (the program finished)")
+        shown, left = _cap(a.ran_eagerly, show_all, 5)
+        for e in shown:
+            cid = f" [{e.compile_id}]" if e.compile_id else ""
+            lines.append(f"    {_one(e.frame, 100)}{cid}: {e.cause.replace('_', ' ')}: {_one(e.reason, 120)}")
+            if e.where:
+                lines.append(f"      at {e.where}")
         if left:
             lines.append(f"    ... {left} more (--all)")
     if a.worklist:

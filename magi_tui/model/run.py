@@ -293,7 +293,9 @@ class RunModel:
 
         ``failed``: a failure not recovered (a restart whose retry never finished too); ``incomplete``: a
         compile was cut short (lifecycles left open, the tracer stopped, a partial last line);
-        ``recovered``: restarts or failures, all recovered; ``ok``; ``empty``: nothing recorded.
+        ``degraded``: it finished, but frame(s) ran eagerly (Dynamo skipped them after a graph break it
+        could not resume from, or they reached the recompile limit); ``recovered``: restarts or failures,
+        all recovered; ``ok``; ``empty``: nothing recorded.
         """
         t = self.triage
         why: list[str] = []
@@ -317,6 +319,8 @@ class RunModel:
             return "incomplete", why
         if any(not r.recovered for r in t.restarts) or t.unrecovered_cascades:
             return "failed", why
+        if t.fallbacks or t.recompile_limit_hits:
+            return "degraded", why  # it finished, with frame(s) that ran eagerly
         if t.restarts or t.cascades:
             return "recovered", why
         return "ok", why

@@ -28,6 +28,10 @@ from magi_tui.model.events import Event
 from magi_tui.model.layout import event_folder_rel
 from magi_tui.model.pairing import Pairer, Span
 
+#: exceptions with which Dynamo gives up tracing a frame it then runs eagerly (torch._dynamo.exc); a
+#: backend / Inductor exception (BackendCompilerFailed, InductorError, …) is a compiler crash instead
+FALLBACK_TYPES = frozenset({"Unsupported", "UncapturedHigherOrderOpError"})
+
 
 @dataclass
 class Failure:
@@ -60,6 +64,9 @@ class Cascade:
     members: list[Failure]
     restart: bool = False
     reason: str = ""
+    #: Dynamo gave up on the frame after a graph break it could not resume from (``Unsupported`` in a
+    #: compile that had already reported a graph break): the frame ran eagerly, the program went on
+    fallback: bool = False
 
     @property
     def head(self) -> Failure:
@@ -132,8 +139,14 @@ class Triage:
 
     @property
     def problems(self) -> list[Cascade]:
-        """Cascades that are failures (not restarts), one per failure whatever it cascaded into."""
-        return [c for c in self.cascades if not c.restart]
+        """Cascades that are failures (not restarts, not frames that fell back to eager), one per failure
+        whatever it cascaded into."""
+        return [c for c in self.cascades if not c.restart and not c.fallback]
+
+    @property
+    def fallbacks(self) -> list[Cascade]:
+        """Frames Dynamo skipped after a graph break it could not resume from: they ran eagerly."""
+        return [c for c in self.cascades if c.fallback]
 
     @property
     def stops(self) -> list[tuple[Event, str, bool]]:
@@ -147,8 +160,9 @@ class Triage:
 
     @property
     def unrecovered_cascades(self) -> list[Cascade]:
-        """Cascades (restarts included: a restart whose retry never finished) not recovered."""
-        return [c for c in self.cascades if not c.recovered]
+        """Cascades (restarts included: a restart whose retry never finished) not recovered; a frame that
+        fell back to eager is not one (it ran, uncompiled)."""
+        return [c for c in self.cascades if not c.recovered and not c.fallback]
 
 
 def _attr(ev: Event, *keys: str) -> str:
@@ -193,6 +207,8 @@ class TriageBuilder:
         self._cascade: Cascade | None = None
         #: (session, compile id) -> point restarts waiting for their compile's end
         self._open_restarts: dict[tuple, list[Restart]] = {}
+        #: (session, compile id) of compiles that reported a graph break (bounded: recent ones matter)
+        self._broke: dict[tuple, None] = {}
 
     def before_pairing(self, ev: Event) -> tuple | None:
         """Call before the pairer sees ``ev``: captures the outermost open lifecycle for a failure."""
@@ -233,6 +249,11 @@ class TriageBuilder:
                 restart = et.endswith("RestartAnalysis") or bool(_attr(ev, "restart_reason"))
                 reason = _attr(ev, "restart_reason") or f"{et}: {f.message}".rstrip(": ")
                 self._cascade = Cascade([f], restart, reason if restart else f"{et}: {f.message}".rstrip(": "))
+                if not restart and et.rsplit(".", 1)[-1] in FALLBACK_TYPES and ev.compile_id is not None \
+                        and (ev.session, ev.compile_id) in self._broke:
+                    # torch logged the graph break (so it was not fullgraph=True, where it raises instead)
+                    # and then skipped the frame: it runs eagerly; not a compiler crash
+                    self._cascade.fallback = True
                 t.cascades.append(self._cascade)
                 if restart:
                     t.restarts.append(Restart(ev, reason, self._cascade))
@@ -284,6 +305,10 @@ class TriageBuilder:
             t.recompiles.append(Item(ev, _attr(ev, "reason")))
         elif kind == "graph_break":
             t.graph_breaks.append(Item(ev, _attr(ev, "reason")))
+            if ev.compile_id is not None:
+                self._broke[(ev.session, ev.compile_id)] = None
+                if len(self._broke) > 4096:
+                    del self._broke[next(iter(self._broke))]
         elif kind == "cache_hit":
             t.cache_hits.append(Item(ev, _attr(ev, "reason", "cache_key", "key")))
         elif kind == "cache_miss":

@@ -63,7 +63,8 @@ CATALOGUE: tuple[Act, ...] = (
     Act("prev_failure", "p", "step_failure(-1)", "Prev failure", "Step to the previous failed event", "run",
         show=False),
     Act("triage", "T", "toggle_triage", "Triage",
-        "Triage panel: what happened, did it match expectations, where to look first", "run"),
+        "Triage panel: what happened, where to look first; frames that ran eagerly (status degraded), "
+        "recompiles with the changed guard tokens first", "run"),
     Act("timeline", "t", "toggle_timeline", "Timeline", "Flat timeline with relative times and gaps", "run"),
     Act("diff", "d", "diff", "Diff",
         "Diff an after/failed event's graph with its before; with a mark, diff against the mark", "run"),

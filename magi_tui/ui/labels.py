@@ -74,7 +74,7 @@ def event_label(ev: Event, *, recovered: bool = False, with_scope: bool = False,
         _mark(t, "recovered" if recovered else "failed")
         exc = (ev.summary or {}).get("exception_type")
         if exc:
-            t.append(" " + literal(exc, 60), style="red" if not recovered else "yellow")
+            t.append(" " + literal(exc, 60), style="bold red" if not recovered else "yellow")
     elif kind:
         _mark(t, kind)
         s = ev.summary or {}
@@ -103,7 +103,7 @@ def span_label(span: Span, *, recovered: bool = False, now: float | None = None,
         _mark(t, "recovered" if recovered else "failed")
         exc = (span.end.summary or {}).get("exception_type") if span.end else None
         if exc:
-            t.append(" " + literal(exc, 60), style="yellow" if recovered else "red")
+            t.append(" " + literal(exc, 60), style="yellow" if recovered else "bold red")
     elif status == "open":
         _mark(t, "open")
         if now is not None and first.timestamp is not None:

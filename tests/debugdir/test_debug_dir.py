@@ -177,3 +177,35 @@ def test_what_is_refused_or_left_out_is_said(debug_root, tmp_path, monkeypatch):
     assert len([r for r in reasons if "is a link" in r]) == 1  # said once, not on every read
     run.update()
     assert len(run.malformed) == len(reasons)
+
+
+def test_what_a_debug_dir_cannot_know_is_not_recorded_never_zero(debug_root):
+    """The program broke once; a debug dir does not record graph breaks, so no green "no graph breaks"
+    (issue 20.10): "not recorded here", null counts, and the TORCH_TRACE log of the same run named."""
+    from magi_tui.model.report import triage_json
+
+    j = triage_json(RunModel(run_dir(debug_root)).load())
+    assert not any(c["level"] == "ok" and "graph break" in c["message"] for c in j["checks"])
+    unknown = next(c["message"] for c in j["checks"] if c["level"] == "unknown")
+    assert unknown.startswith("graph breaks, recompiles, restarts, cache: not recorded here")
+    assert j["summary"]["graph_breaks"] is None and j["summary"]["recompiles"] is None
+    assert set(j["not_recorded"]) == {"graph_breaks", "recompiles", "restarts", "cache"}
+    log = Path(j["companion_log"])
+    assert log.parent == debug_root / "tlparse" and str(log) in unknown
+    assert triage_json(RunModel(log).load())["summary"]["graph_breaks"] == 1  # where the break is recorded
+
+
+def test_an_empty_debug_dir_says_why(tmp_path):
+    prog = "import torch\nprint(torch.compile(lambda x: x + 1, backend='eager')(torch.ones(2)))\n"
+    (tmp_path / "prog.py").write_text(prog)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_LOGS", "TORCH_TRACE", "TORCHDYNAMO"))}
+    env["TORCH_COMPILE_DEBUG"] = "1"
+    proc = subprocess.run([sys.executable, "prog.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    from magi_tui.model.report import triage_json, triage_text
+
+    run = RunModel(run_dir(tmp_path / "torch_compile_debug")).load()
+    j = triage_json(run)
+    assert j["status"] == "empty" and "warm cache" in j["empty"]["note"] and "timeline_events" not in j["empty"]["note"]
+    assert "rerun the program" not in triage_text(run)

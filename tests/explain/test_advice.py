@@ -81,3 +81,28 @@ def test_every_reason_is_tallied_not_the_first_only(tmp_path):
     assert j["recompiles"][-1]["kinds"] == ["dtype", "requires_grad"]
     warn = next(c.message for c in a.checks if "recompile(s) in" in c.message)
     assert "requires_grad ×1" in warn and "dtype ×2" in warn
+
+
+def test_per_frame_time_includes_backend_work_after_dynamo_returns(tmp_path):
+    """A piecewise backend compiles its pieces at the first call, after Dynamo's compile closed: that time
+    is the frame's too, and the frames add up to the total (issue 20.9)."""
+    from tracer import piecewise_backend
+
+    def two_pieces(x):
+        y = torch.relu(x) + 1
+        y = torch.softmax(y, dim=-1)
+        return y * 2
+
+    with explain_compilation(tmp_path) as run:
+        torch.compile(two_pieces, backend=piecewise_backend([torch.softmax], compiler="eager"))(torch.randn(4, 4))
+    model = RunModel(run.path).load()
+    a = analyse(model)
+    (frame,) = a.frames
+    ct = a.compile_time
+    compile_only = sum(p["seconds"] for p in ct["phases"] if p["phase"] == "compile")
+    assert frame.compile_s > compile_only  # the pieces' compiles, which ran after Dynamo returned, count
+    assert abs(sum(ct["per_frame"].values()) + ct["unattributed_s"] - ct["total_s"]) < 1e-6
+    from magi_tui.model.metrics import compile_infos
+
+    (info,) = compile_infos(model)  # compile info says it too (torch's metrics end when Dynamo returns)
+    assert info.after_return_s and abs(info.after_return_s - (frame.compile_s - compile_only)) < 1e-6

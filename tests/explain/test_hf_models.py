@@ -51,3 +51,27 @@ def test_following_the_advice_removes_the_recompile(gpt2, tmp_path):
     env = gpt2[0]["recompiles"][0]["suggestion"].split('TORCH_COMPILE_DYNAMIC_SOURCES="', 1)[1].split('"', 1)[0]
     _, after = triage(traced("hf_gpt2.py", tmp_path, {**KW, "TORCH_COMPILE_DYNAMIC_SOURCES": env}))
     assert after["recompiles"] == [] and [f["compiles"] for f in after["frames"]] == [1]
+
+
+def test_log_and_tracer_give_the_same_recompile_actual(tmp_path):
+    """Torch's reason ``n == 3`` has no actual value; both sources read it off the next compile's guards
+    (issue 20.11)."""
+    got = []
+    for j in (triage(traced("scalar.py", tmp_path))[1], triage(torch_trace("scalar.py", tmp_path / "log"))[1]):
+        (r,) = j["recompiles"]
+        got.append((r["kind"], r["expected"], r["actual"]))
+        assert r["guard_diff"]["changes"] == [{"older": "3", "newer": "5"}]
+    assert got == [("scalar", "3", "5")] * 2
+
+
+def test_llama_training_step_keyword_recompile_from_both_sources(tmp_path):
+    """A Llama training step (forward, loss, backward) at two lengths: the same explanation from the tracer
+    and from the log, the keyword source named, the normal automatic-dynamic path, no warning."""
+    run = triage(traced("hf_llama_train.py", tmp_path))[1]
+    log = triage(torch_trace("hf_llama_train.py", tmp_path / "log"))[1]
+    assert explain(run) == explain(log)
+    (cid, kinds, auto, sources, reasons), = explain(run)
+    assert reasons[0][:5] == ("size", "kwargs['input_ids']", 1, "8", "16") and auto is True
+    assert "L['kwargs']['input_ids']:1" in sources
+    for j in (run, log):
+        assert j["status"] == "ok" and not any(c["level"] == "warn" for c in j["checks"])

@@ -69,6 +69,19 @@ def test_advice_is_right_for_torch_2_13():
     assert "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['n']\"" in n.suggestion
 
 
+def test_other_guard_families_read_right():
+    # DEFAULT_DEVICE (guards.py: ``utils_device.CURRENT_DEVICE == None``)
+    r = parse_reason("0/0: utils_device.CURRENT_DEVICE == None")
+    assert r.kind == "global_state" and "set_default_device" in r.suggestion
+    # a closure cell and a module attribute (ID_MATCH on nested sources)
+    r = parse_reason("___check_obj_id(L['fn'].__closure__[0].cell_contents, 1402), type=<class 'function'>")
+    assert (r.kind, user_expr(r.subject), r.expected) == ("identity", "fn.__closure__[0].cell_contents", "function")
+    r = parse_reason("len(L['self']._modules['layers']._modules) == 2")
+    assert (r.kind, r.expected) == ("length", "2") and "self.layers" in r.suggestion
+    r = parse_reason("BACKEND_MATCH failure: torch.compile detected different backend callables.")
+    assert r.kind == "backend"
+
+
 def test_dynamic_sources_entries_only_for_frame_inputs():
     assert dynamic_source_entry("x", 0) == "L['x']:0"
     assert dynamic_source_entry("L['x']") == "L['x']"

@@ -28,7 +28,40 @@ RUN_RE = re.compile(r"^run_(\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d_\d+)-pid_(\d+)$")
 #: the label ``runs`` shows for a debug dir
 LABEL = "TORCH_COMPILE_DEBUG"
 
-__all__ = ["MARKERS", "is_debug_run", "debug_run_root", "debug_run_name"]
+#: what a debug dir cannot know (it holds Inductor's files, not Dynamo's decisions): shown as "not recorded
+#: here", never as a zero
+NOT_RECORDED = frozenset({"graph_breaks", "recompiles", "restarts", "cache"})
+_LOG_PID = re.compile(rb"^[VIWEC]\d{4} [\d:.]+ (\d+) ")
+
+__all__ = ["MARKERS", "NOT_RECORDED", "is_debug_run", "debug_run_root", "debug_run_name", "trace_log_of"]
+
+
+def trace_log_of(run_root: Path) -> Path | None:
+    """The TORCH_TRACE log torch wrote beside a debug run (``torch_compile_debug/tlparse/*.log``, the same
+    process: its records carry the run folder's pid), which records what the folder cannot (graph breaks,
+    recompiles, cache hits); None when there is none. Regular files only, first line only."""
+    m = RUN_RE.match(run_root.name)
+    folder = run_root.parent / "tlparse"
+    if not m or not _is_real_dir(folder):
+        return None
+    pid = m.group(2).encode()
+    try:
+        names = sorted(os.listdir(folder))[:200]
+    except OSError:
+        return None
+    for name in names:
+        f = folder / name
+        try:
+            if not name.endswith(".log") or not stat.S_ISREG(os.lstat(f).st_mode):
+                continue
+            with open(f, "rb") as fh:
+                head = fh.readline(4096)
+        except OSError:
+            continue
+        lm = _LOG_PID.match(head)
+        if lm and lm.group(1) == pid:
+            return f
+    return None
 
 
 def _is_real_dir(path: Path) -> bool:

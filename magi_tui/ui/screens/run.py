@@ -114,7 +114,8 @@ class RunScreen(Screen):
             t.append("  ● LIVE", style="bold green")
         if self.live_note:
             t.append(f"  {self.live_note}", style="bold yellow")
-        style = {"failed": "bold red", "recovered": "yellow", "ok": "green", "empty": "dim"}.get(status, "cyan")
+        style = {"failed": "bold red", "recovered": "yellow", "degraded": "bold yellow", "ok": "green",
+                 "empty": "dim"}.get(status, "cyan")
         t.append(f"  {status}", style=style)
         t.append(f"  {len(r.events)} events", style="dim")
         tri = r.triage

@@ -169,13 +169,20 @@ class TriagePanel(Vertical):
         a = a if a is not None else self.analysis()
         text = Text(end="")
         text.append("Status ", style="bold")
-        style = {"failed": "bold red", "incomplete": "bold red", "recovered": "yellow", "ok": "green",
+        style = {"failed": "bold red", "incomplete": "bold red", "recovered": "yellow", "degraded": "bold yellow",
+                 "ok": "green",
                  "empty": "yellow"}.get(a.status, "cyan")
         text.append(a.status.upper(), style=style)
         cc = a.cache["counts"]
-        text.append(f"   {len(run.events)} events · {len(a.problems)} failures · {len(a.restarts)} restarts · "
-                    f"{len(a.recompiles)} recompiles · {a.graph_break_total} breaks · "
-                    f"cache {cc['hits']} hit / {cc['misses']} miss / {cc['bypasses']} bypass\n")
+        nr = a.not_recorded  # a fact the source cannot know is "?", never a zero
+
+        def n(fact: str, value: object) -> str:
+            return "?" if fact in nr else str(value)
+        text.append(f"   {len(run.events)} events · {len(a.problems)} failures · {n('restarts', len(a.restarts))} "
+                    f"restarts · {n('recompiles', len(a.recompiles))} recompiles · "
+                    f"{n('graph_breaks', a.graph_break_total)} breaks · "
+                    + ("cache not recorded\n" if "cache" in nr else
+                       f"cache {cc['hits']} hit / {cc['misses']} miss / {cc['bypasses']} bypass\n"))
         if a.empty_note:
             text.append("  " + a.empty_note + "\n", style="yellow")
             if a.log_tail:
@@ -251,7 +258,12 @@ class TriagePanel(Vertical):
         if a.problems:
             section("Failures", len(a.problems))
             for c in a.problems[:cap()]:
-                row(c.head.event, self._failure_text(c.head), "fail")
+                body = self._failure_text(c.head)
+                src = a.failure_sources.get(id(c))
+                if src and src[0]:
+                    body.append(("\n    raised at " if src[2] == "raised" else "\n    in frame ")
+                                + literal(f"{src[0]}:{src[1]}", 140), style="cyan")
+                row(c.head.event, body, "fail")
                 for m in c.members[1:]:
                     row(m.event, self._folded_text(m), "fail")
             more(len(a.problems) - CAP)
@@ -269,6 +281,18 @@ class TriagePanel(Vertical):
                     for m in r.cascade.members[1:]:
                         row(m.event, self._folded_text(m), "fail")
             more(len(a.restarts) - CAP)
+        if a.ran_eagerly:
+            section("Ran eagerly", len(a.ran_eagerly))
+            for e in a.ran_eagerly[:cap()]:
+                body = Text(literal(e.frame, 80), style="bold", end="")
+                if e.compile_id:
+                    body.append(f" {literal(e.compile_id, 20)}", style="dim")
+                body.append(f"  {e.cause.replace('_', ' ')}: ", style="bold yellow")
+                body.append(literal(e.reason, 160))
+                if e.where:
+                    body.append(f"\n    at {literal(e.where, 140)}", style="cyan")
+                row(e.event, body, "eager")
+            more(len(a.ran_eagerly) - CAP)
         if a.worklist:
             section("Graph breaks", len(a.worklist))
             for b in a.worklist[:cap()]:
@@ -401,7 +425,7 @@ class TriagePanel(Vertical):
         body.append(f"#{ev.index:04d} ", style="dim")
         body.append(literal(ev.name, 60), style="yellow" if f.recovered else "red")
         body.append("  folded: failed with it" + ("  (recovered)" if f.recovered else "  NOT recovered"),
-                    style="dim" if f.recovered else "red")
+                    style="dim" if f.recovered else "bold red")
         return body
 
     @staticmethod
@@ -409,11 +433,12 @@ class TriagePanel(Vertical):
         ev = f.event
         body = Text(f"#{ev.index:04d} ", style="dim", end="")
         body.append(literal(ev.name, 60), style="yellow" if f.recovered else "bold red")
-        body.append("  recovered" if f.recovered else "  NOT recovered", style="yellow" if f.recovered else "red")
+        # what matters most stands out without colour too (NO_COLOR): bold / reverse, never dim
+        body.append("  recovered" if f.recovered else "  NOT recovered", style="yellow" if f.recovered else "bold reverse red")
         if f.exception_type:
-            body.append("  " + literal(f.exception_type, 60))
+            body.append("  " + literal(f.exception_type, 60), style="bold")
         if f.message:
-            body.append(": " + literal(" ".join(f.message.split()), 160), style="dim")
+            body.append(": " + literal(" ".join(f.message.split()), 160))
         return body
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
