@@ -209,6 +209,7 @@ def build_trace(path: str | Path, source: str = "auto") -> tuple[dict[str, Any],
         _lanes(proc)
         proc.events.sort(key=lambda e: (e["ts"], -e.get("dur", 0)))
         procs.append(proc)
+    procs.sort(key=lambda p: p.pid)  # rank order, whichever rank's run dir was named first
     meta: list[dict[str, Any]] = []
     for p in procs:
         label = f"rank {p.rank}" if p.rank is not None else f"run {p.pid}"
