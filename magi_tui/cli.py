@@ -397,6 +397,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     return run_report_command(args, fail=_fail)
 
 
+def cmd_fix(args: argparse.Namespace) -> int:
+    """Try the fixes and prove them (docs/HEADLESS.md): exit 0 when it completed, 1 when the baseline could
+    not run, 2 on a usage error."""
+    from magi_tui.fix_cli import run_fix_command
+
+    return run_fix_command(args, print_json=_print_json, fail=_fail)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="magi-tui",
@@ -502,6 +510,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub, cmd_bisect, cmd_report)
 
+    from magi_tui.fix_cli import add_parser as add_fix_parser
+
+    add_fix_parser(sub, cmd_fix)
+
     sp = sub.add_parser("run", help="run a program under the tracer and follow it live")
     sp.add_argument("-o", "--output", default="runs", help="root for the run directory (default ./runs)")
     sp.add_argument("command", nargs=argparse.REMAINDER)
@@ -511,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "check", "serve", "metrics",
-               "export-trace", "bisect", "report"}
+               "export-trace", "bisect", "report", "fix"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,6 +12,10 @@
 * ``MAGI_TRIAL_CONFIG=JSON``: ``{"torch._functorch.config.cse": false, ...}`` set before the program
   runs (a config change to try without editing the program; the program may still set it again).
 
+* ``MAGI_TRIAL_REORDERABLE_LOGGING=builtins.print,...``: callables added to
+  ``torch._dynamo.config.reorderable_logging_functions`` (a set of callables: no environment variable of
+  torch's can hold it), what ``magi-tui fix`` tries for a ``print`` graph break.
+
 A hook that cannot be installed is one warning on stderr; the program runs on as it would.
 """
 
@@ -24,6 +28,7 @@ import threading
 
 PROBE_ENV = "MAGI_TRIAL_PROBE"
 CONFIG_ENV = "MAGI_TRIAL_CONFIG"
+LOGGING_ENV = "MAGI_TRIAL_REORDERABLE_LOGGING"
 
 
 def _warn(msg: str) -> None:
@@ -62,6 +67,20 @@ def _apply_config(text: str) -> None:
             setattr(obj, parts[-1], value)
         except Exception as exc:
             _warn(f"{CONFIG_ENV}: cannot set {dotted}: {exc}")
+
+
+def _add_logging_functions(text: str) -> None:
+    import importlib
+
+    import torch._dynamo.config as dynamo_config
+
+    for dotted in [d.strip() for d in text.split(",") if d.strip()]:
+        mod, _, name = dotted.rpartition(".")
+        try:
+            fn = getattr(importlib.import_module(mod or "builtins"), name)
+            dynamo_config.reorderable_logging_functions.add(fn)
+        except Exception as exc:
+            _warn(f"{LOGGING_ENV}: cannot add {dotted}: {exc}")
 
 
 def _versions() -> dict:
@@ -116,11 +135,14 @@ def install() -> None:
     """Install what the environment asks for (nothing when neither variable is set)."""
     config = os.environ.get(CONFIG_ENV)
     probe = os.environ.get(PROBE_ENV)
-    if not config and not probe:
+    logging_fns = os.environ.get(LOGGING_ENV)
+    if not config and not probe and not logging_fns:
         return
     try:
         if config:
             _apply_config(config)
+        if logging_fns:
+            _add_logging_functions(logging_fns)
         if probe:
             _install_probe(probe)
     except Exception as exc:

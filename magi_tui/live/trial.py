@@ -10,8 +10,10 @@ program is edited; the change is made with torch's own switches:
 * ``TORCH_BISECT_BACKEND`` / ``TORCH_BISECT_SUBSYSTEM`` / ``TORCH_BISECT_MAX`` (the protocol of
   ``torch._inductor.compiler_bisector``: applications after the MAX-th are skipped);
 * ``TORCH_COMPILE_DISABLE=1`` (the program in plain eager PyTorch: the reference);
-* ``MAGI_TRIAL_CONFIG`` for other settings, and ``MAGI_TRIAL_PROBE`` to count what was applied
-  (both read by ``tracer/trial_hooks.py``).
+* ``MAGI_TRIAL_CONFIG`` for other settings, ``MAGI_TRIAL_REORDERABLE_LOGGING`` for callables Dynamo may
+  move after the graph, and ``MAGI_TRIAL_PROBE`` to count what was applied (read by
+  ``tracer/trial_hooks.py``);
+* any environment variable torch reads itself (``TORCH_COMPILE_DYNAMIC_SOURCES``, ``magi-tui fix``).
 
 A ``python script.py`` command runs under ``python -m tracer`` (so every trial is a run directory the
 app opens) with Inductor's caches off (a cache hit would skip the passes being bisected). The result
@@ -60,6 +62,10 @@ class Overrides:
     config: tuple[tuple[str, object], ...] = ()
     #: the program without torch.compile at all
     no_compile: bool = False
+    #: environment variables torch reads itself, as a user would set them (``TORCH_COMPILE_DYNAMIC_SOURCES``)
+    env: tuple[tuple[str, str], ...] = ()
+    #: callables (dotted: ``builtins.print``) added to ``torch._dynamo.config.reorderable_logging_functions``
+    logging_functions: tuple[str, ...] = ()
 
     def environ(self) -> dict[str, str]:
         env: dict[str, str] = {}
@@ -81,6 +87,9 @@ class Overrides:
             env["MAGI_TRIAL_CONFIG"] = json.dumps(dict(self.config))
         if self.no_compile:
             env["TORCH_COMPILE_DISABLE"] = "1"
+        if self.logging_functions:
+            env["MAGI_TRIAL_REORDERABLE_LOGGING"] = ",".join(self.logging_functions)
+        env.update(self.env)
         return env
 
     def describe(self) -> str:
@@ -95,8 +104,10 @@ class Overrides:
         if self.bisect is not None:
             backend, subsystem, limit = self.bisect
             parts.append(f"{backend}/{subsystem} " + ("off" if limit < 0 else f"applications 0..{limit} only"))
-        for k, v in (*self.inductor_config, *self.config):
+        for k, v in (*self.inductor_config, *self.config, *self.env):
             parts.append(f"{k}={v}")
+        if self.logging_functions:
+            parts.append("reorderable logging: " + ", ".join(self.logging_functions))
         return ", ".join(parts) or "as it is"
 
 

@@ -1,0 +1,131 @@
+"""``magi-tui fix``: its options, table and exit codes (docs/HEADLESS.md).
+
+Kept out of ``cli.py`` so that file stays the list of commands; the work is in :mod:`magi_tui.live.fix`
+(the runs) and :mod:`magi_tui.model.fixes` (the candidates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Callable
+
+from magi_format.text import literal
+
+
+def add_parser(sub, cmd_fix: Callable) -> None:
+    sp = sub.add_parser(
+        "fix", help="try the fixes for a program's recompiles and graph breaks, re-run, and show the delta",
+        description="Runs the program traced (the baseline), derives changes that need no code edit from its "
+                    "recompiles and graph breaks (environment variables / torch._dynamo.config lines, with a "
+                    "patch for the script), re-runs it with each and keeps a change only when the exit code "
+                    "and printed numbers are unchanged and graph breaks or recompiles go down. "
+                    "Exit 0: it completed (whether or not a change was kept); 1: the baseline could not run "
+                    "or be read; 2: usage error.")
+    sp.add_argument("--max-runs", type=int, default=None, metavar="N",
+                    help="at most N runs of the program, the baseline included (default 8)")
+    sp.add_argument("--rtol", type=float, default=None, help="relative tolerance for printed numbers (default 1e-4)")
+    sp.add_argument("--atol", type=float, default=None, help="absolute tolerance for printed numbers (default 1e-5)")
+    sp.add_argument("--timeout", type=float, default=None, metavar="S", help="a run taking longer is stopped")
+    sp.add_argument("-o", "--output", default="runs", help="root for the fix's folder of runs (default ./runs)")
+    sp.add_argument("--json", action="store_true", help="the result as JSON on stdout")
+    sp.add_argument("command", nargs=argparse.REMAINDER, help="-- python script.py args...")
+    sp.set_defaults(func=cmd_fix)
+
+
+def _n(v) -> str:
+    return "?" if v is None else str(v)
+
+
+def _s(v) -> str:
+    return "?" if v is None else f"{v:.2f}s"
+
+
+def result_text(res) -> str:
+    """The table: change, breaks / recompiles / compile time before → after, outputs, kept; best first."""
+    b = res.baseline
+    lines = []
+    if b is not None and b.graph_breaks is not None:
+        lines.append(f"baseline: {b.graph_breaks} graph break(s), {b.recompiles} recompile(s), "
+                     f"compile {_s(b.compile_s)}, exit {b.exit_code}  ({res.runs} run(s))")
+    rows = res.ordered()
+    if rows and b is not None:
+        w = min(60, max(len("change"), *(len(t.candidate.change) + 6 for t in rows)))
+        lines.append(f"{'change':<{w}}  {'breaks':>7}  {'recompiles':>10}  {'compile':>13}  {'outputs':<8} kept")
+        for t in rows:
+            m = t.measure
+            name = ("best: " if t is res.best else "") + t.candidate.change
+            if len(name) > w:
+                name = name[:w - 1] + "…"
+            lines.append(f"{name:<{w}}  {_n(b.graph_breaks) + '→' + _n(m.graph_breaks):>7}  "
+                         f"{_n(b.recompiles) + '→' + _n(m.recompiles):>10}  "
+                         f"{_s(b.compile_s) + '→' + _s(m.compile_s):>13}  "
+                         f"{'equal' if t.outputs_equal else 'DIFFER':<8} {'yes' if t.kept else 'no'}")
+        for t in rows:
+            lines.append("")
+            lines.append(("best: " if t is res.best else "") + t.candidate.change
+                         + f" — {'kept' if t.kept else 'rejected'}: {t.why}")
+            for e in t.candidate.env_lines():
+                lines.append(f"  env:    {e}")
+            for c in t.candidate.config:
+                lines.append(f"  config: {c}")
+            if t.measure.run:
+                lines.append(f"  run:    {t.measure.run}")
+            if t is res.best and t.candidate.patch:
+                lines.append("  patch:")
+                lines.extend("    " + ln for ln in t.candidate.patch.splitlines())
+    if res.best is None and not res.error:
+        lines.append("no proven change" + (": nothing to try" if not res.tried else ""))
+    for n in res.notes:
+        lines.append(f"note: {n}")
+    if res.directory:
+        lines.append(f"runs and fix.json: {res.directory}  (magi-tui compare <baseline run> <best run>)")
+    return "\n".join(lines)
+
+
+def run_fix_command(args: argparse.Namespace, print_json: Callable, fail: Callable) -> int:
+    import os
+
+    from magi_tui.live.fix import DEFAULT_MAX_RUNS, Fixer, new_fix_dir, script_of, write_fix_json
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        return fail("nothing to fix: magi-tui fix [--json] [--max-runs N] -- python script.py args...")
+    script = script_of(command)
+    if script is None:
+        return fail("magi-tui fix runs a python script.py command (the tracer runs the script): "
+                    f"{' '.join(command)}")
+    if not os.path.isfile(script):
+        return fail(f"no such script: {script}")
+    for name in ("rtol", "atol", "timeout"):
+        v = getattr(args, name)
+        if v is not None and (not math.isfinite(v) or v < 0 or (name == "timeout" and v == 0)):
+            return fail(f"--{name}: must be a finite number of at least 0, not {v}")
+    max_runs = DEFAULT_MAX_RUNS if args.max_runs is None else args.max_runs
+    if max_runs < 2:
+        return fail(f"--max-runs: at least 2 (the baseline and one candidate), not {max_runs}")
+    try:
+        directory = new_fix_dir(args.output)
+    except OSError as exc:
+        return fail(f"-o: cannot create a folder under {args.output}: {exc}")
+
+    def on_step(line: str) -> None:
+        if not args.json:
+            print(literal(line), file=sys.stderr, flush=True)
+
+    res = Fixer(command, directory, max_runs=max_runs, rtol=args.rtol, atol=args.atol, timeout=args.timeout,
+                on_step=on_step).run()
+    problem = write_fix_json(res)
+    if problem:
+        res.notes.append(problem)
+    if args.json:
+        print_json(res.as_json())
+    else:
+        print(literal(result_text(res), multiline=True))
+    if res.error:
+        print(f"magi-tui: {literal('could not fix: ' + res.error)}", file=sys.stderr)
+        return 1
+    return 0
