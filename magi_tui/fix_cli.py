@@ -34,51 +34,11 @@ def add_parser(sub, cmd_fix: Callable) -> None:
     sp.set_defaults(func=cmd_fix)
 
 
-def _n(v) -> str:
-    return "?" if v is None else str(v)
-
-
-def _s(v) -> str:
-    return "?" if v is None else f"{v:.2f}s"
-
-
 def result_text(res) -> str:
-    """The table: change, breaks / recompiles / compile time before → after, outputs, kept; best first."""
-    b = res.baseline
-    lines = []
-    if b is not None and b.graph_breaks is not None:
-        lines.append(f"baseline: {b.graph_breaks} graph break(s), {b.recompiles} recompile(s), "
-                     f"compile {_s(b.compile_s)}, exit {b.exit_code}  ({res.runs} run(s))")
-    rows = res.ordered()
-    if rows and b is not None:
-        w = min(60, max(len("change"), *(len(t.candidate.change) + 6 for t in rows)))
-        lines.append(f"{'change':<{w}}  {'breaks':>7}  {'recompiles':>10}  {'compile':>13}  {'outputs':<8} kept")
-        for t in rows:
-            m = t.measure
-            name = ("best: " if t is res.best else "") + t.candidate.change
-            if len(name) > w:
-                name = name[:w - 1] + "…"
-            lines.append(f"{name:<{w}}  {_n(b.graph_breaks) + '→' + _n(m.graph_breaks):>7}  "
-                         f"{_n(b.recompiles) + '→' + _n(m.recompiles):>10}  "
-                         f"{_s(b.compile_s) + '→' + _s(m.compile_s):>13}  "
-                         f"{'equal' if t.outputs_equal else 'DIFFER':<8} {'yes' if t.kept else 'no'}")
-        for t in rows:
-            lines.append("")
-            lines.append(("best: " if t is res.best else "") + t.candidate.change
-                         + f" — {'kept' if t.kept else 'rejected'}: {t.why}")
-            for e in t.candidate.env_lines():
-                lines.append(f"  env:    {e}")
-            for c in t.candidate.config:
-                lines.append(f"  config: {c}")
-            if t.measure.run:
-                lines.append(f"  run:    {t.measure.run}")
-            if t is res.best and t.candidate.patch:
-                lines.append("  patch:")
-                lines.extend("    " + ln for ln in t.candidate.patch.splitlines())
-    if res.best is None and not res.error:
-        lines.append("no proven change" + (": nothing to try" if not res.tried else ""))
-    for n in res.notes:
-        lines.append(f"note: {n}")
+    """The table and the candidates (:func:`magi_tui.model.fixes.fix_lines`, as the app shows them)."""
+    from magi_tui.model.fixes import fix_lines
+
+    lines = [text for _style, text, _i in fix_lines(res.as_json())]
     if res.directory:
         lines.append(f"runs and fix.json: {res.directory}  (magi-tui compare <baseline run> <best run>)")
     return "\n".join(lines)

@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from magi_tui.live.trial import DEFAULT_ATOL, DEFAULT_RTOL, Overrides, TrialResult, compare_numbers, run_trial
-from magi_tui.model.fixes import Candidate, combine, config_patch, derive, refine
+from magi_tui.model.fixes import FIX_FILE, Candidate, combine, config_patch, derive, refine
 
-FIX_FILE = "fix.json"
 DEFAULT_MAX_RUNS = 8
 
 

@@ -267,3 +267,100 @@ def _after_header(lines: list[str]) -> int:
     while i < len(lines) and lines[i].startswith("from __future__"):
         i += 1
     return min(i, len(lines))
+
+
+# -- the result, as the CLI and the app show it ------------------------------------------------------
+FIX_FILE = "fix.json"
+MAX_FIX_JSON = 8 * 1024 * 1024
+
+
+def _n(v: Any) -> str:
+    return "?" if v is None else str(v)
+
+
+def _secs(v: Any) -> str:
+    return "?" if not isinstance(v, (int, float)) else f"{v:.2f}s"
+
+
+def fix_lines(obj: dict[str, Any], width: int = 60) -> list[tuple[str, str, int | None]]:
+    """``magi-tui fix``'s result (its JSON) as ``(style, text, candidate index)`` lines: the baseline, a table
+    (change, breaks / recompiles / compile time before → after, outputs, kept; best first), then per
+    candidate why, its env and config lines, its run, and the best one's patch. Styles: head, add (kept),
+    del (rejected), dim, warn."""
+    out: list[tuple[str, str, int | None]] = []
+    b = obj.get("baseline") or {}
+    cands = [c for c in obj.get("candidates") or [] if isinstance(c, dict)]
+    best = obj.get("best")
+    if b:
+        out.append(("head", f"baseline: {_n(b.get('graph_breaks'))} graph break(s), {_n(b.get('recompiles'))} "
+                            f"recompile(s), compile {_secs(b.get('compile_s'))}, exit {_n(b.get('exit_code'))}  "
+                            f"({_n(obj.get('runs'))} run(s))", None))
+    if cands and b:
+        w = min(width, max(len("change"), *(len(str(c.get("change"))) + 6 for c in cands)))
+        out.append(("head", f"{'change':<{w}}  {'breaks':>7}  {'recompiles':>10}  {'compile':>13}  {'outputs':<8} kept",
+                    None))
+        for i, c in enumerate(cands):
+            name = ("best: " if best is not None and c == best else "") + str(c.get("change"))
+            if len(name) > w:
+                name = name[:w - 1] + "…"
+            out.append(("add" if c.get("kept") else "del",
+                        f"{name:<{w}}  {_n(b.get('graph_breaks')) + '→' + _n(c.get('graph_breaks')):>7}  "
+                        f"{_n(b.get('recompiles')) + '→' + _n(c.get('recompiles')):>10}  "
+                        f"{_secs(b.get('compile_s')) + '→' + _secs(c.get('compile_s')):>13}  "
+                        f"{'equal' if c.get('outputs_equal') else 'DIFFER':<8} {'yes' if c.get('kept') else 'no'}", i))
+        for i, c in enumerate(cands):
+            is_best = best is not None and c == best
+            out.append(("", "", None))
+            out.append(("add" if c.get("kept") else "del",
+                        ("best: " if is_best else "") + f"{c.get('change')} — "
+                        f"{'kept' if c.get('kept') else 'rejected'}: {c.get('why')}", i))
+            for k, v in (c.get("env") or {}).items():
+                out.append(("", f"  env:    {k}={_sh_quote(str(v))}", i))
+            for ln in c.get("config") or []:
+                out.append(("", f"  config: {ln}", i))
+            if c.get("run"):
+                out.append(("dim", f"  run:    {c['run']}", i))
+            if is_best and c.get("patch"):
+                out.append(("dim", "  patch:", i))
+                out.extend(("dim", "    " + ln, i) for ln in str(c["patch"]).splitlines())
+    if best is None and not obj.get("error"):
+        out.append(("warn", "no proven change" + (": nothing to try" if not cands else ""), None))
+    if obj.get("error"):
+        out.append(("del", f"could not fix: {obj['error']}", None))
+    for n in obj.get("notes") or []:
+        out.append(("dim", f"note: {n}", None))
+    return out
+
+
+def find_fix(path: str | Path) -> tuple[Path | None, dict[str, Any] | None, str | None]:
+    """The newest ``fix.json`` at ``path`` (a fix folder, or a root holding ``fix_*`` folders, or a root whose
+    ``runs/`` holds them): ``(file, its JSON, None)`` or ``(None, None, why not)``."""
+    import json
+
+    from magi_tui.model.files import read_head
+
+    p = Path(path)
+    found: list[Path] = []
+    for base in (p, p / "runs"):
+        f = base / FIX_FILE
+        if f.is_file() and not f.is_symlink():
+            found.append(f)
+        try:
+            found += [d / FIX_FILE for d in base.glob("fix_*")
+                      if d.is_dir() and not d.is_symlink() and (d / FIX_FILE).is_file()
+                      and not (d / FIX_FILE).is_symlink()]
+        except OSError:
+            continue
+    if not found:
+        return None, None, f"no {FIX_FILE} under {p}: run magi-tui fix -o {p} -- python script.py"
+    newest = max(found, key=lambda f: (f.stat().st_mtime, str(f)))
+    text, problem = read_head(newest, MAX_FIX_JSON, newest.parent)
+    if text is None:
+        return None, None, problem
+    try:
+        obj = json.loads(text)
+    except ValueError as exc:
+        return None, None, f"{newest}: not valid JSON ({exc})"
+    if not isinstance(obj, dict):
+        return None, None, f"{newest}: not a fix result"
+    return newest, obj, None

@@ -49,7 +49,8 @@ def test_recompile_storms_end_with_a_proven_dynamic_change(tmp_path, program, re
     assert KEYS <= set(best) and best == out["candidates"][0]
     assert best["env"] == best_env and best["config"] == [best_config]
     assert (best["recompiles"], best["graph_breaks"], best["outputs_equal"], best["kept"]) == (0, 0, True, True)
-    assert best["patch"].count("\n+") == 1 and f"+{best_config}" in best["patch"]
+    added = [ln for ln in best["patch"].splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    assert added == [f"+{best_config}"]
     assert Path(best["run"]).is_dir() and best["run"] != out["baseline"]["run"]  # proven by its own run
 
 
@@ -110,3 +111,15 @@ def test_usage_errors_exit_2(tmp_path):
                            env=env, timeout=60)
         assert r.returncode == 2, (args, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.strip()
+
+
+def test_hugging_face_sequence_length_recompile(tmp_path):
+    pytest.importorskip("transformers")
+    code, out = fix(tmp_path, "hf_seqlen.py")
+    assert code == 0
+    assert out["baseline"]["recompiles"] == 1
+    assert any(i.startswith("size:kwargs['input_ids']:1@") for i in out["baseline"]["worklist"])
+    best = out["best"]
+    src = best["env"]["TORCH_COMPILE_DYNAMIC_SOURCES"].split(",")
+    assert {"L['kwargs']['input_ids']:1", "L['kwargs']['attention_mask']:1"} <= set(src)
+    assert (best["recompiles"], best["outputs_equal"], best["kept"]) == (0, True, True)
