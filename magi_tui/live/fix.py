@@ -19,13 +19,14 @@ folder, so any two can be compared with ``magi-tui compare``. Nothing here impor
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from magi_tui.live.trial import DEFAULT_ATOL, DEFAULT_RTOL, Overrides, TrialResult, compare_numbers, run_trial
-from magi_tui.model.fixes import FIX_FILE, Candidate, combine, config_patch, derive, refine
+from magi_tui.model.fixes import FIX_FILE, Candidate, combine, config_patch, derive, patched, refine
 
 DEFAULT_MAX_RUNS = 8
 
@@ -55,6 +56,11 @@ class Tried:
     kept: bool
     why: str
     seconds: float = 0.0
+    #: the patch applied to a copy of the script and run without the candidate's variables: True when that
+    #: run is kept by the same rule, False when not, None when not tried
+    patch_proven: bool | None = None
+    patch_why: str | None = None
+    patch_run: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         c = self.candidate
@@ -64,7 +70,8 @@ class Tried:
                 "outputs_equal": self.outputs_equal, "kept": self.kept,
                 "key": c.key, "targets": list(c.targets), "why": self.why,
                 "exit_code": self.measure.exit_code, "run": self.measure.run,
-                "resolved": [i for i in c.targets if i not in self.measure.worklist]}
+                "resolved": [i for i in c.targets if i not in self.measure.worklist],
+                "patch_proven": self.patch_proven, "patch_why": self.patch_why, "patch_run": self.patch_run}
 
 
 @dataclass
@@ -269,7 +276,41 @@ class Fixer:
             else:
                 res.notes.append("--max-runs reached: the kept changes were not tried together")
         res.best = best
+        if best is not None and best.candidate.config:
+            if self._left() > 0:
+                self._prove_patch(best, script)
+            else:
+                res.notes.append("--max-runs reached: the best change's patch was not run")
         return res
+
+    def _prove_patch(self, best: Tried, script: str) -> None:
+        """Run a copy of the script with the best change's config lines in it (no variables set from outside),
+        from the fix's folder under the script's own name, with the script's folder first on PYTHONPATH (its
+        sibling modules import as before). A program that reads files next to its ``__file__`` fails here:
+        then the patch is not proven, though the setting is."""
+        both = patched(script, best.candidate.config)
+        if both is None:
+            best.patch_why = "the script cannot be read"
+            return
+        folder = self.directory / "patched"
+        copy = folder / Path(script).name
+        try:
+            folder.mkdir(exist_ok=True)
+            copy.write_text("".join(both[1]), encoding="utf-8")
+        except OSError as exc:
+            best.patch_why = f"cannot write the patched copy: {exc.strerror or exc}"
+            return
+        command = [str(copy) if a == script else a for a in self.command]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(Path(script).resolve().parent)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        self.on_step(f"proving the patch: {copy}")
+        self.result.runs += 1
+        trial = run_trial(command, Overrides(), root=self.directory, timeout=self.timeout, cwd=self.cwd, env=env)
+        m = measure(trial)
+        t = self._judge(best.candidate, trial, m)
+        best.patch_proven, best.patch_why, best.patch_run = t.kept, t.why, m.run
+        self.on_step(f"  patch {'proven' if t.kept else 'not proven'}: {best.patch_why}")
 
 
 def write_fix_json(result: FixResult) -> str | None:

@@ -229,25 +229,34 @@ def combine(cands: list[Candidate]) -> Candidate:
 _IMPORT_TORCH = re.compile(r"^(import torch\b|from torch\b)")
 
 
-def config_patch(script: str | Path | None, lines: list[str]) -> str | None:
-    """A unified diff adding ``lines`` to ``script`` right after its first top-level ``import torch`` (else
-    ``import torch`` and the lines after its docstring / ``__future__`` imports); None without a readable
-    script or lines."""
+def patched(script: str | Path | None, lines: list[str]) -> tuple[list[str], list[str]] | None:
+    """``script``'s lines before and after adding ``lines`` right after its first top-level ``import torch``
+    (else ``import torch`` and the lines after its docstring / ``__future__`` imports); None without a
+    readable script or lines."""
     if not script or not lines:
         return None
-    p = Path(script)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = Path(script).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     old = text.splitlines(keepends=True)
+    if old and not old[-1].endswith("\n"):
+        old[-1] += "\n"
     at = next((i + 1 for i, ln in enumerate(old) if _IMPORT_TORCH.match(ln)), None)
     add = [ln + "\n" for ln in lines]
     if at is None:
         at = _after_header(old)
         add = ["import torch\n", *add]
-    new = old[:at] + add + old[at:]
-    return "".join(difflib.unified_diff(old, new, f"a/{p.name}", f"b/{p.name}", n=2))
+    return old, old[:at] + add + old[at:]
+
+
+def config_patch(script: str | Path | None, lines: list[str]) -> str | None:
+    """The unified diff of :func:`patched` (``patch -p1`` applies it in the script's folder)."""
+    both = patched(script, lines)
+    if both is None:
+        return None
+    name = Path(str(script)).name
+    return "".join(difflib.unified_diff(both[0], both[1], f"a/{name}", f"b/{name}", n=2))
 
 
 def _after_header(lines: list[str]) -> int:
@@ -321,7 +330,10 @@ def fix_lines(obj: dict[str, Any], width: int = 60) -> list[tuple[str, str, int 
             if c.get("run"):
                 out.append(("dim", f"  run:    {c['run']}", i))
             if is_best and c.get("patch"):
-                out.append(("dim", "  patch:", i))
+                proven = c.get("patch_proven")
+                out.append(("dim", "  patch" + ("" if proven is None else
+                                                (" (proven: its own run, " if proven else " (NOT proven: ")
+                                                + f"{c.get('patch_why')})") + ":", i))
                 out.extend(("dim", "    " + ln, i) for ln in str(c["patch"]).splitlines())
     if best is None and not obj.get("error"):
         out.append(("warn", "no proven change" + (": nothing to try" if not cands else ""), None))

@@ -31,6 +31,7 @@ SCHEMA_VERSION = 2
 
 _FRAME_LABEL = re.compile(r"\((?P<file>[^():]+):(?P<line>\d+)\)\s*$")
 _VOLATILE = re.compile(r"0x[0-9a-fA-F]+|\d+")
+_SIZE_EXPR = re.compile(r"[\w\[\]'\".]+\.(?:size|stride)\(\)\[\d+\]")
 
 
 def _base(file: str | None) -> str:
@@ -72,6 +73,10 @@ def recompile_id(info: RecompileInfo, frames: dict[str, FrameRow]) -> str:
     subject = user_expr(p.subject) if p.subject else None
     if subject and subject.startswith("___stack"):
         subject = "computed"  # a value computed before a graph break (.item())
+    elif subject and re.search(r"\s|[<>=]", subject):
+        # an expression (``4 <= x.size()[0] <= 4096``): what it is about, without the values
+        m = _SIZE_EXPR.search(subject)
+        subject = m.group(0) if m else " ".join(_VOLATILE.sub("N", subject).split())
     if subject:
         what = subject + (f":{p.index}" if p.index is not None else "")
     else:

@@ -52,6 +52,8 @@ def test_recompile_storms_end_with_a_proven_dynamic_change(tmp_path, program, re
     added = [ln for ln in best["patch"].splitlines() if ln.startswith("+") and not ln.startswith("+++")]
     assert added == [f"+{best_config}"]
     assert Path(best["run"]).is_dir() and best["run"] != out["baseline"]["run"]  # proven by its own run
+    # and the patch too: a copy of the script with the line in it, run without the variables
+    assert best["patch_proven"] is True and Path(best["patch_run"]).is_dir(), best["patch_why"]
 
 
 def test_item_break_is_captured(tmp_path):
@@ -63,6 +65,7 @@ def test_item_break_is_captured(tmp_path):
     assert best["config"] == ["torch._dynamo.config.capture_scalar_outputs = True"]
     assert (best["graph_breaks"], best["recompiles"], best["outputs_equal"]) == (0, 0, True)
     assert set(best["resolved"]) == {"GB0124@item_break.py:7", "float:computed@item_break.py:7"}
+    assert best["patch_proven"] is True
 
 
 def test_print_break_moved_and_its_patch_proven(tmp_path):
@@ -71,6 +74,7 @@ def test_print_break_moved_and_its_patch_proven(tmp_path):
     best = out["best"]
     assert best["env"] == {} and best["config"] == ["torch._dynamo.config.reorderable_logging_functions.add(print)"]
     assert (out["baseline"]["graph_breaks"], best["graph_breaks"], best["outputs_equal"]) == (1, 0, True)
+    assert best["patch_proven"] is True and out["runs"] == 3  # baseline, the change, the patched copy
     # the patch itself, applied to a copy and traced, has no break left
     copy = tmp_path / "copy"
     copy.mkdir()

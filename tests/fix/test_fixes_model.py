@@ -36,3 +36,25 @@ def test_siblings_of_the_same_length():
     assert sizes["L['kwargs']['input_ids']"] == ["1", "6"] and not any(k.startswith("L['self']") for k in sizes)
     assert siblings("L['kwargs']['input_ids']:1", [sizes]) == ["L['kwargs']['attention_mask']:1"]
     assert siblings("L['kwargs']['input_ids']:0", [sizes]) == []  # a size of 1 is specialised anyway
+
+
+def test_ids_of_real_logs_hold_no_values():
+    """A shape-range guard names its bounds (4 <= x.size()[0] <= 4096): the id keeps what it is about."""
+    import pytest
+
+    from magi_tui.cli import _load_runs
+    from magi_tui.model.report import triage_json
+    from tests.support.paths import TORCH_TRACE
+
+    if not TORCH_TRACE.is_dir():
+        pytest.skip(f"shared fixtures not found at {TORCH_TRACE}")
+
+    def ids(name: str) -> list[str]:
+        (run,) = _load_runs(TORCH_TRACE / name)
+        return [w["id"] for w in triage_json(run)["worklist"]]
+
+    assert ids("dynamic_shapes_backward.log") == ["shape_range:x.size()[0]@extra_events_demo.py:13"]
+    assert ids("graph_breaks_recompiles_failure.log") == [
+        "GB0124@capture_demo.py:149", "GB0059@capture_demo.py:157", "float:computed@capture_demo.py:149",
+        "size:x:0@capture_demo.py:146", "size:h:0@capture_demo.py:149", "dtype:x@capture_demo.py:146",
+        "dtype:h@capture_demo.py:149"]
