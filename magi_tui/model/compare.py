@@ -737,6 +737,15 @@ def compare_rows(c: Comparison, show_all: bool = False, cap: int | None = None) 
                        f"recompiles {s['recompiles']['a']} → {s['recompiles']['b']} · "
                        f"failures {s['failures']['a']} → {s['failures']['b']} · "
                        f"compile {_fmt_s(js['compile_s']['a'])} → {_fmt_s(js['compile_s']['b'])}"))
+    w = js["worklist"]
+    out.append(("dim", f"worklist: {len(w['resolved'])} resolved · {len(w['new'])} new · "
+                       f"{len(w['unchanged'])} unchanged (ids as triage --json gives them)"))
+    for style, sign, key in (("del", "resolved", "resolved"), ("add", "new", "new")):
+        items, more = capped(w[key])
+        for e in items:
+            out.append((style, f"  {sign}: {e['id']} ×{e['count_a'] if key == 'resolved' else e['count_b']}"))
+        if more:
+            out.append(("dim", f"    ... {more} more {key} (--all)"))
     out.append(("", ""))
 
     out.append(("head", "Graph breaks"))

@@ -66,6 +66,9 @@ def test_compare_reports_the_worklist_by_id(runs):
     w = json.loads(r.stdout)["worklist"]
     assert {e["id"] for e in w["resolved"]} == {"GB0124@item_break.py:7", "float:computed@item_break.py:7"}
     assert w["new"] == [] and w["unchanged"] == []
+    text = _cli("compare", str(runs["a1"]), str(runs["fixed"])).stdout
+    assert "worklist: 2 resolved · 0 new · 0 unchanged" in text
+    assert "resolved: GB0124@item_break.py:7 ×1" in text
     same = json.loads(_cli("compare", "--json", str(runs["a1"]), str(runs["a2"])).stdout)["worklist"]
     assert same["resolved"] == same["new"] == []
     assert [(e["id"], e["count_a"], e["count_b"]) for e in same["unchanged"]] == [
