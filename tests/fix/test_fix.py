@@ -107,6 +107,14 @@ def test_nothing_to_fix(tmp_path):
     assert (out["baseline"]["graph_breaks"], out["baseline"]["recompiles"]) == (0, 0)
 
 
+def test_max_runs_is_kept(tmp_path):
+    code, out = fix(tmp_path, "storm_positional.py", "--max-runs", "2")
+    assert code == 0 and out["runs"] == 2
+    assert [c["key"] for c in out["candidates"]] == ["dynamic_sources"] and out["best"]["kept"]
+    assert out["best"]["patch_proven"] is None
+    assert any("not tried" in n for n in out["notes"]) and any("patch was not run" in n for n in out["notes"])
+
+
 def test_usage_errors_exit_2(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for args in (["fix"], ["fix", "--", "python", str(tmp_path / "missing.py")], ["fix", "--", "ls"],

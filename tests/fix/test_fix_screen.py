@@ -30,14 +30,21 @@ def fixed_root(tmp_path_factory) -> Path:
                         str(PROGRAMS / "print_break.py")], cwd=ROOT, capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"), timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
+    # the text table: the baseline, then the change with breaks before → after, outputs, kept
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("baseline: 1 graph break(s), 0 recompile(s), compile ")
+    row = next(ln for ln in lines if ln.startswith("best: let Dynamo move print()"))
+    assert row.split()[-5:-3] == ["1→0", "0→0"] and row.endswith("equal    yes")
+    assert "  config: torch._dynamo.config.reorderable_logging_functions.add(print)" in lines
+    assert any(ln.startswith("  patch (proven: its own run, graph breaks 1→0") for ln in lines)
     return root
 
 
 async def test_fix_view_shows_the_proven_change_and_opens_its_runs(fixed_root):
     app = MagiApp(fixed_root)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and len(app.screen.rows) == 2,
-                       what="the runs list with the baseline and the candidate")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and len(app.screen.rows) == 3,
+                       what="the runs list: the baseline, the change, the patched copy")
         await pilot.press("F")
         await wait_for(pilot, lambda: isinstance(app.screen, FixScreen) and app.screen.loaded, what="the fix view")
         text = screen_text(app)
