@@ -266,14 +266,22 @@ class Fixer:
         kept = sorted((t for t in res.tried if t.kept), key=_score)
         best = kept[0] if kept else None
         if len(kept) > 1 and _score(kept[0])[0] > 0:  # the best alone leaves something: try them together
-            if self._left() > 0:
-                combo = combine([t.candidate for t in kept])
+            # with the best, each kept change that removed something the ones before it left (a greedy cover)
+            left = set(kept[0].measure.worklist)
+            chosen = [kept[0]]
+            for t in kept[1:]:
+                gain = left - set(t.measure.worklist)
+                if gain:
+                    chosen.append(t)
+                    left -= gain
+            if len(chosen) > 1 and self._left() > 0:
+                combo = combine([t.candidate for t in chosen])
                 combo.patch = config_patch(script, combo.config)
                 t = self._try(combo)
                 res.tried.append(t)
-                if t.kept and _score(t)[0] <= _score(best)[0]:
+                if t.kept and _score(t)[0] < _score(best)[0]:  # together only when it removes more
                     best = t
-            else:
+            elif len(chosen) > 1:
                 res.notes.append("--max-runs reached: the kept changes were not tried together")
         res.best = best
         if best is not None and best.candidate.config:

@@ -89,6 +89,29 @@ def test_print_break_moved_and_its_patch_proven(tmp_path):
     assert json.loads(t.stdout)["worklist"] == []
 
 
+def test_two_changes_each_leaving_the_other_break_are_proven_together(tmp_path):
+    code, out = fix(tmp_path, "two_breaks.py")
+    assert code == 0
+    alone = {c["key"]: c for c in out["candidates"]}
+    assert alone["capture_scalar_outputs"]["graph_breaks"] == 1 and alone["reorderable_print"]["graph_breaks"] == 1
+    best = out["best"]
+    assert best["key"] == "capture_scalar_outputs+reorderable_print"
+    assert (best["graph_breaks"], best["recompiles"], best["outputs_equal"]) == (0, 0, True)
+    assert best["env"] == {"TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS": "1"}
+    assert best["config"] == ["torch._dynamo.config.capture_scalar_outputs = True",
+                              "torch._dynamo.config.reorderable_logging_functions.add(print)"]
+    assert best["patch_proven"] is True
+
+
+def test_data_dependent_shape_break_is_captured(tmp_path):
+    code, out = fix(tmp_path, "nonzero_break.py")
+    assert code == 0
+    assert "GB0036@nonzero_break.py:7" in out["baseline"]["worklist"]
+    best = out["best"]
+    assert best["env"]["TORCHDYNAMO_CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS"] == "1"
+    assert (best["graph_breaks"], best["recompiles"], best["outputs_equal"], best["patch_proven"]) == (0, 0, True, True)
+
+
 def test_a_change_that_alters_the_output_is_rejected(tmp_path):
     code, out = fix(tmp_path, "print_mutates.py")
     assert code == 0
