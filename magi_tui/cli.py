@@ -384,6 +384,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     return shell_exit_code(program.returncode if program is not None else None)
 
 
+def cmd_bisect(args: argparse.Namespace) -> int:
+    """Bisect a wrong or crashing compile (docs/HEADLESS.md): exit 0 when it completed (a culprit or
+    "not reproduced"), 1 when it could not run, 2 on a usage error."""
+    from magi_tui.bisect_cli import run_bisect_command
+
+    return run_bisect_command(args, print_json=_print_json, fail=_fail)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """A bug-report bundle for a run or a bisect (docs/HEADLESS.md): exit 0 written, 2 unusable input."""
+    from magi_tui.bisect_cli import run_report_command
+
+    return run_report_command(args, fail=_fail)
+
+
+def cmd_fix(args: argparse.Namespace) -> int:
+    """Try the fixes and prove them (docs/HEADLESS.md): exit 0 when it completed, 1 when the baseline could
+    not run, 2 on a usage error."""
+    from magi_tui.fix_cli import run_fix_command
+
+    return run_fix_command(args, print_json=_print_json, fail=_fail)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="magi-tui",
@@ -485,6 +508,14 @@ def build_parser() -> argparse.ArgumentParser:
     ui_opts(sp)
     sp.set_defaults(func=cmd_attach)
 
+    from magi_tui.bisect_cli import add_parsers
+
+    add_parsers(sub, cmd_bisect, cmd_report)
+
+    from magi_tui.fix_cli import add_parser as add_fix_parser
+
+    add_fix_parser(sub, cmd_fix)
+
     sp = sub.add_parser("run", help="run a program under the tracer and follow it live")
     sp.add_argument("-o", "--output", default="runs", help="root for the run directory (default ./runs)")
     sp.add_argument("command", nargs=argparse.REMAINDER)
@@ -494,7 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "check", "serve", "metrics",
-               "export-trace"}
+               "export-trace", "bisect", "report", "fix"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,8 @@ normalised), the same ``sys.argv``, ``sys.path[0]`` = the script's real director
 exception traceback (no tracer or runpy frames; through ``sys.excepthook``), the same exit status
 (``SystemExit`` codes, 1 for an exception, death by SIGINT for Ctrl-C) and the same stdout/stderr. The
 only addition is ``MAGI_RUN_DIR=<abs path>`` on stderr as soon as the run directory exists (what
-``magi-tui run`` looks for).
+``magi-tui run`` looks for). ``MAGI_TRIAL_PROBE`` / ``MAGI_TRIAL_CONFIG`` install the hooks of
+:mod:`tracer.trial_hooks` (what ``magi-tui bisect`` uses).
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m tracer: no such script: {script}", file=sys.stderr)
         return 2
     from tracer.session import explain_compilation  # (all of the tracer, before sys.path[0] is the script's)
+    from tracer.trial_hooks import install as install_trial_hooks
+
+    install_trial_hooks()  # what a bisect's trial asks for (MAGI_TRIAL_*); nothing otherwise
 
     try:
         code, g = _run_as_main(script, list(ns.args))

@@ -13,6 +13,8 @@ The policy is TOML; its ``[budget]`` table names the budgets (a key left out is 
     allow_incomplete = false                # a compile cut short (killed, lifecycles left open, tracer stopped)
     allow_nothing_recorded = false          # no event and no compiled_functions/: Dynamo failed before the backend
     max_compile_time_increase = 0.25        # with --baseline: the fraction compile time may grow
+    allow_new_break_ids = false             # with --baseline: a worklist id (GB0170@model.py:42) it lacks
+    allow_new_recompile_ids = false         # with --baseline: a recompile cause id (size:x:0@model.py:40) it lacks
 
 With no policy file, ``allow_unrecovered_failures``, ``allow_recompile_limit_hit``, ``allow_incomplete``
 and ``allow_nothing_recorded`` are checked (all false). With a baseline run, four more budgets compare against it: no new graph break, no more
@@ -57,6 +59,8 @@ BUDGET_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "allow_incomplete": ((bool,), "true or false"),
     "allow_nothing_recorded": ((bool,), "true or false"),
     "max_compile_time_increase": ((int, float), "a fraction (0.25 = 25%)"),
+    "allow_new_break_ids": ((bool,), "true or false"),
+    "allow_new_recompile_ids": ((bool,), "true or false"),
 }
 DEFAULT_POLICY: dict[str, Any] = {"allow_unrecovered_failures": False, "allow_recompile_limit_hit": False,
                                   "allow_incomplete": False, "allow_nothing_recorded": False}
@@ -410,6 +414,33 @@ def _check_baseline(policy: Policy, pairs: list[tuple[RunModel, RunModel]]) -> l
     return [gb, rc, fl, ct]
 
 
+def _check_new_ids(policy: Policy, pairs: list[tuple[RunModel, RunModel]], many: bool) -> list[Result]:
+    """``allow_new_break_ids`` / ``allow_new_recompile_ids`` = false: no worklist id (docs/HEADLESS.md) that
+    the baseline run lacks; skipped without ``--baseline``."""
+    from magi_tui.model.worklist import worklist_delta
+
+    out = []
+    for key, kind in (("allow_new_break_ids", "graph_break"), ("allow_new_recompile_ids", "recompile")):
+        if key not in policy.budget:
+            continue
+        res = Result(key, policy.budget[key], [])
+        out.append(res)
+        if not pairs:
+            res.skipped = "needs --baseline (the ids are compared with the baseline run's)"
+            continue
+        if policy.budget[key]:
+            continue  # allowed: nothing to check
+        for base, run in pairs:
+            new = [e for e in worklist_delta(analyse(base), analyse(run))["new"] if e["kind"] == kind]
+            res.actual = sorted(set(res.actual) | {e["id"] for e in new})
+            if new and res.ok:
+                more = f"; and {len(new) - 1} more" if len(new) > 1 else ""
+                res.ok = False
+                res.line = f"{key}: new {new[0]['id']} ×{new[0]['count_b']} ({new[0]['message']}){_run_tag(run, many)}{more}"
+            res.details += [f"{e['id']} ×{e['count_b']}: {e['message']}" for e in new]
+    return out
+
+
 def pair_with_baseline(runs: list[RunModel], base: list[RunModel]) -> tuple[list[tuple[RunModel, RunModel]], str | None]:
     """``[(baseline run, run)]``: one to one, else by label, model index and rank."""
     if len(runs) == 1 and len(base) == 1:
@@ -433,11 +464,13 @@ def pair_with_baseline(runs: list[RunModel], base: list[RunModel]) -> tuple[list
 def check(runs: list[RunModel], policy: Policy, baseline: list[RunModel] | None = None) -> CheckReport:
     results = _check_run_budgets(policy, runs)
     base = list(baseline or [])
+    pairs: list[tuple[RunModel, RunModel]] = []
     if base:
         pairs, problem = pair_with_baseline(runs, base)
         if problem:
             raise PolicyError(problem)
         results += _check_baseline(policy, pairs)
+    results += _check_new_ids(policy, pairs, len(runs) > 1)
     for r in results:  # one line per broken budget, whatever the run's text held (a message with newlines)
         r.line = " ".join(r.line.split())
         r.details = [" ".join(d.split()) for d in r.details]

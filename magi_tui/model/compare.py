@@ -36,6 +36,7 @@ from magi_tui.model.guards import normalise_guard_line
 from magi_tui.model.report import cascade_json
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade
+from magi_tui.model.worklist import worklist_delta
 
 MAX_GRAPH_READS = 2000       # graph files read per comparison, at most (the rest: not compared)
 GRAPH_MAX_LINES = 50_000
@@ -519,6 +520,7 @@ class Comparison:
             "recompiles": {"a": [r.as_json() for r in aa.recompiles], "b": [r.as_json() for r in ab.recompiles],
                            "added": [r.as_json() for r in self.recompiles_added],
                            "removed": [r.as_json() for r in self.recompiles_removed]},
+            "worklist": worklist_delta(aa, ab),
             "recompile_limit_hit": {"a": lim_a, "b": lim_b, "added": [f for f in lim_b if f not in lim_a],
                                     "removed": [f for f in lim_a if f not in lim_b]},
             "failures": {"new": [cascade_json(c) for c in self.failures_new],
@@ -735,6 +737,15 @@ def compare_rows(c: Comparison, show_all: bool = False, cap: int | None = None) 
                        f"recompiles {s['recompiles']['a']} → {s['recompiles']['b']} · "
                        f"failures {s['failures']['a']} → {s['failures']['b']} · "
                        f"compile {_fmt_s(js['compile_s']['a'])} → {_fmt_s(js['compile_s']['b'])}"))
+    w = js["worklist"]
+    out.append(("dim", f"worklist: {len(w['resolved'])} resolved · {len(w['new'])} new · "
+                       f"{len(w['unchanged'])} unchanged (ids as triage --json gives them)"))
+    for style, sign, key in (("del", "resolved", "resolved"), ("add", "new", "new")):
+        items, more = capped(w[key])
+        for e in items:
+            out.append((style, f"  {sign}: {e['id']} ×{e['count_a'] if key == 'resolved' else e['count_b']}"))
+        if more:
+            out.append(("dim", f"    ... {more} more {key} (--all)"))
     out.append(("", ""))
 
     out.append(("head", "Graph breaks"))

@@ -13,6 +13,7 @@ from magi_format.text import fmt_seconds as fmt_duration  # the one duration for
 from magi_tui.model.checks import analyse, export_issue_json, run_status
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade, Failure, Restart
+from magi_tui.model.worklist import annotate_triage
 
 
 def fmt_time(ts: float | None) -> str:
@@ -140,7 +141,7 @@ def triage_json(run: RunModel) -> dict[str, Any]:
     if not run.has_event_folders:  # a log-backed run has no event folders: "line" says where to look
         for item in ([out["first_failure"]] if out["first_failure"] else []) + out["failures"] + out["restarts"]:
             item["folder"] = None
-    return out
+    return annotate_triage(out, a)
 
 
 def _with_source(j: dict[str, Any], src: tuple | None) -> dict[str, Any]:

@@ -139,6 +139,14 @@ CATALOGUE: tuple[Act, ...] = (
     Act("ranks_back", "escape,q", "app.pop_screen", "Back", "Back to the runs list", "ranks screen"),
     Act("ranks_open", "enter", "open_rank", "Open rank", "Open the run of the rank under the cursor",
         "ranks screen"),
+    # -- fix with proof (issue #23) ------------------------------------------------------------
+    Act("fix", "F", "fix", "Fix",
+        "Fix view: the newest magi-tui fix result under the root (changes tried and proven, best first)", "runs"),
+    Act("fix_back", "escape,q", "app.pop_screen", "Back", "Back to the runs list", "fix screen"),
+    Act("fix_open", "enter", "open_candidate", "Open run", "Open the run of the change under the cursor",
+        "fix screen"),
+    Act("fix_compare", "c", "compare_candidate", "Compare",
+        "Compare the baseline run with the run of the change under the cursor", "fix screen"),
     # -- compile info (issue #13: what tlparse shows) ----------------------------------------
     Act("compile_info_back", "escape,q", "app.pop_screen", "Back", "Back to the run", "compile info"),
     Act("stack_trie", "s", "toggle_trie", "Stack trie",

@@ -24,6 +24,8 @@ allow_recompile_limit_hit = false
 allow_incomplete = false
 allow_nothing_recorded = false
 max_compile_time_increase = 100.0
+allow_new_break_ids = true
+allow_new_recompile_ids = true
 """
 
 

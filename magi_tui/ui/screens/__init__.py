@@ -19,6 +19,7 @@ _LAZY = {
     "CompileInfoScreen": "compile_info",
     "CompareScreen": "compare",
     "RanksScreen": "ranks",
+    "FixScreen": "fix",
     "RunsScreen": "runs",
     "WaitingScreen": "waiting",
 }

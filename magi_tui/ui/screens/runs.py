@@ -214,6 +214,9 @@ class RunsScreen(Screen):
     def action_ranks(self) -> None:
         self.app.push_screen(lazy("RanksScreen")(self.root))
 
+    def action_fix(self) -> None:
+        self.app.push_screen(lazy("FixScreen")(self.root))
+
     def action_filter(self) -> None:
         self.query_one("#runs-filter", Input).focus()
 

@@ -1,0 +1,153 @@
+"""``magi-tui bisect`` and ``magi-tui report``: their options, text and exit codes (docs/HEADLESS.md).
+
+Kept out of ``cli.py`` so that file stays the list of commands; the work is in
+:mod:`magi_tui.live.bisect` (the bisect) and :mod:`magi_tui.model.bugreport` (the bundle).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Callable
+
+from magi_format.text import literal
+
+
+def add_parsers(sub, cmd_bisect: Callable, cmd_report: Callable) -> None:
+    sp = sub.add_parser(
+        "bisect", help="find the layer, stage and graph of a compile that makes a program wrong or crash",
+        description="Runs the program many times, traced, each time with part of torch.compile swapped out: "
+                    "every graph on eager / aot_eager / aot_eager_decomp_partition, then Inductor's stages "
+                    "switched off and bisected (torch's compiler bisector protocol), then the graph. "
+                    "Exit 0: the bisect completed (a culprit, or not reproduced); 1: it could not run; "
+                    "2: usage error.")
+    sp.add_argument("--compare-output", action="store_true",
+                    help="the bug is wrong numbers: a run reproduces when the numbers it prints differ from "
+                         "its run with torch.compile disabled (default: when it exits non-zero)")
+    sp.add_argument("--rtol", type=float, default=None, help="relative tolerance (default 1e-4)")
+    sp.add_argument("--atol", type=float, default=None, help="absolute tolerance (default 1e-5)")
+    sp.add_argument("--timeout", type=float, default=None, metavar="S",
+                    help="a run that takes longer reproduces (a hang); default: no limit")
+    sp.add_argument("-o", "--output", default="runs",
+                    help="root for the bisect's folder of runs (default ./runs)")
+    sp.add_argument("--json", action="store_true", help="the result as JSON on stdout")
+    sp.add_argument("command", nargs=argparse.REMAINDER, help="-- python script.py args...")
+    sp.set_defaults(func=cmd_bisect)
+
+    sp = sub.add_parser("report", help="a bug-report bundle (Markdown and a folder) for a run or a bisect",
+                        description="PATH: a run directory or a bisect folder (bisect.json). Writes "
+                                    "DIR/REPORT.md and the files it links to, copied from the run. "
+                                    "Exit 0: written; 2: unusable input.")
+    sp.add_argument("path", metavar="PATH")
+    sp.add_argument("-o", "--output", metavar="DIR", default=None,
+                    help="where to write it (default ./bug_report_<name>; must not exist or be empty)")
+    sp.set_defaults(func=cmd_report)
+
+
+def _step_line(step) -> str:
+    where = f"  {step.change}" if step.change else ""
+    return (f"  {step.verdict:10} {step.seconds:6.1f}s{where}"
+            + (f"  [{step.why}]" if step.why and step.verdict != "passes" else ""))
+
+
+def result_text(res) -> str:
+    """The text report: what was found, then the steps."""
+    lines = [res.summary()]
+    c = res.culprit
+    if c:
+        lines.append(f"  layer:     {c.get('layer')}")
+        if c.get("subsystem"):
+            lines.append(f"  stage:     {c['subsystem']}" + (f", application #{c['bisect_number']} of "
+                                                             f"{c.get('applications')}" if c.get("applications") else ""))
+        if c.get("debug_info"):
+            lines.append(f"  what:      {c['debug_info']}")
+        g = c.get("graph")
+        if g:
+            lines.append(f"  graph:     {g.get('compile_id')} {g.get('frame') or ''} ({g.get('found_by')})")
+            if g.get("run"):
+                lines.append(f"  its run:   {g['run']}")
+            if g.get("before"):
+                lines.append(f"  diff:      {g['before']}  ->  {g['after']}")
+    for n in res.notes:
+        lines.append(f"  note: {n}")
+    lines.append(f"steps ({res.runs} run(s); torch's bisector: "
+                 f"{'n/a' if res.torch_runs is None else res.torch_runs}):")
+    lines.extend(_step_line(s) for s in res.steps)
+    if res.directory:
+        lines.append(f"runs and bisect.json: {res.directory}  (magi-tui report {res.directory})")
+    return "\n".join(lines)
+
+
+def _usage(command: list[str]) -> str | None:
+    from magi_tui.live.runner import tracer_command
+
+    if not command:
+        return "nothing to bisect: magi-tui bisect [--compare-output] -- python script.py args..."
+    argv = tracer_command(command, "runs")
+    if argv != list(command):
+        script = argv[argv.index("-o") + 2]
+        if not os.path.isfile(script):
+            return f"no such script: {script}"
+    return None
+
+
+def run_bisect_command(args: argparse.Namespace, print_json: Callable, fail: Callable) -> int:
+    from magi_tui.live.bisect import BISECT_FILE, Bisector, new_bisect_dir
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    problem = _usage(command)
+    if problem:
+        return fail(problem)
+    for name in ("rtol", "atol", "timeout"):
+        v = getattr(args, name)
+        if v is not None and (not math.isfinite(v) or v < 0 or (name == "timeout" and v == 0)):
+            return fail(f"--{name}: must be a finite number above 0, not {v}")
+    try:
+        directory = new_bisect_dir(args.output)
+    except OSError as exc:
+        return fail(f"-o: cannot create a folder under {args.output}: {exc}")
+
+    def on_step(step) -> None:
+        if not args.json:
+            print(literal(_step_line(step)), file=sys.stderr, flush=True)
+
+    if not args.json:
+        print(literal(f"bisecting {' '.join(command)} ({'numbers vs torch.compile disabled' if args.compare_output else 'exit code'}); "
+                      f"runs under {directory}"), file=sys.stderr, flush=True)
+    bis = Bisector(command, directory, compare_output=args.compare_output, rtol=args.rtol, atol=args.atol,
+                   timeout=args.timeout, on_step=on_step)
+    res = bis.run()
+    obj = res.as_json()
+    try:
+        (Path(directory) / BISECT_FILE).write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n",
+                                                   encoding="utf-8")
+    except OSError as exc:
+        res.notes.append(f"cannot write {BISECT_FILE}: {exc.strerror or exc}")
+        obj = res.as_json()
+    if args.json:
+        print_json(obj)
+    else:
+        print(literal(result_text(res), multiline=True))
+    if res.error:
+        print(f"magi-tui: {literal('could not bisect: ' + res.error)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_report_command(args: argparse.Namespace, fail: Callable) -> int:
+    from magi_tui.model.bugreport import ReportError, build_report, write_report
+
+    try:
+        report = build_report(Path(args.path))
+        out = Path(args.output) if args.output else Path(f"bug_report_{report.name}")
+        written = write_report(report, out)
+    except ReportError as exc:
+        return fail(str(exc))
+    print(literal(f"wrote {written} ({len(report.files) + len(report.texts)} file(s) beside it)"))
+    return 0

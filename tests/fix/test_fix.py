@@ -1,0 +1,160 @@
+"""``magi-tui fix`` on programs written for it (issue 23): each ends with the right best change, proven
+by re-running it traced; a change that alters the printed numbers is rejected; nothing to fix is no
+change. Real compiles (eager backend), a few seconds a run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import ROOT
+
+pytest.importorskip("torch")
+pytestmark = [pytest.mark.slow, pytest.mark.torch]
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+def fix(tmp_path: Path, program: str, *extra: str) -> tuple[int, dict]:
+    r = subprocess.run([sys.executable, "-m", "magi_tui", "fix", "--json", "-o", str(tmp_path / "runs"), *extra,
+                        "--", "python", str(PROGRAMS / program)], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"), timeout=600)
+    assert r.returncode in (0, 1), r.stderr[-3000:]
+    return r.returncode, json.loads(r.stdout)
+
+
+KEYS = {"change", "env", "config", "patch", "graph_breaks", "recompiles", "compile_s", "outputs_equal", "kept"}
+
+
+@pytest.mark.parametrize("program, recompiles, best_env, best_config", [
+    ("storm_positional.py", 5, {"TORCH_COMPILE_DYNAMIC_SOURCES": "L['x']:0"},
+     "torch.compiler.config.dynamic_sources = \"L['x']:0\""),
+    # input_ids alone is specialised back by attention_mask (same length): the trial's guards add it
+    ("storm_keyword.py", 3,
+     {"TORCH_COMPILE_DYNAMIC_SOURCES": "L['kwargs']['attention_mask']:1,L['kwargs']['input_ids']:1"},
+     "torch.compiler.config.dynamic_sources = \"L['kwargs']['attention_mask']:1,L['kwargs']['input_ids']:1\""),
+    # a dynamic source does nothing for a float; dynamic from the start does
+    ("float_recompile.py", 1, {"TORCH_COMPILE_OVERRIDE_DYNAMO_CONFIGS": ">=0:assume_static_by_default=False"},
+     "torch._dynamo.config.assume_static_by_default = False"),
+])
+def test_recompile_storms_end_with_a_proven_dynamic_change(tmp_path, program, recompiles, best_env, best_config):
+    code, out = fix(tmp_path, program)
+    assert code == 0
+    assert out["baseline"]["recompiles"] == recompiles and out["baseline"]["graph_breaks"] == 0
+    best = out["best"]
+    assert KEYS <= set(best) and best == out["candidates"][0]
+    assert best["env"] == best_env and best["config"] == [best_config]
+    assert (best["recompiles"], best["graph_breaks"], best["outputs_equal"], best["kept"]) == (0, 0, True, True)
+    added = [ln for ln in best["patch"].splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    assert added == [f"+{best_config}"]
+    assert Path(best["run"]).is_dir() and best["run"] != out["baseline"]["run"]  # proven by its own run
+    # and the patch too: a copy of the script with the line in it, run without the variables
+    assert best["patch_proven"] is True and Path(best["patch_run"]).is_dir(), best["patch_why"]
+
+
+def test_item_break_is_captured(tmp_path):
+    code, out = fix(tmp_path, "item_break.py")
+    assert code == 0
+    assert out["baseline"]["graph_breaks"] == 1
+    best = out["best"]
+    assert best["env"] == {"TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS": "1"}
+    assert best["config"] == ["torch._dynamo.config.capture_scalar_outputs = True"]
+    assert (best["graph_breaks"], best["recompiles"], best["outputs_equal"]) == (0, 0, True)
+    assert set(best["resolved"]) == {"GB0124@item_break.py:7", "float:computed@item_break.py:7"}
+    assert best["patch_proven"] is True
+
+
+def test_print_break_moved_and_its_patch_proven(tmp_path):
+    code, out = fix(tmp_path, "print_break.py")
+    assert code == 0
+    best = out["best"]
+    assert best["env"] == {} and best["config"] == ["torch._dynamo.config.reorderable_logging_functions.add(print)"]
+    assert (out["baseline"]["graph_breaks"], best["graph_breaks"], best["outputs_equal"]) == (1, 0, True)
+    assert best["patch_proven"] is True and out["runs"] == 3  # baseline, the change, the patched copy
+    # the patch itself, applied to a copy and traced, has no break left
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "print_break.py").write_text((PROGRAMS / "print_break.py").read_text())
+    subprocess.run(["patch", "-p1", "-s"], input=best["patch"], text=True, cwd=copy, check=True)
+    r = subprocess.run([sys.executable, "-m", "tracer", "-o", str(copy / "runs"), str(copy / "print_break.py")],
+                       cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    t = subprocess.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(copy / "runs")], cwd=ROOT,
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    assert json.loads(t.stdout)["worklist"] == []
+
+
+def test_two_changes_each_leaving_the_other_break_are_proven_together(tmp_path):
+    code, out = fix(tmp_path, "two_breaks.py")
+    assert code == 0
+    alone = {c["key"]: c for c in out["candidates"]}
+    assert alone["capture_scalar_outputs"]["graph_breaks"] == 1 and alone["reorderable_print"]["graph_breaks"] == 1
+    best = out["best"]
+    assert best["key"] == "capture_scalar_outputs+reorderable_print"
+    assert (best["graph_breaks"], best["recompiles"], best["outputs_equal"]) == (0, 0, True)
+    assert best["env"] == {"TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS": "1"}
+    assert best["config"] == ["torch._dynamo.config.capture_scalar_outputs = True",
+                              "torch._dynamo.config.reorderable_logging_functions.add(print)"]
+    assert best["patch_proven"] is True
+
+
+def test_data_dependent_shape_break_is_captured(tmp_path):
+    code, out = fix(tmp_path, "nonzero_break.py")
+    assert code == 0
+    assert "GB0036@nonzero_break.py:7" in out["baseline"]["worklist"]
+    best = out["best"]
+    assert best["env"]["TORCHDYNAMO_CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS"] == "1"
+    assert (best["graph_breaks"], best["recompiles"], best["outputs_equal"], best["patch_proven"]) == (0, 0, True, True)
+
+
+def test_a_change_that_alters_the_output_is_rejected(tmp_path):
+    code, out = fix(tmp_path, "print_mutates.py")
+    assert code == 0
+    assert out["best"] is None
+    (c,) = out["candidates"]
+    assert c["config"] == ["torch._dynamo.config.reorderable_logging_functions.add(print)"]
+    assert c["graph_breaks"] == 0  # it did remove the break ...
+    assert (c["outputs_equal"], c["kept"]) == (False, False)  # ... and printed other numbers
+    assert c["why"].startswith("output changed")
+
+
+def test_nothing_to_fix(tmp_path):
+    code, out = fix(tmp_path, "nothing.py")
+    assert code == 0
+    assert out["best"] is None and out["candidates"] == [] and out["runs"] == 1
+    assert (out["baseline"]["graph_breaks"], out["baseline"]["recompiles"]) == (0, 0)
+
+
+def test_max_runs_is_kept(tmp_path):
+    code, out = fix(tmp_path, "storm_positional.py", "--max-runs", "2")
+    assert code == 0 and out["runs"] == 2
+    assert [c["key"] for c in out["candidates"]] == ["dynamic_sources"] and out["best"]["kept"]
+    assert out["best"]["patch_proven"] is None
+    assert any("not tried" in n for n in out["notes"]) and any("patch was not run" in n for n in out["notes"])
+
+
+def test_usage_errors_exit_2(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for args in (["fix"], ["fix", "--", "python", str(tmp_path / "missing.py")], ["fix", "--", "ls"],
+                 ["fix", "--max-runs", "1", "--", "python", str(PROGRAMS / "nothing.py")]):
+        r = subprocess.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
+                           env=env, timeout=60)
+        assert r.returncode == 2, (args, r.stderr)
+        assert "Traceback" not in r.stderr and r.stderr.strip()
+
+
+def test_hugging_face_sequence_length_recompile(tmp_path):
+    pytest.importorskip("transformers")
+    code, out = fix(tmp_path, "hf_seqlen.py")
+    assert code == 0
+    assert out["baseline"]["recompiles"] == 1
+    assert any(i.startswith("size:kwargs['input_ids']:1@") for i in out["baseline"]["worklist"])
+    best = out["best"]
+    src = best["env"]["TORCH_COMPILE_DYNAMIC_SOURCES"].split(",")
+    assert {"L['kwargs']['input_ids']:1", "L['kwargs']['attention_mask']:1"} <= set(src)
+    assert (best["recompiles"], best["outputs_equal"], best["kept"]) == (0, True, True)
