@@ -317,6 +317,8 @@ class Bisector:
                 return res
         stage = None
         subsystems = SUBSYSTEMS.get(name or "", ())
+        if backend is None and name == "inductor":
+            culprit["layer"] = "the backend (Inductor)"
         if backend is None and name != "inductor":
             culprit["layer"] = "the program's own backend (it never ran Inductor: no stages to bisect)"
         elif subsystems and not bad_run.run_dir:

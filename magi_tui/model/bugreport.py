@@ -165,7 +165,9 @@ def build_report(path: Path) -> Report:
     versions = dict((bisect or {}).get("versions") or {})
     if runnable_text:
         for m in _VERSION_LINE.finditer(runnable_text):
-            versions.setdefault(m.group(1).replace(" ", "_"), m.group(2).strip())
+            key = {"torch version": "torch", "torch cuda version": "cuda"}.get(m.group(1), "torch_git")
+            if versions.get(key) is None:
+                versions[key] = m.group(2).strip()
     if versions:
         lines += [f"- {_md(k)}: {_md(v)}" for k, v in versions.items() if v is not None]
     else:
