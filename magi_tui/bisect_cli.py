@@ -7,7 +7,6 @@ Kept out of ``cli.py`` so that file stays the list of commands; the work is in
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -96,7 +95,7 @@ def _usage(command: list[str]) -> str | None:
 
 
 def run_bisect_command(args: argparse.Namespace, print_json: Callable, fail: Callable) -> int:
-    from magi_tui.live.bisect import BISECT_FILE, Bisector, new_bisect_dir
+    from magi_tui.live.bisect import Bisector, new_bisect_dir
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -123,15 +122,8 @@ def run_bisect_command(args: argparse.Namespace, print_json: Callable, fail: Cal
     bis = Bisector(command, directory, compare_output=args.compare_output, rtol=args.rtol, atol=args.atol,
                    timeout=args.timeout, on_step=on_step)
     res = bis.run()
-    obj = res.as_json()
-    try:
-        (Path(directory) / BISECT_FILE).write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n",
-                                                   encoding="utf-8")
-    except OSError as exc:
-        res.notes.append(f"cannot write {BISECT_FILE}: {exc.strerror or exc}")
-        obj = res.as_json()
     if args.json:
-        print_json(obj)
+        print_json(res.as_json())
     else:
         print(literal(result_text(res), multiline=True))
     if res.error:

@@ -9,6 +9,12 @@
   applications of every subsystem and what each one was, with its compile id: torch's own bisector
   needs a run of its own per subsystem for the count (``find_max_bounds``) and writes the debug info only
   for the last two candidates. A first line ``{"versions": ...}`` names torch, Python and the platform.
+* ``MAGI_TRIAL_BISECT=["inductor", "post_grad_passes", N]`` (with the probe): applications of that
+  subsystem after the N-th are skipped (-1: all), numbered as the probe numbers them. This is what
+  ``TORCH_BISECT_BACKEND`` / ``TORCH_BISECT_SUBSYSTEM`` / ``TORCH_BISECT_MAX`` do, through the same
+  ``CompilerBisector.disable_subsystem`` calls, without their side effect: ``TORCH_BISECT_BACKEND`` also
+  makes every ``torch.compile`` use the bisected backend, so a program that compiles one function with
+  ``aot_eager`` and another with Inductor would be changed (and renumbered) by the bisect itself.
 * ``MAGI_TRIAL_CONFIG=JSON``: ``{"torch._functorch.config.cse": false, ...}`` set before the program
   runs (a config change to try without editing the program; the program may still set it again).
 
@@ -29,6 +35,7 @@ import threading
 PROBE_ENV = "MAGI_TRIAL_PROBE"
 CONFIG_ENV = "MAGI_TRIAL_CONFIG"
 LOGGING_ENV = "MAGI_TRIAL_REORDERABLE_LOGGING"
+BISECT_ENV = "MAGI_TRIAL_BISECT"
 
 
 def _warn(msg: str) -> None:
@@ -96,6 +103,14 @@ def _install_probe(path: str) -> None:
     from torch._guards import CompileContext
     from torch._inductor.compiler_bisector import CompilerBisector
 
+    target: tuple[str, str] | None = None
+    limit = -1
+    if os.environ.get(BISECT_ENV):
+        try:
+            b, sub, lim = json.loads(os.environ[BISECT_ENV])
+            target, limit = (str(b), str(sub)), int(lim)
+        except (ValueError, TypeError):
+            _warn(f"{BISECT_ENV} ignored: not [backend, subsystem, max]")
     out = open(path, "a", encoding="utf-8")  # noqa: SIM115  (open for the life of the process)
     lock = threading.Lock()
     counts: dict[tuple[str, str], int] = {}
@@ -112,10 +127,10 @@ def _install_probe(path: str) -> None:
         write({"versions": {"error": str(exc)}})
 
     def disable_subsystem(cls, backend, subsystem, debug_info=None):
-        skipped = original(backend, subsystem, debug_info)
         key = (str(backend), str(subsystem))
         n = counts.get(key, 0)
         counts[key] = n + 1
+        skipped = (n > limit) if key == target else original(backend, subsystem, debug_info)
         try:
             info = debug_info() if debug_info is not None else None
         except Exception as exc:

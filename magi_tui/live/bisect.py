@@ -4,8 +4,9 @@
    ``aot_eager_decomp_partition`` (decompositions and the partitioner), then the program as it is (its
    own backend, usually Inductor). The first that shows the bug names the layer.
 2. **Stage**, inside that layer, in the order of ``torch._inductor.compiler_bisector.BACKENDS``: each
-   subsystem is switched off (``TORCH_BISECT_MAX=-1``) or each config change tried; the first that makes
-   the bug go away is then bisected to the one application that matters (``TORCH_BISECT_MAX=N``). The
+   subsystem is switched off (as ``TORCH_BISECT_MAX=-1`` does) or each config change tried; the first
+   that makes the bug go away is then bisected to the one application that matters (as
+   ``TORCH_BISECT_MAX=N``; the tracer's hook, not torch's environment, see ``tracer/trial_hooks.py``). The
    number of applications and what each one was (the pass, the node, the op, with its compile id)
    come from one run's probe (``tracer/trial_hooks.py``), so torch's extra ``find_max_bounds`` run is
    not needed and a subsystem never applied costs no run.
@@ -20,7 +21,9 @@ sake. Nothing here imports Textual or torch.
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,8 +72,6 @@ SUBSYSTEMS: dict[str, tuple[Subsystem, ...]] = {
         Subsystem("lowerings"),
     ),
 }
-#: keep a custom backend that calls Inductor while Inductor's subsystems are bisected
-_KEEP_CUSTOM = ("torch._inductor.config.test_configs.bisect_keep_custom_backend_for_inductor", True)
 #: torch's bisector tries this backend too (between the partitioner and Inductor); we do not (notes)
 _TORCH_ONLY_LAYER = "aot_eager_decomp_partition_crossref"
 
@@ -190,7 +191,8 @@ def run_facts(run_dir: Path | None) -> RunFacts:
             prefix = f"fullgraph_{when}_"
             if ev.name.startswith(prefix) and ev.name.endswith("_passes"):
                 stage = ev.name[len(prefix):]
-                files = [rel for _n, _p, rel in run.files(ev) if rel] if run.has_event_folders else []
+                files = [os.path.relpath(p.resolve(), Path(run.path).resolve()) for n, p, _why in run.files(ev)
+                         if p is not None and n != "attributes.json"] if run.has_event_folders else []
                 if files:
                     facts.stage_files.setdefault((str(cid), stage, when), files[0])
     facts.frames = sorted(frames)
@@ -253,6 +255,16 @@ class Bisector:
 
     # -- the bisect ------------------------------------------------------------------------------
     def run(self) -> BisectResult:
+        """Bisect, then write ``bisect.json`` (the result's JSON) into the bisect's folder."""
+        res = self._run()
+        try:
+            (self.directory / BISECT_FILE).write_text(json.dumps(res.as_json(), indent=2, ensure_ascii=False)
+                                                      + "\n", encoding="utf-8")
+        except OSError as exc:
+            res.notes.append(f"cannot write {BISECT_FILE}: {exc.strerror or exc}")
+        return res
+
+    def _run(self) -> BisectResult:
         res = self.result
         if self.judge.mode == "output":
             ref = self._trial(Overrides(no_compile=True))
@@ -305,6 +317,8 @@ class Bisector:
                 return res
         stage = None
         subsystems = SUBSYSTEMS.get(name or "", ())
+        if backend is None and name == "inductor":
+            culprit["layer"] = "the backend (Inductor)"
         if backend is None and name != "inductor":
             culprit["layer"] = "the program's own backend (it never ran Inductor: no stages to bisect)"
         elif subsystems and not bad_run.run_dir:
@@ -339,11 +353,10 @@ class Bisector:
                    bad_run: TrialResult) -> tuple[dict | None, int]:
         """Switch ``sub`` off; bisect its applications when that fixes it. (culprit fields | None, the
         runs torch's bisector makes for the same)."""
-        keep = (_KEEP_CUSTOM,) if name == "inductor" else ()
         if sub.config is not None:
             key, value = sub.config
-            ov = (Overrides(backend=backend, inductor_config=((key, value),), config=keep) if sub.inductor
-                  else Overrides(backend=backend, config=((key, value), *keep)))
+            ov = (Overrides(backend=backend, inductor_config=((key, value),)) if sub.inductor
+                  else Overrides(backend=backend, config=((key, value),)))
             bad, _r = self._step(ov, name, sub.name)
             if bad:
                 return None, 1
@@ -353,7 +366,7 @@ class Bisector:
         if count == 0:
             return None, 1  # never applied: nothing to switch off (torch's bisector still runs it once)
         def ov(limit: int) -> Overrides:
-            return Overrides(backend=backend, bisect=(name, sub.name, limit), config=keep)
+            return Overrides(backend=backend, bisect=(name, sub.name, limit))
         bad, _r = self._step(ov(-1), name, sub.name, -1)
         if bad:
             return None, 1

@@ -7,8 +7,9 @@ program is edited; the change is made with torch's own switches:
 
 * ``TORCH_COMPILE_OVERRIDE_BACKENDS`` (per graph, by frame id: ``">=0:eager"``, ``"1,3:aot_eager"``),
   ``TORCH_COMPILE_OVERRIDE_INDUCTOR_CONFIGS`` (Inductor settings, per graph);
-* ``TORCH_BISECT_BACKEND`` / ``TORCH_BISECT_SUBSYSTEM`` / ``TORCH_BISECT_MAX`` (the protocol of
-  ``torch._inductor.compiler_bisector``: applications after the MAX-th are skipped);
+* the subsystems of ``torch._inductor.compiler_bisector`` (decompositions, pre/joint/post-grad passes,
+  lowerings): applications after the N-th are skipped, as ``TORCH_BISECT_MAX=N`` does, through
+  ``MAGI_TRIAL_BISECT`` (``tracer/trial_hooks.py`` says why not ``TORCH_BISECT_BACKEND``);
 * ``TORCH_COMPILE_DISABLE=1`` (the program in plain eager PyTorch: the reference);
 * ``MAGI_TRIAL_CONFIG`` for other settings, ``MAGI_TRIAL_REORDERABLE_LOGGING`` for callables Dynamo may
   move after the graph, and ``MAGI_TRIAL_PROBE`` to count what was applied (read by
@@ -54,7 +55,7 @@ class Overrides:
     backend: str | None = None
     #: frame ids (as in compile id ``"<frame>/<n>"``) -> backend, for those graphs only
     graph_backends: tuple[tuple[tuple[int, ...], str], ...] = ()
-    #: (backend, subsystem, max): torch's bisector protocol; ``max=-1`` skips every application
+    #: (backend, subsystem, max): applications after the max-th skipped (-1: all); needs the tracer
     bisect: tuple[str, str, int] | None = None
     #: Inductor settings for every graph (``fallback_random=True``)
     inductor_config: tuple[tuple[str, object], ...] = ()
@@ -78,8 +79,7 @@ class Overrides:
         if rules:
             env["TORCH_COMPILE_OVERRIDE_BACKENDS"] = ";".join(rules)
         if self.bisect is not None:
-            backend, subsystem, limit = self.bisect
-            env.update(TORCH_BISECT_BACKEND=backend, TORCH_BISECT_SUBSYSTEM=subsystem, TORCH_BISECT_MAX=str(limit))
+            env["MAGI_TRIAL_BISECT"] = json.dumps(list(self.bisect))
         if self.inductor_config:
             env["TORCH_COMPILE_OVERRIDE_INDUCTOR_CONFIGS"] = ">=0:" + ",".join(
                 f"{k}={v}" for k, v in self.inductor_config)

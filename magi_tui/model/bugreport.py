@@ -22,7 +22,7 @@ from magi_tui.model import RunModel, find_runs
 from magi_tui.model.checks import analyse
 from magi_tui.model.metrics import compile_infos
 
-__all__ = ["ReportError", "Report", "build_report", "write_report", "find_bisect"]
+__all__ = ["ReportError", "Report", "build_report", "write_report", "write_report_beside", "find_bisect"]
 
 REPORT_FILE = "REPORT.md"
 MAX_COPY = 16 << 20
@@ -165,7 +165,9 @@ def build_report(path: Path) -> Report:
     versions = dict((bisect or {}).get("versions") or {})
     if runnable_text:
         for m in _VERSION_LINE.finditer(runnable_text):
-            versions.setdefault(m.group(1).replace(" ", "_"), m.group(2).strip())
+            key = {"torch version": "torch", "torch cuda version": "cuda"}.get(m.group(1), "torch_git")
+            if versions.get(key) is None:
+                versions[key] = m.group(2).strip()
     if versions:
         lines += [f"- {_md(k)}: {_md(v)}" for k, v in versions.items() if v is not None]
     else:
@@ -226,7 +228,7 @@ def build_report(path: Path) -> Report:
 
         def rel(v):
             if isinstance(v, str):
-                return v[len(prefix):] if v.startswith(prefix) else v
+                return "." if v == prefix[:-1] else (v[len(prefix):] if v.startswith(prefix) else v)
             if isinstance(v, list):
                 return [rel(x) for x in v]
             if isinstance(v, dict):
@@ -270,3 +272,15 @@ def write_report(rep: Report, out: Path) -> Path:
     except OSError as exc:
         raise ReportError(f"cannot write {out}: {exc.strerror or exc}") from None
     return target
+
+
+def write_report_beside(path: Path) -> Path:
+    """Build the report of ``path`` and write it beside the run as ``bug_report_<name>[_<n>]`` (what the
+    app's key does: never over an existing folder). Returns the report's path; :class:`ReportError`."""
+    rep = build_report(Path(path))
+    base = Path(path).resolve().parent
+    for n in range(1000):
+        out = base / (f"bug_report_{rep.name}" + (f"_{n}" if n else ""))
+        if not out.exists():
+            return write_report(rep, out)
+    raise ReportError(f"no free bug_report_{rep.name}_<n> folder in {base}")

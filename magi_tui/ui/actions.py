@@ -80,6 +80,9 @@ CATALOGUE: tuple[Act, ...] = (
     Act("compile_info", "i", "compile_info", "Compile info",
         "Per compile id: times, guards, graph size, restarts, dynamic shapes, phases, stack trie, reproducer",
         "run", show=False),
+    Act("bug_report", "B", "bug_report", "Bug report",
+        "Write a bug-report bundle beside the run: REPORT.md with the reproducer, versions, settings, the "
+        "failure, breaks and recompiles, and the bisect result when a bisect made the run", "run", show=False),
     # -- the runs list -----------------------------------------------------------------------
     Act("runs_back", "escape,q", "back", "Quit", "Clear the filter; quit on the first screen", "runs"),
     Act("filter", "slash", "filter", "Filter", "Filter runs by label, path or status (or just type)", "runs"),

@@ -58,8 +58,8 @@ def test_overrides_are_torch_switches():
     assert Overrides(graph_backends=(((0, 2), "aot_eager"),)).environ() == {
         "TORCH_COMPILE_OVERRIDE_BACKENDS": "0,2:aot_eager"}
     env = Overrides(bisect=("inductor", "lowerings", 7), inductor_config=(("fallback_random", True),)).environ()
-    assert env == {"TORCH_BISECT_BACKEND": "inductor", "TORCH_BISECT_SUBSYSTEM": "lowerings",
-                   "TORCH_BISECT_MAX": "7", "TORCH_COMPILE_OVERRIDE_INDUCTOR_CONFIGS": ">=0:fallback_random=True"}
+    assert env == {"MAGI_TRIAL_BISECT": '["inductor", "lowerings", 7]',
+                   "TORCH_COMPILE_OVERRIDE_INDUCTOR_CONFIGS": ">=0:fallback_random=True"}
     assert json.loads(Overrides(config=(("torch._functorch.config.cse", False),)).environ()["MAGI_TRIAL_CONFIG"]) == {
         "torch._functorch.config.cse": False}
     assert Overrides(no_compile=True).environ() == {"TORCH_COMPILE_DISABLE": "1"}
@@ -112,6 +112,13 @@ def test_cli_bisect_json_not_reproduced_and_the_program_itself(tmp_path, capsys)
     assert out["reproduced"] is True and out["culprit"]["backend"] is None
     assert "fails with torch.compile disabled" in out["culprit"]["layer"]
     assert [s["change"] for s in out["steps"]] == ["every graph on eager", "torch.compile disabled"]
+    assert main(["report", out["directory"], "-o", str(tmp_path / "report")]) == 0
+    text = (tmp_path / "report" / "REPORT.md").read_text()
+    assert "the program itself (it fails with torch.compile disabled)" in text and "exited with code 3" in text
+    saved = (tmp_path / "report" / "files" / "bisect.json").read_text()
+    assert out["directory"] not in saved and '"directory": "."' in saved
+    assert main(["report", out["directory"], "-o", str(tmp_path / "report")]) == 2  # never over it
+    capsys.readouterr()
 
     assert main(["bisect", "-o", str(tmp_path / "runs"), "--compare-output", "--json", "--",
                  sys.executable, str(bad)]) == 1   # no reference: the program fails without compile too
@@ -159,7 +166,6 @@ def test_post_grad_pass_bug_named_with_its_graph_and_diff(bisect_root):
         "pre_grad_passes", "joint_graph_passes", "post_grad_passes"]
 
     # the bug report of that bisect: reproducer, versions, the stage's diff, the steps; nothing absolute
-    (Path(by_exit.directory) / BISECT_FILE).write_text(json.dumps(by_exit.as_json()))
     rep = build_report(Path(by_exit.directory))
     target = write_report(rep, bisect_root / "report")
     text = target.read_text()
@@ -184,14 +190,38 @@ def test_wrong_decomposition_named(bisect_root):
 
 @pytest.mark.torch
 @pytest.mark.slow
-def test_backend_crashing_on_one_graph_of_three(bisect_root):
-    by_exit, by_output = _bisect_both("backend_bug.py", bisect_root / "backend")
+def test_backend_crashing_on_one_graph_of_three(backend_bisect):
+    by_exit, by_output = backend_bisect
     _check_common(by_exit, by_output)
     c = by_exit.culprit
     assert c["backend"] == "program" and c["subsystem"] is None
     assert c["graph"]["frame_id"] == 2 and c["graph"]["frame"].startswith("torch_dynamo_resume_in_step")
     assert by_exit.graph_runs == 2  # three frames, bisected
     assert by_exit.torch_runs is None  # torch's bisector swaps the program's backend for inductor
+
+
+@pytest.fixture(scope="module")
+def backend_bisect(bisect_root):
+    return _bisect_both("backend_bug.py", bisect_root / "backend")
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+async def test_B_writes_the_bug_report_of_a_bisected_run(backend_bisect, tmp_path):
+    """In the app, B on the culprit's run (made by a bisect) writes the bundle beside it."""
+    from magi_tui.ui.app import MagiApp
+    from tests.support.pilot import loaded_run_screen, wait_for
+
+    run = Path(backend_bisect[0].culprit["graph"]["run"])
+    app = MagiApp(run)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_run_screen(pilot)
+        await pilot.press("B")
+        await wait_for(pilot, lambda: (run.parent / f"bug_report_{run.name}" / "REPORT.md").is_file(),
+                       what="the bug report")
+    text = (run.parent / f"bug_report_{run.name}" / "REPORT.md").read_text()
+    assert "graph 2/0" in text and "picky_backend: cannot run a graph with cos" in text
+    assert "graph break" in text and "](files/bisect.json)" in text
 
 
 @pytest.mark.torch

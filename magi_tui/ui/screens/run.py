@@ -562,6 +562,21 @@ class RunScreen(Screen):
     def action_compile_info(self) -> None:
         self.app.push_screen(lazy("CompileInfoScreen")(self.run))
 
+    def action_bug_report(self) -> None:
+        self.notify("Writing the bug report…", timeout=3)
+        self._write_bug_report()
+
+    @work(thread=True, exclusive=True, group="bug-report")
+    def _write_bug_report(self) -> None:
+        from magi_tui.model.bugreport import ReportError, write_report_beside
+
+        try:
+            path = write_report_beside(self.run.path)
+        except ReportError as exc:
+            self.app.call_from_thread(self.notify, literal(str(exc), 300), severity="warning")
+            return
+        self.app.call_from_thread(self.notify, f"wrote {literal(str(path), 200)}", timeout=20)
+
     # -- Inductor provenance: kernel <-> post-grad nodes <-> pre-grad nodes (issue #13) -----------
     def action_provenance(self, direction: int) -> None:
         """P (towards the source) / K (towards the code) from the cursor line of the file shown; the

@@ -1,4 +1,5 @@
-"""Seeded bug: a custom post-grad pass that turns every add into a sub (Inductor, graph 2 of 2).
+"""Seeded bug: a custom post-grad pass that turns every add into a sub. Two graphs: `scale` (frame 0, on
+aot_eager: no post-grad passes there) and `shift` (frame 1, on Inductor, where the add is).
 
 Prints the compiled numbers; exits 1 when they differ from eager PyTorch (the program's own check)."""
 import sys
@@ -26,7 +27,7 @@ def shift(x, y):
 
 torch.manual_seed(0)
 x, y = torch.randn(4), torch.randn(4)
-a = torch.compile(scale)(x)
+a = torch.compile(scale, backend="aot_eager")(x)
 b = torch.compile(shift)(a, y)
 print(" ".join(f"{v:.6f}" for v in b.tolist()))
 sys.exit(0 if torch.allclose(b, shift(scale(x), y), atol=1e-5) else 1)
