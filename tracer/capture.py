@@ -43,9 +43,10 @@ def recompile_limit() -> Any:
 
 
 class TraceHandler(logging.Handler):
-    def __init__(self, writer: BackgroundWriter) -> None:
+    def __init__(self, writer: BackgroundWriter, runtime: Any = None) -> None:
         super().__init__(level=logging.DEBUG)
         self.writer = writer
+        self.runtime = runtime
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -56,6 +57,8 @@ class TraceHandler(logging.Handler):
             if key in IGNORED:
                 return
             md = dict(md)
+            if key == "dynamo_start" and self.runtime is not None:
+                self.runtime.compile_started(md)
             context: dict[str, Any] = {}
             if "frame_id" not in md and key != "str":
                 ids = hinted_ids()
@@ -79,9 +82,10 @@ class LimitHandler(logging.Handler):
     """``log.warning("torch._dynamo hit config.%s (%s)\\n   function: %s\\n   last reason: %s …", limit_type,
     limit, "'f' (file:line)", reason, url)`` -> a :class:`RecompileLimitNote`."""
 
-    def __init__(self, writer: BackgroundWriter) -> None:
+    def __init__(self, writer: BackgroundWriter, runtime: Any = None) -> None:
         super().__init__(level=logging.WARNING)
         self.writer = writer
+        self.runtime = runtime
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -92,8 +96,11 @@ class LimitHandler(logging.Handler):
                 return
             limit_type, limit, func_info, reason = args[:4]
             m = _FUNC_INFO.match(str(func_info))
+            ids = compile_ids()
+            if self.runtime is not None:
+                self.runtime.compile_started(ids)
             self.writer.submit(RecompileLimitNote(
-                ids=compile_ids(), limit_type=str(limit_type), limit=limit,
+                ids=ids, limit_type=str(limit_type), limit=limit,
                 function=m.group(1) if m else None, filename=m.group(2) if m else None,
                 lineno=int(m.group(3)) if m else None, reason=None if reason is None else str(reason),
                 timestamp=record.created))
@@ -182,10 +189,12 @@ def framework_paths() -> tuple[str, ...]:
         return ()
 
 
-def attach(writer: BackgroundWriter, keep_trace_path: Any = None) -> list[tuple[str, logging.Handler]]:
-    """Add our handlers (and optionally a TORCH_TRACE-format file handler); returns what was added."""
+def attach(writer: BackgroundWriter, keep_trace_path: Any = None,
+           runtime: Any = None) -> list[tuple[str, logging.Handler]]:
+    """Add our handlers (and optionally a TORCH_TRACE-format file handler); returns what was added.
+    ``runtime`` (:class:`tracer.runtime.RuntimeCounters`) learns which frame each compile is for."""
     log = logging.getLogger(TRACE_LOGGER)
-    added: list[tuple[str, logging.Handler]] = [(TRACE_LOGGER, TraceHandler(writer))]
+    added: list[tuple[str, logging.Handler]] = [(TRACE_LOGGER, TraceHandler(writer, runtime))]
     log.addHandler(added[0][1])
     if keep_trace_path is not None:
         try:
@@ -199,7 +208,7 @@ def attach(writer: BackgroundWriter, keep_trace_path: Any = None) -> list[tuple[
             pass
     if log.level > logging.DEBUG or log.level == logging.NOTSET:
         log.setLevel(logging.DEBUG)
-    limit = LimitHandler(writer)
+    limit = LimitHandler(writer, runtime)
     logging.getLogger(LIMIT_LOGGER).addHandler(limit)  # no level change: we see what torch logs anyway
     added.append((LIMIT_LOGGER, limit))
     return added

@@ -26,7 +26,8 @@ from tracer.compiled_functions import write_compiled_functions
 from tracer.context import compile_ids, compile_scope  # noqa: F401  (re-exported: tracer.session.compile_scope)
 from tracer.mapping import TraceMapper
 from tracer.records import UserEvent
-from tracer.writer import BackgroundWriter, RunWriter, TracerWarning
+from tracer.runtime import RuntimeCounters
+from tracer.writer import BackgroundWriter, RunWriter, TracerWarning, write_runtime
 
 _lock = threading.RLock()
 _active: list["Session"] = []
@@ -106,6 +107,7 @@ class Session:
         self.codes: list[tuple[Any, Any]] = []
         self.depth = 0
         self.mapper: TraceMapper | None = None
+        self.runtime: RuntimeCounters | None = None
 
     @property
     def active(self) -> bool:
@@ -124,7 +126,10 @@ class Session:
         try:
             self.mapper.strings.update(capture.seed_strings())
             trace_path = self.path / TIMELINE_DIR / TORCH_TRACE_FILE if self.keep_trace else None
-            self._handlers = capture.attach(self.writer, trace_path)
+            self.runtime = RuntimeCounters(capture.framework_paths())
+            self._handlers = capture.attach(self.writer, trace_path, self.runtime)
+            if not self.runtime.attach():
+                self.runtime = None
             self._attach_bytecode_hook()
             if self.provenance:
                 self._saved_provenance = _set_provenance_level(1)
@@ -139,10 +144,13 @@ class Session:
         except Exception:
             return
         codes = self.codes
+        runtime = self.runtime
 
         def hook(code, new_code):
             codes.append((code, new_code))
-            return None
+            if runtime is None:
+                return None
+            return runtime.instrument(code, new_code, compile_ids())
 
         self._hook = register_bytecode_hook(hook)
 
@@ -181,11 +189,18 @@ class Session:
                 self._hook.remove()
             except Exception:
                 pass
+        if self.runtime is not None:
+            self.runtime.detach()
         self.writer.flush()
         if self.mapper is not None and not self.writer.failed:
             try:  # what still waits for a record that will not come (e.g. a failure without metrics)
                 for spec in self.mapper.finish():
                     self.writer.writer.write(*spec)
+            except Exception as exc:
+                self.writer.fail(exc)
+        if self.runtime is not None and not self.writer.failed:
+            try:
+                write_runtime(self.path, self.runtime.snapshot())
             except Exception as exc:
                 self.writer.fail(exc)
         if self.want_compiled_functions and self.codes and not self.writer.failed:

@@ -22,10 +22,18 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from magi_format.layout import FILES_DIR, TIMELINE_DIR, TIMELINE_FILE, event_folder_name, timeline_record
+from magi_format.layout import FILES_DIR, RUNTIME_FILE, TIMELINE_DIR, TIMELINE_FILE, event_folder_name, timeline_record
 from magi_format.names import TRACER_STOPPED, point_event, scope_attrs
 from magi_format.text import json_safe
 from tracer.records import EventSpec, Record, UserEvent
+
+
+def write_runtime(run_dir: Path, data: dict[str, Any]) -> None:
+    """``runtime.json`` (calls and seconds per compiled entry), written whole then renamed into place, so
+    a reader never sees half of it."""
+    tmp = Path(run_dir) / (RUNTIME_FILE + ".tmp")
+    tmp.write_text(json.dumps(json_safe(data), indent=1), encoding="utf-8")
+    os.replace(tmp, Path(run_dir) / RUNTIME_FILE)
 
 
 class TracerWarning(UserWarning):
