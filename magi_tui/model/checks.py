@@ -33,6 +33,7 @@ from magi_tui.model.guards import (
     reason_from_diff,
 )
 from magi_tui.model.run import RunModel
+from magi_tui.model.runtime import GRAPH_EXECUTION_FILE, runtime_info, runtime_stamp
 from magi_tui.model.triage import Cascade, Restart
 
 STATUSES = ("ok", "recovered", "failed", "incomplete", "empty")
@@ -142,6 +143,8 @@ class FrameRow:
     limit_hit: bool = False
     limit_event: Event | None = None
     cf_rel: str | None = None
+    entries: list = field(default_factory=list)      # runtime: [EntryCalls] (model/runtime.py)
+    eager_calls: int | None = None                   # runtime: None when nothing counted them
     first_event: Event | None = None
     compile_ids: set = field(default_factory=set)
     any_ids: set = field(default_factory=set)
@@ -150,6 +153,12 @@ class FrameRow:
     @property
     def recompiles(self) -> int:
         return max(0, self.compiles - 1)
+
+    @property
+    def calls(self) -> int | None:
+        """Calls its compiled entries served (model/runtime.py), None when nothing counted them."""
+        counted = [e.calls for e in self.entries if e.calls is not None]
+        return sum(counted) if counted else None
 
     @property
     def never_hits_cache(self) -> bool:
@@ -163,7 +172,8 @@ class FrameRow:
                 "never_hits_cache": self.never_hits_cache,
                 "compile_s": None if self.compile_s is None else round(self.compile_s, 6),
                 "recompile_limit": self.recompile_limit, "recompile_limit_recorded": self.limit_recorded,
-                "limit_hit": self.limit_hit, "compiled_functions": self.cf_rel}
+                "limit_hit": self.limit_hit, "compiled_functions": self.cf_rel,
+                "entries": [e.as_json() for e in self.entries], "eager_calls": self.eager_calls}
 
 
 @dataclass
@@ -183,6 +193,7 @@ class Analysis:
     incomplete_reasons: list[str] = field(default_factory=list)
     graph_break_total: int = 0
     recompile_total: int = 0
+    runtime: Any = None          # model/runtime.RuntimeInfo: calls per compiled entry, eager calls
 
     @property
     def exit_failed(self) -> bool:
@@ -352,9 +363,12 @@ class TimelineFold:
         self.top = 0.0
         self.top_n = 0
         self.metrics_events: list[Event] = []     # compile ends with a duration and a metrics.json
+        self.exec_events: list[Event] = []        # torch's graph_execution records (calls per compile id)
         self._cids: dict[str, Any] = {}
 
     def add(self, ev: Event) -> None:
+        if ev.files and GRAPH_EXECUTION_FILE in ev.files:
+            self.exec_events.append(ev)
         cid = ev.compile_id
         if cid is not None:
             if cid:
@@ -463,6 +477,7 @@ def compiled_index(run: RunModel) -> CfIndex:
 def analyse(run: RunModel) -> Analysis:
     """The run's analysis (memoised on the events read so far and ``compiled_functions/``)."""
     stamp = (run.event_count, len(run.malformed), run.partial_line, run.error, _cf_stamp(run),
+             runtime_stamp(run.path),
              len(run.triage.failures) and sum(1 for f in run.triage.failures if f.recovered))
     got = _MEMO.get(run)
     if got is not None and got[0] == stamp:
@@ -928,6 +943,11 @@ class _Analyser:
         a = Analysis(status, list(self.t.restarts), self.t.problems, worklist, recompiles, frames, cache,
                      compile_time, [], incomplete_reasons=why,
                      graph_break_total=sum(b.count for b in worklist), recompile_total=len(recompiles))
+        a.runtime = runtime_info(run, self.fold.exec_events)
+        if a.runtime is not None:
+            for row in frames:
+                row.entries = a.runtime.frame_entries(row.key)
+                row.eager_calls = a.runtime.eager_calls(row.key)
         if status == "empty":
             a.empty_note = ("Nothing was recorded in timeline_events/. Either Dynamo failed before the backend "
                             "ran (the error is in the program's output, not here), or every compile was served "

@@ -94,6 +94,12 @@ def restart_json(r: Restart) -> dict[str, Any]:
                         for m in r.cascade.members[1:]] if r.cascade is not None else []}
 
 
+def frame_calls_text(f: Any) -> tuple[str, str]:
+    """A frame's calls served by its compiled entries and its eager calls, ``-`` where nothing counted
+    them (model/runtime.py)."""
+    return ("-" if f.calls is None else str(f.calls), "-" if f.eager_calls is None else str(f.eager_calls))
+
+
 def triage_json(run: RunModel) -> dict[str, Any]:
     """The headless contract (docs/HEADLESS.md). Lists are never capped here."""
     t = run.triage
@@ -120,6 +126,7 @@ def triage_json(run: RunModel) -> dict[str, Any]:
         "frames": [f.as_json() for f in a.frames],
         "cache": a.cache,
         "compile_time": a.compile_time,
+        "runtime": a.runtime.as_json() if a.runtime is not None else None,
         "recompile_limit_hits": [i.as_json() for i in t.recompile_limit_hits],
         "tracer_stopped": [i.as_json() for i in t.tracer_stopped],
         "incomplete_reasons": a.incomplete_reasons,
@@ -272,13 +279,15 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             lines.append(f"    ... {left} more (--all)")
     if a.frames:
         lines.append(f"  frames: {len(a.frames)}")
-        lines.append(f"    {'COMPILES':>8} {'BREAKS':>6} {'CACHE h/m/b':>11} {'TIME':>8} {'LIMIT':>5}  FRAME")
+        lines.append(f"    {'COMPILES':>8} {'BREAKS':>6} {'CACHE h/m/b':>11} {'TIME':>8} {'LIMIT':>5} "
+                     f"{'CALLS':>7} {'EAGER':>5}  FRAME")
         shown, left = _cap(a.frames, show_all, 8)
         for f in shown:
             cache = f"{f.cache_hits}/{f.cache_misses}/{f.cache_bypasses}"
             lim = f"{f.recompile_limit}" + ("!" if f.limit_hit else "")
+            calls, eager = frame_calls_text(f)
             lines.append(f"    {f.compiles:>8} {f.graph_breaks:>6} {cache:>11} {fmt_duration(f.compile_s):>8} "
-                         f"{lim:>5}  {_one(f.frame, 100)}")
+                         f"{lim:>5} {calls:>7} {eager:>5}  {_one(f.frame, 100)}")
         if left:
             lines.append(f"    ... {left} more (--all)")
     c = a.cache
