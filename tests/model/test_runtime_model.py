@@ -68,3 +68,37 @@ def test_runtime_json_through_a_symlink_out_of_the_run_is_not_read(tmp_path):
     (run / "runtime.json").symlink_to(outside)
     assert read_runtime_file(run) is None
     assert from_runtime_json(json.loads(outside.read_text())).entries["0"][0].calls == 9
+
+
+LOG_PROGRAM = """
+import torch
+from torch._inductor.debug import record_and_log_graph_execution_order
+def f(x):
+    return x * 2 + 1
+cf = torch.compile(f, dynamic=False)
+with record_and_log_graph_execution_order():
+    for _ in range(3): cf(torch.ones(3))
+    for _ in range(2): cf(torch.ones(4))
+"""
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_a_torch_trace_logs_graph_execution_records_give_calls_per_compile_id(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    (tmp_path / "prog.py").write_text(LOG_PROGRAM)
+    env = dict(os.environ, TORCH_TRACE=str(tmp_path / "trace"), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "ind"))
+    proc = subprocess.run([sys.executable, str(tmp_path / "prog.py")], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (log,) = (tmp_path / "trace").iterdir()
+    out = triage_json(RunModel(log).load())
+    (frame,) = out["frames"]
+    assert [(e["compile_id"], e["calls"], e["seconds"]) for e in frame["entries"]] == [("0/0", 3, None),
+                                                                                      ("0/1", 2, None)]
+    assert frame["eager_calls"] is None                       # torch records no eager call
+    assert out["runtime"]["source"] == "graph_execution" and out["runtime"]["not_recorded"]
