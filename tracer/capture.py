@@ -166,6 +166,45 @@ def detach_loop_ir(added: list[tuple[str, logging.Handler, int]]) -> None:
         log.setLevel(level)
 
 
+#: AOTAutograd computes its cache key's components (``debug_lines``) only when this logger is enabled for
+#: DEBUG; FX-graph's are always computed
+AOT_CACHE_LOGGER = "torch._functorch._aot_autograd.autograd_cache"
+
+
+class _BelowLevel(logging.Filter):
+    """Drops what the logger would not have let through before we lowered its level: enabling DEBUG is
+    only for ``isEnabledFor`` (torch then computes the key's components), never for more output."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__()
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= self.level
+
+
+def attach_cache_components() -> tuple[logging.Logger, int, logging.Filter] | None:
+    """Make AOTAutograd log its cache key's components with each hit / miss (as FX-graph does), without
+    printing anything it would not have printed; returns what :func:`detach_cache_components` undoes."""
+    log = logging.getLogger(AOT_CACHE_LOGGER)
+    before = log.getEffectiveLevel()
+    if before <= logging.DEBUG:
+        return None
+    flt = _BelowLevel(before)
+    log.addFilter(flt)
+    old = log.level
+    log.setLevel(logging.DEBUG)
+    return log, old, flt
+
+
+def detach_cache_components(state: tuple[logging.Logger, int, logging.Filter] | None) -> None:
+    if state is None:
+        return
+    log, old, flt = state
+    log.setLevel(old)
+    log.removeFilter(flt)
+
+
 def seed_strings() -> dict[int, str]:
     """Strings torch interned before we attached (they are not emitted again)."""
     try:

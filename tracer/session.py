@@ -108,6 +108,7 @@ class Session:
         self.depth = 0
         self.mapper: TraceMapper | None = None
         self.runtime: RuntimeCounters | None = None
+        self._cache_components: Any = None
 
     @property
     def active(self) -> bool:
@@ -130,6 +131,7 @@ class Session:
             self._handlers = capture.attach(self.writer, trace_path, self.runtime)
             if not self.runtime.attach():
                 self.runtime = None
+            self._cache_components = capture.attach_cache_components()
             self._attach_bytecode_hook()
             if self.provenance:
                 self._saved_provenance = _set_provenance_level(1)
@@ -175,6 +177,11 @@ class Session:
             capture.detach(self._handlers)
         except Exception:
             pass
+        try:
+            capture.detach_cache_components(self._cache_components)
+        except Exception:
+            pass
+        self._cache_components = None
         if self._loop_ir:
             try:
                 capture.detach_loop_ir(self._loop_ir)
