@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magi_tui.model.events import Event
+from magi_tui.model.fallbacks import fallbacks
 from magi_tui.model.files import FileProblem, open_regular, read_head
 from magi_tui.model.frames import CfFrame, CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
 from magi_tui.model.guards import (
@@ -194,6 +195,7 @@ class Analysis:
     graph_break_total: int = 0
     recompile_total: int = 0
     runtime: Any = None          # model/runtime.RuntimeInfo: calls per compiled entry, eager calls
+    fallbacks: list = field(default_factory=list)   # model/fallbacks.Fallback: every silent fallback
 
     @property
     def exit_failed(self) -> bool:
@@ -948,6 +950,7 @@ class _Analyser:
             for row in frames:
                 row.entries = a.runtime.frame_entries(row.key)
                 row.eager_calls = a.runtime.eager_calls(row.key)
+        a.fallbacks = fallbacks(run, a, self.fold.metrics_events)
         if status == "empty":
             a.empty_note = ("Nothing was recorded in timeline_events/. Either Dynamo failed before the backend "
                             "ran (the error is in the program's output, not here), or every compile was served "

@@ -10,7 +10,9 @@ import time
 from typing import Any
 
 from magi_format.text import fmt_seconds as fmt_duration  # the one duration format
+from magi_tui.model.cache_explain import run_misses_explained
 from magi_tui.model.checks import analyse, run_status
+from magi_tui.model.fallbacks import fallbacks_json
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade, Failure, Restart
 
@@ -124,9 +126,10 @@ def triage_json(run: RunModel) -> dict[str, Any]:
         "graph_breaks": [b.as_json() for b in a.worklist],
         "recompiles": [r.as_json() for r in a.recompiles],
         "frames": [f.as_json() for f in a.frames],
-        "cache": a.cache,
+        "cache": {**a.cache, "misses_explained": [m.as_json() for m in run_misses_explained(run)]},
         "compile_time": a.compile_time,
         "runtime": a.runtime.as_json() if a.runtime is not None else None,
+        "fallbacks": fallbacks_json(a.fallbacks),
         "recompile_limit_hits": [i.as_json() for i in t.recompile_limit_hits],
         "tracer_stopped": [i.as_json() for i in t.tracer_stopped],
         "incomplete_reasons": a.incomplete_reasons,
@@ -290,6 +293,14 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
                          f"{lim:>5} {calls:>7} {eager:>5}  {_one(f.frame, 100)}")
         if left:
             lines.append(f"    ... {left} more (--all)")
+    fb = a.fallbacks
+    if fb:
+        lines.append(f"  silent fallbacks: {len(fb)} (ran uncompiled or compiled worse, no error)")
+        shown, left = _cap(fb, show_all, 8)
+        for item in shown:
+            lines.append(f"    {_one(item.text(), 150)}")
+        if left:
+            lines.append(f"    ... {left} more (--all)")
     c = a.cache
     cc = c["counts"]
     if cc["hits"] or cc["misses"] or cc["bypasses"] or cc["skipped_stores"]:
@@ -299,6 +310,13 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             rs = c["reasons"].get(state) or {}
             if rs:
                 lines.append(f"    {state} reasons: " + ", ".join(f"{_one(k, 60)} ×{v}" for k, v in list(rs.items())[:4]))
+        explained, left = _cap(run_misses_explained(run), show_all, 4)
+        for m in explained:
+            lines.append(f"    {_one(m.line(), 150)}")
+            for d in m.differs[:3]:
+                lines.append(f"      {_one(d['component'], 50)}: {_one(d['change'], 110)}")
+        if left:
+            lines.append(f"    ... {left} more miss(es) (--all)")
     ct = a.compile_time
     if ct["phases"]:
         total = ct["total_s"]
