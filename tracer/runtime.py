@@ -33,6 +33,8 @@ from typing import Any
 RUNTIME_VERSION = 1
 
 _tls = threading.local()
+#: Dynamo's callback (called from the eval frame, above the frame that called the compiled one)
+_CALLBACK_FILE = os.path.join("_dynamo", "convert_frame.py")
 
 
 class EntrySlot:
@@ -151,24 +153,31 @@ class RuntimeCounters:
             self._eager(pending)
 
     def compile_started(self, ids: dict[str, Any] | None) -> None:
-        """On the compiling thread (a ``dynamo_start`` or a recompile-limit warning): when the compile is the
-        one the pending miss started (the first user frame above it is the miss's caller), that miss was
-        this frame's, and so are later misses from the same call site."""
-        pending = getattr(_tls, "pending", None)
-        if pending is None or not ids or ids.get("frame_id") is None:
+        """On the compiling thread (a ``dynamo_start`` or a recompile-limit warning): the frame that called
+        the frame being compiled is the one above Dynamo's callback (``convert_frame``); its call site is
+        this frame's from now on, and a pending miss from there was this frame's."""
+        if not ids or ids.get("frame_id") is None:
             return
         try:
-            f = sys._getframe(1)
-            while f is not None and f is not pending.caller and f.f_code.co_filename.startswith(self._skip_paths):
+            f, outer = sys._getframe(1), None
+            while f is not None:
+                if f.f_code.co_filename.endswith(_CALLBACK_FILE):
+                    outer = f
                 f = f.f_back
-            if f is None or f is not pending.caller:
-                return
+            caller = outer.f_back if outer is not None else None
         except Exception:
             return
+        if caller is None:
+            return
         key = str(ids["frame_id"])
-        pending.frame_key = key
-        known = self.site_frame.get(pending.site, key)
-        self.site_frame[pending.site] = key if known == key else None
+        pending = getattr(_tls, "pending", None)
+        if pending is not None and pending.caller is caller:
+            pending.frame_key = key
+            site = pending.site
+        else:
+            site = self._site(caller)
+        known = self.site_frame.get(site, key)
+        self.site_frame[site] = key if known == key else None
 
     # -- the bytecode hook --------------------------------------------------------------------------
     def instrument(self, code: Any, new_code: Any, ids: dict[str, Any] | None) -> Any:
