@@ -19,6 +19,13 @@ from tracer import explain_compilation
 pytestmark = pytest.mark.torch
 
 
+@pytest.fixture(autouse=True)
+def fresh_counters():
+    """torch's counters live for the process (torch._dynamo.reset() keeps them): each test reads its own."""
+    torch._dynamo.utils.counters.clear()
+    yield
+
+
 def runtime_of(run_path: Path) -> dict:
     return json.loads((run_path / "runtime.json").read_text())
 
