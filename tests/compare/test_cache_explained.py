@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from magi_tui.model.cache_explain import change, explain_misses, parse_components, run_lookups
-from magi_tui.model.compare import compare_runs
+from magi_tui.model.compare import compare_lines, compare_runs
 from magi_tui.model.report import triage_json
 from magi_tui.model.run import RunModel
 
@@ -68,6 +68,8 @@ def test_a_warm_rerun_with_one_changed_inductor_setting_names_it(three_runs):
     assert {d["component"] for m in against_a for d in m["differs"]} == {"inductor_config[max_fusion_size]"}
     d = against_a[0]["differs"][0]
     assert (d["nearest"], d["value"]) == ("64", "32")
+    text = "\n".join(line for _style, line in compare_lines(c))
+    assert "inductor_config[max_fusion_size]: A 64 → 32 B" in text
 
 
 def test_an_identical_warm_rerun_names_nothing(three_runs):

@@ -8,6 +8,7 @@ exceptions and tracebacks, torch's guard-complete hook handed back as it was.
 from __future__ import annotations
 
 import json
+import time
 import traceback
 from pathlib import Path
 
@@ -40,15 +41,18 @@ def test_30_calls_at_one_shape_and_20_at_another_give_two_entries_of_30_and_20(t
 
     cf = torch.compile(f, backend="eager", dynamic=False)
     with explain_compilation(tmp_path, label="calls") as run:
+        t0 = time.perf_counter()
         for _ in range(30):
             cf(torch.ones(3))
         for _ in range(20):
             cf(torch.ones(4))
+        wall = time.perf_counter() - t0
     data = runtime_of(run.path)
     entries = by_cid(data)
     assert {cid: e["calls"] for cid, e in entries.items()} == {"0/0": 30, "0/1": 20}
     assert all(e["name"] == "f" and e["frame_key"] == "0" for e in entries.values())
     assert all(e["seconds"] > 0 for e in entries.values())
+    assert sum(e["seconds"] for e in entries.values()) <= wall       # inside the calls the test timed
     assert data["eager_calls"] == {}
     # torch's view of the same program: one miss (the recompile), 48 hits; two graphs compiled
     assert data["cache_lookups"] == {"hits": 48, "misses": 1}

@@ -44,3 +44,13 @@ async def test_compiled_functions_show_the_calls_each_entry_served(run_dir):
         text = screen_text(app)
         assert "entry_0 (most recently used)  ×20 call(s)" in text and "compile 0/1" in text
         assert "entry_1  ×30 call(s)" in text
+
+
+async def test_triage_panel_lists_the_silent_fallback_with_its_eager_calls(run_dir):
+    app = MagiApp(run_dir)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded_run_screen(pilot)
+        await pilot.press("T")
+        await wait_for(pilot, lambda: "Silent fallbacks (1)" in screen_text(app), what="the fallbacks section")
+        text = screen_text(app)
+        assert "recompile_limit  5 eager call(s)" in text and "at f (prog.py:5)" in text
