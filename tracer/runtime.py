@@ -75,6 +75,7 @@ class RuntimeCounters:
         self.hits = 0
         self.misses = 0
         self.site_frame: dict[tuple, str | None] = {}   # call site -> frame key (None: two frames share it)
+        self.originals: dict[Any, Any] = {}              # our counting code -> Dynamo's code
         self._prev_hook: Any = None
         self._attached = False
         self._lock = threading.Lock()
@@ -192,6 +193,8 @@ class RuntimeCounters:
         except Exception:
             return None
         slot.counted = out is not None
+        if out is not None:
+            self.originals[out] = new_code
         return out
 
     # -- the result ---------------------------------------------------------------------------------

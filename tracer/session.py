@@ -212,7 +212,8 @@ class Session:
                 self.writer.fail(exc)
         if self.want_compiled_functions and self.codes and not self.writer.failed:
             try:
-                write_compiled_functions(self.path, self.codes)
+                write_compiled_functions(self.path, self.codes,
+                                         self.runtime.originals if self.runtime is not None else None)
             except Exception as exc:
                 self.writer.fail(exc)
         self.writer.close()

@@ -54,6 +54,10 @@ def test_30_calls_at_one_shape_and_20_at_another_give_two_entries_of_30_and_20(t
     assert all(e["seconds"] > 0 for e in entries.values())
     assert sum(e["seconds"] for e in entries.values()) <= wall       # inside the calls the test timed
     assert data["eager_calls"] == {}
+    # compiled_functions/ shows Dynamo's code, not the tracer's counting copy of it
+    entry_files = list((run.path / "compiled_functions" / "f").glob("entry_*/*.*"))
+    assert len(entry_files) >= 4
+    assert not any("_enter_fn" in p.read_text() or "_leave_fn" in p.read_text() for p in entry_files)
     # torch's view of the same program: one miss (the recompile), 48 hits; two graphs compiled
     assert data["cache_lookups"] == {"hits": 48, "misses": 1}
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 2
