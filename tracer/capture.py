@@ -19,7 +19,7 @@ from typing import Any
 
 from tracer.context import compile_ids, hinted_ids
 from tracer.mapping import IGNORED
-from tracer.records import RecompileLimitNote, TraceRecord
+from tracer.records import RecompileLimitNote, TraceRecord, UserEvent
 from tracer.writer import BackgroundWriter
 
 TRACE_LOGGER = "torch.__trace"
@@ -203,6 +203,54 @@ def detach_cache_components(state: tuple[logging.Logger, int, logging.Filter] | 
     log, old, flt = state
     log.setLevel(old)
     log.removeFilter(flt)
+
+
+#: Inductor's performance hints (``Using FallbackKernel: aten.x``, …): artifact loggers ``perf_hints``
+PERF_HINT_LOGGERS = tuple(f"torch._inductor.{m}.__perf_hints"
+                          for m in ("graph", "compile_fx", "codegen.simd", "codegen.triton"))
+PERF_HINT_EVENT = "perf_hint"
+
+
+class PerfHintTap(logging.Filter):
+    """On an Inductor ``perf_hints`` logger: each hint becomes a ``perf_hint`` point event of the compile it
+    happens in; the record then goes on only where it went before (the logger's level was lowered to INFO
+    for us: what it would not have passed, it still does not)."""
+
+    def __init__(self, writer: BackgroundWriter, level: int) -> None:
+        super().__init__()
+        self.writer = writer
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            from magi_format.names import point_event
+
+            attrs: dict[str, Any] = {"source": "tracer", "hint": record.getMessage()[:2000]}
+            ids = compile_ids()
+            if ids is not None:
+                attrs.update(compile_id=f"{ids['frame_id']}/{ids['frame_compile_id']}", attempt=ids.get("attempt", 0))
+            self.writer.submit(UserEvent(point_event(PERF_HINT_EVENT), attrs, {}, record.created))
+        except Exception as exc:
+            self.writer.fail(exc)
+        return record.levelno >= self.level
+
+
+def attach_perf_hints(writer: BackgroundWriter) -> list[tuple[logging.Logger, int, logging.Filter]]:
+    out = []
+    for name in PERF_HINT_LOGGERS:
+        log = logging.getLogger(name)
+        tap = PerfHintTap(writer, log.getEffectiveLevel())
+        log.addFilter(tap)
+        out.append((log, log.level, tap))
+        if log.getEffectiveLevel() > logging.INFO:
+            log.setLevel(logging.INFO)
+    return out
+
+
+def detach_perf_hints(state: list[tuple[logging.Logger, int, logging.Filter]]) -> None:
+    for log, level, tap in state:
+        log.setLevel(level)
+        log.removeFilter(tap)
 
 
 def seed_strings() -> dict[int, str]:

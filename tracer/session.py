@@ -109,6 +109,7 @@ class Session:
         self.mapper: TraceMapper | None = None
         self.runtime: RuntimeCounters | None = None
         self._cache_components: Any = None
+        self._perf_hints: list = []
 
     @property
     def active(self) -> bool:
@@ -132,6 +133,7 @@ class Session:
             if not self.runtime.attach():
                 self.runtime = None
             self._cache_components = capture.attach_cache_components()
+            self._perf_hints = capture.attach_perf_hints(self.writer)
             self._attach_bytecode_hook()
             if self.provenance:
                 self._saved_provenance = _set_provenance_level(1)
@@ -179,9 +181,11 @@ class Session:
             pass
         try:
             capture.detach_cache_components(self._cache_components)
+            capture.detach_perf_hints(self._perf_hints)
         except Exception:
             pass
         self._cache_components = None
+        self._perf_hints = []
         if self._loop_ir:
             try:
                 capture.detach_loop_ir(self._loop_ir)

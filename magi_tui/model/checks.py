@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magi_tui.model.events import Event
-from magi_tui.model.fallbacks import fallbacks
+from magi_tui.model.fallbacks import MAX_HINTS, PERF_HINT_NAME, fallbacks
 from magi_tui.model.files import FileProblem, open_regular, read_head
 from magi_tui.model.frames import CfFrame, CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
 from magi_tui.model.guards import (
@@ -366,11 +366,14 @@ class TimelineFold:
         self.top_n = 0
         self.metrics_events: list[Event] = []     # compile ends with a duration and a metrics.json
         self.exec_events: list[Event] = []        # torch's graph_execution records (calls per compile id)
+        self.hint_events: list[Event] = []        # Inductor's performance hints (the tracer's perf_hint)
         self._cids: dict[str, Any] = {}
 
     def add(self, ev: Event) -> None:
         if ev.files and GRAPH_EXECUTION_FILE in ev.files:
             self.exec_events.append(ev)
+        elif ev.name == PERF_HINT_NAME and len(self.hint_events) < MAX_HINTS:
+            self.hint_events.append(ev)
         cid = ev.compile_id
         if cid is not None:
             if cid:
@@ -950,7 +953,7 @@ class _Analyser:
             for row in frames:
                 row.entries = a.runtime.frame_entries(row.key)
                 row.eager_calls = a.runtime.eager_calls(row.key)
-        a.fallbacks = fallbacks(run, a, self.fold.metrics_events)
+        a.fallbacks = fallbacks(run, a, self.fold.metrics_events, self.fold.hint_events)
         if status == "empty":
             a.empty_note = ("Nothing was recorded in timeline_events/. Either Dynamo failed before the backend "
                             "ran (the error is in the program's output, not here), or every compile was served "

@@ -9,7 +9,10 @@ recorded them — ``runtime.json`` of our tracer):
 * ``eager_calls_unattributed``: eager calls whose frame could not be told (two frames from one call site);
 * ``nothing_compiled``: a compile that ended with no guarded code (``has_guarded_code: false`` in torch's
   compilation metrics): the frame runs as plain Python, with the failure or skip torch gave;
-* ``cache_bypass``: a compile that could not use the FX-graph / AOTAutograd cache, and why.
+* ``cache_bypass``: a compile that could not use the FX-graph / AOTAutograd cache, and why;
+* ``fallback_kernel``: an op Inductor could not lower and ran as an ATen kernel (``Using FallbackKernel``);
+  ``perf_hint``: Inductor's other performance hints — both recorded by our tracer, once per op / hint and
+  compile.
 
 What no recorded source holds yet is listed in :data:`NOT_RECORDED` (and in the JSON), so an empty
 section is not read as "none happened".
@@ -25,10 +28,16 @@ from magi_tui.model.frames import parse_compile_id
 
 #: metrics.json files read for ``nothing_compiled``, at most
 MAX_METRICS_READS = 300
+#: the tracer's event for one of Inductor's performance hints (``tracer/capture.py``), and how many are kept
+PERF_HINT_NAME = "fullgraph_perf_hint"
+MAX_HINTS = 2000
+_FALLBACK_KERNEL = "Using FallbackKernel: "
 
 NOT_RECORDED = [
-    "ops Inductor ran as eager fallback kernels and its performance hints (torch logs them as text, "
-    "not in the structured trace)",
+    "ops Inductor ran as eager fallback kernels and its performance hints, from a TORCH_TRACE log (torch "
+    "logs them as text, not in the structured trace; our tracer records them)",
+    "fallback kernels and hints of a graph served from the FX-graph cache (Inductor does not lower it "
+    "again, so it gives no hint)",
     "cudagraph skips (compilation_metrics.cudagraph_skip_reason is not kept in metrics.json)",
     "calls of a frame Dynamo skipped whole before tracing it (no tensors, skipfiles): torch records no "
     "event for them",
@@ -62,9 +71,10 @@ def _frame_of(frames: dict[str, Any], cid: str | None) -> Any:
     return frames.get(p[0]) if p else None
 
 
-def fallbacks(run: Any, analysis: Any, metrics_events: list) -> list[Fallback]:
+def fallbacks(run: Any, analysis: Any, metrics_events: list, hint_events: list = ()) -> list[Fallback]:
     """The run's silent fallbacks, in the order a performance engineer reads them: eager calls first.
-    ``metrics_events``: the compile ends with a ``metrics.json`` (the analysis' fold keeps them)."""
+    ``metrics_events``: the compile ends with a ``metrics.json``; ``hint_events``: the tracer's
+    ``perf_hint`` events (the analysis' fold keeps both)."""
     out: list[Fallback] = []
     frames = {f.key: f for f in analysis.frames}
     rt = analysis.runtime
@@ -105,6 +115,23 @@ def fallbacks(run: Any, analysis: Any, metrics_events: list) -> list[Fallback]:
         out.append(Fallback("cache_bypass", f"{cache} bypassed: {str(item.reason or '?').splitlines()[0][:300]}",
                             f.frame if f else None, f.file if f else None, f.line if f else None, ev.compile_id,
                             index=ev.index, event=ev))
+    seen: set[tuple] = set()
+    for ev in hint_events:
+        try:
+            a = run.attributes(ev)
+        except Exception:
+            a = {}
+        hint = str((a if isinstance(a, dict) else {}).get("hint") or "").strip()
+        if not hint or (hint, ev.compile_id) in seen:
+            continue
+        seen.add((hint, ev.compile_id))
+        f = _frame_of(frames, ev.compile_id)
+        if hint.startswith(_FALLBACK_KERNEL):
+            kind, what = "fallback_kernel", f"Inductor ran {hint[len(_FALLBACK_KERNEL):][:200]} as an eager ATen kernel"
+        else:
+            kind, what = "perf_hint", hint.splitlines()[0][:300]
+        out.append(Fallback(kind, what, f.frame if f else None, f.file if f else None, f.line if f else None,
+                            ev.compile_id, index=ev.index, event=ev))
     return out
 
 

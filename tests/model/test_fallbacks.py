@@ -7,7 +7,7 @@ import pytest
 
 from magi_tui.model.report import triage_json, triage_text
 from magi_tui.model.run import RunModel
-from tests.support.traced import traced_run
+from tests.support.traced import ROOT, traced_run
 
 pytestmark = pytest.mark.torch
 
@@ -84,3 +84,35 @@ def test_a_cache_bypass_appears_with_its_reason(tmp_path):
     assert bypasses and all(b["frame"] == "f (prog.py:7)" and b["compile_id"] == "0/0" for b in bypasses)
     assert any("custom" in b["what"].lower() for b in bypasses)
     assert len(bypasses) == out["cache"]["counts"]["bypasses"]
+
+
+HINT_PROGRAM = """
+import sys, torch
+from tracer import explain_compilation
+def f(x):
+    return torch.linalg.svdvals(x) + 1          # no Inductor lowering: a fallback kernel
+cf = torch.compile(f)
+with explain_compilation(sys.argv[1], label="hint") as run:
+    cf(torch.ones(3, 3))
+print(run.path)
+"""
+
+
+@pytest.mark.slow
+def test_an_op_inductor_ran_as_a_fallback_kernel_appears_once_and_nothing_more_is_printed(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    (tmp_path / "prog.py").write_text(HINT_PROGRAM)
+    proc = subprocess.run([sys.executable, str(tmp_path / "prog.py"), str(tmp_path)], capture_output=True,
+                          text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(ROOT),
+                                                           TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cold")))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "FallbackKernel" not in proc.stderr + proc.stdout      # the hint is recorded, not printed
+    from pathlib import Path
+
+    out = triage_json(RunModel(Path(proc.stdout.strip().splitlines()[-1])).load())
+    (fk,) = by_kind(out)["fallback_kernel"]                         # a cold cache: Inductor lowers it
+    assert "aten._linalg_svd" in fk["what"] and fk["frame"] == "f (prog.py:4)" and fk["compile_id"] == "0/0"
