@@ -62,8 +62,9 @@ class RuntimeInfo:
         return self.entries.get(key, [])
 
     def eager_calls(self, key: str) -> int | None:
-        """A frame's eager calls: 0 when counted and none, None when the source cannot tell."""
-        if self.source != "tracer":
+        """A frame's eager calls: 0 when counted and none, None when the source cannot tell (a log; a frame
+        with no cache entry: torch never looks it up, so its calls are not seen)."""
+        if self.source != "tracer" or (key not in self.entries and key not in self.eager):
             return None
         return self.eager.get(key, 0)
 

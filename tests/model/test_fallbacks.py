@@ -71,6 +71,8 @@ def test_each_eager_fallback_appears_once_where_it_happened(tmp_path):
     assert (stance["frame"], stance["calls"]) == ("stanced (prog.py:8)", 4)
     (nothing,) = kinds["nothing_compiled"]
     assert nothing["line"] == 10 and "failing_backend" in nothing["what"]
+    # a frame with no cache entry is never looked up again: its calls are not counted (null, not 0)
+    assert {f["name"]: f["eager_calls"] for f in out["frames"]} == {"limited": 3, "stanced": 4, "broken": None}
     assert out["fallbacks"]["not_recorded"] and out["runtime"]["eager_calls_unattributed"] == 0
     assert "silent fallbacks: 3" in triage_text(RunModel(run).load())
 

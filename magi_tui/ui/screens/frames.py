@@ -154,8 +154,8 @@ class FramesScreen(Screen):
         if not self._events and f.cf_rel:
             shown = f"no timeline events: its evidence is {f.cf_rel}"
         self.query_one("#frames-events-title", Static).update(Text.assemble(
-            ("events of ", "dim"), (literal(f.frame, 80), "bold"), (f"  {shown} · Enter shows it in the tree",
-                                                                     "dim"), (entries_line(f), "cyan")))
+            ("events of ", "dim"), (literal(f.frame, 80), "bold"), (entries_line(f), "cyan"),
+            (f"  {shown} · Enter shows it in the tree", "dim")))
         if self._events:
             events.highlighted = 0
             events.focus()
