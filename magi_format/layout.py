@@ -21,6 +21,9 @@ COMPILED_FUNCTIONS_DIR = "compiled_functions"
 RUN_MARKERS = (TIMELINE_DIR, COMPILED_FUNCTIONS_DIR)
 #: the root folder the tracer creates run directories under
 RUNS_ROOT_DIR = "magi_depyf"
+#: what the compiled code cost at run time: calls and seconds per compiled entry, eager calls per frame
+#: (written by the tracer when the traced block ends; FORMAT.md part B)
+RUNTIME_FILE = "runtime.json"
 #: a copy of torch's own structured trace, kept beside the timeline when asked for
 TORCH_TRACE_FILE = "torch_trace.log"
 #: the line (on stderr) by which the tracer names the run directory it writes

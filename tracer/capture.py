@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from magi_format.torch_mapping import IGNORED
-from magi_format.torch_records import RecompileLimitNote, TraceRecord
+from magi_format.torch_records import RecompileLimitNote, TraceRecord, UserEvent
 from tracer.context import compile_ids, hinted_ids
 from tracer.writer import BackgroundWriter
 
@@ -43,9 +43,10 @@ def recompile_limit() -> Any:
 
 
 class TraceHandler(logging.Handler):
-    def __init__(self, writer: BackgroundWriter) -> None:
+    def __init__(self, writer: BackgroundWriter, runtime: Any = None) -> None:
         super().__init__(level=logging.DEBUG)
         self.writer = writer
+        self.runtime = runtime
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -56,6 +57,8 @@ class TraceHandler(logging.Handler):
             if key in IGNORED:
                 return
             md = dict(md)
+            if key == "dynamo_start" and self.runtime is not None:
+                self.runtime.compile_started(md)
             context: dict[str, Any] = {}
             if "frame_id" not in md and key != "str":
                 ids = hinted_ids()
@@ -79,9 +82,10 @@ class LimitHandler(logging.Handler):
     """``log.warning("torch._dynamo hit config.%s (%s)\\n   function: %s\\n   last reason: %s …", limit_type,
     limit, "'f' (file:line)", reason, url)`` -> a :class:`RecompileLimitNote`."""
 
-    def __init__(self, writer: BackgroundWriter) -> None:
+    def __init__(self, writer: BackgroundWriter, runtime: Any = None) -> None:
         super().__init__(level=logging.WARNING)
         self.writer = writer
+        self.runtime = runtime
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -92,8 +96,11 @@ class LimitHandler(logging.Handler):
                 return
             limit_type, limit, func_info, reason = args[:4]
             m = _FUNC_INFO.match(str(func_info))
+            ids = compile_ids()
+            if self.runtime is not None:
+                self.runtime.compile_started(ids)
             self.writer.submit(RecompileLimitNote(
-                ids=compile_ids(), limit_type=str(limit_type), limit=limit,
+                ids=ids, limit_type=str(limit_type), limit=limit,
                 function=m.group(1) if m else None, filename=m.group(2) if m else None,
                 lineno=int(m.group(3)) if m else None, reason=None if reason is None else str(reason),
                 timestamp=record.created))
@@ -159,6 +166,93 @@ def detach_loop_ir(added: list[tuple[str, logging.Handler, int]]) -> None:
         log.setLevel(level)
 
 
+#: AOTAutograd computes its cache key's components (``debug_lines``) only when this logger is enabled for
+#: DEBUG; FX-graph's are always computed
+AOT_CACHE_LOGGER = "torch._functorch._aot_autograd.autograd_cache"
+
+
+class _BelowLevel(logging.Filter):
+    """Drops what the logger would not have let through before we lowered its level: enabling DEBUG is
+    only for ``isEnabledFor`` (torch then computes the key's components), never for more output."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__()
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= self.level
+
+
+def attach_cache_components() -> tuple[logging.Logger, int, logging.Filter] | None:
+    """Make AOTAutograd log its cache key's components with each hit / miss (as FX-graph does), without
+    printing anything it would not have printed; returns what :func:`detach_cache_components` undoes."""
+    log = logging.getLogger(AOT_CACHE_LOGGER)
+    before = log.getEffectiveLevel()
+    if before <= logging.DEBUG:
+        return None
+    flt = _BelowLevel(before)
+    log.addFilter(flt)
+    old = log.level
+    log.setLevel(logging.DEBUG)
+    return log, old, flt
+
+
+def detach_cache_components(state: tuple[logging.Logger, int, logging.Filter] | None) -> None:
+    if state is None:
+        return
+    log, old, flt = state
+    log.setLevel(old)
+    log.removeFilter(flt)
+
+
+#: Inductor's performance hints (``Using FallbackKernel: aten.x``, …): artifact loggers ``perf_hints``
+PERF_HINT_LOGGERS = tuple(f"torch._inductor.{m}.__perf_hints"
+                          for m in ("graph", "compile_fx", "codegen.simd", "codegen.triton"))
+PERF_HINT_EVENT = "perf_hint"
+
+
+class PerfHintTap(logging.Filter):
+    """On an Inductor ``perf_hints`` logger: each hint becomes a ``perf_hint`` point event of the compile it
+    happens in; the record then goes on only where it went before (the logger's level was lowered to INFO
+    for us: what it would not have passed, it still does not)."""
+
+    def __init__(self, writer: BackgroundWriter, level: int) -> None:
+        super().__init__()
+        self.writer = writer
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            from magi_format.names import point_event
+
+            attrs: dict[str, Any] = {"source": "tracer", "hint": record.getMessage()[:2000]}
+            ids = compile_ids()
+            if ids is not None:
+                attrs.update(compile_id=f"{ids['frame_id']}/{ids['frame_compile_id']}", attempt=ids.get("attempt", 0))
+            self.writer.submit(UserEvent(point_event(PERF_HINT_EVENT), attrs, {}, record.created))
+        except Exception as exc:
+            self.writer.fail(exc)
+        return record.levelno >= self.level
+
+
+def attach_perf_hints(writer: BackgroundWriter) -> list[tuple[logging.Logger, int, logging.Filter]]:
+    out = []
+    for name in PERF_HINT_LOGGERS:
+        log = logging.getLogger(name)
+        tap = PerfHintTap(writer, log.getEffectiveLevel())
+        log.addFilter(tap)
+        out.append((log, log.level, tap))
+        if log.getEffectiveLevel() > logging.INFO:
+            log.setLevel(logging.INFO)
+    return out
+
+
+def detach_perf_hints(state: list[tuple[logging.Logger, int, logging.Filter]]) -> None:
+    for log, level, tap in state:
+        log.setLevel(level)
+        log.removeFilter(tap)
+
+
 def seed_strings() -> dict[int, str]:
     """Strings torch interned before we attached (they are not emitted again)."""
     try:
@@ -182,10 +276,12 @@ def framework_paths() -> tuple[str, ...]:
         return ()
 
 
-def attach(writer: BackgroundWriter, keep_trace_path: Any = None) -> list[tuple[str, logging.Handler]]:
-    """Add our handlers (and optionally a TORCH_TRACE-format file handler); returns what was added."""
+def attach(writer: BackgroundWriter, keep_trace_path: Any = None,
+           runtime: Any = None) -> list[tuple[str, logging.Handler]]:
+    """Add our handlers (and optionally a TORCH_TRACE-format file handler); returns what was added.
+    ``runtime`` (:class:`tracer.runtime.RuntimeCounters`) learns which frame each compile is for."""
     log = logging.getLogger(TRACE_LOGGER)
-    added: list[tuple[str, logging.Handler]] = [(TRACE_LOGGER, TraceHandler(writer))]
+    added: list[tuple[str, logging.Handler]] = [(TRACE_LOGGER, TraceHandler(writer, runtime))]
     log.addHandler(added[0][1])
     if keep_trace_path is not None:
         try:
@@ -199,7 +295,7 @@ def attach(writer: BackgroundWriter, keep_trace_path: Any = None) -> list[tuple[
             pass
     if log.level > logging.DEBUG or log.level == logging.NOTSET:
         log.setLevel(logging.DEBUG)
-    limit = LimitHandler(writer)
+    limit = LimitHandler(writer, runtime)
     logging.getLogger(LIMIT_LOGGER).addHandler(limit)  # no level change: we see what torch logs anyway
     added.append((LIMIT_LOGGER, limit))
     return added

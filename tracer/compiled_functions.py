@@ -58,7 +58,8 @@ def _entries(code: Any) -> list[Any]:
         return []
 
 
-def _write_function(fdir: Path, code: Any, resume_codes: dict[str, Any], depth: int) -> None:
+def _write_function(fdir: Path, code: Any, resume_codes: dict[str, Any], depth: int,
+                    originals: dict[Any, Any] | None = None) -> None:
     fdir.mkdir(parents=True, exist_ok=True)
     (fdir / "decompiled_code.py").write_text(_decompile(code))
     (fdir / "bytecode_info.txt").write_text(_bytecode_info(code))
@@ -73,6 +74,7 @@ def _write_function(fdir: Path, code: Any, resume_codes: dict[str, Any], depth: 
         lines.append(f"## entry\\[{i}\\]" + (f" (compile {cid})" if cid is not None else ""))
         lines.append("")
         new_code = getattr(entry, "code", None)
+        new_code = (originals or {}).get(new_code, new_code)   # Dynamo's code, not the tracer's counting copy
         if new_code is not None:
             (edir / "decompiled_code.py").write_text(_decompile(new_code))
             (edir / "bytecode_info.txt").write_text(_bytecode_info(new_code))
@@ -104,7 +106,8 @@ def _write_function(fdir: Path, code: Any, resume_codes: dict[str, Any], depth: 
                 target = resume_codes.get(r)
                 if target is None:
                     continue
-                _write_function(edir / "resume_fns" / _SAFE.sub("_", r), target, resume_codes, depth + 1)
+                _write_function(edir / "resume_fns" / _SAFE.sub("_", r), target, resume_codes, depth + 1,
+                                originals)
                 lines.append(f"  - [`{r}`/](./entry_{i}/resume_fns/{_SAFE.sub('_', r)}/overview.md)")
         lines.append("")
     (fdir / "overview.md").write_text("\n".join(lines) + "\n")
@@ -130,7 +133,10 @@ def _resume_globals(codes: list[tuple[Any, Any]]) -> dict[str, Any]:
     return out
 
 
-def write_compiled_functions(run_dir: Path, codes: list[tuple[Any, Any]]) -> None:
+def write_compiled_functions(run_dir: Path, codes: list[tuple[Any, Any]],
+                             originals: dict[Any, Any] | None = None) -> None:
+    """``originals``: the code the tracer gave Dynamo (counting calls, tracer/runtime.py) -> Dynamo's own
+    code, which is what is written."""
     root = Path(run_dir) / "compiled_functions"
     seen: set[str] = set()
     resume_codes = _resume_globals(codes)
@@ -141,4 +147,4 @@ def write_compiled_functions(run_dir: Path, codes: list[tuple[Any, Any]]) -> Non
         if name in seen:
             continue
         seen.add(name)
-        _write_function(root / name, code, resume_codes, 0)
+        _write_function(root / name, code, resume_codes, 0, originals)

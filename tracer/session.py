@@ -27,7 +27,8 @@ from magi_format.torch_records import UserEvent
 from tracer import capture
 from tracer.compiled_functions import write_compiled_functions
 from tracer.context import compile_ids, compile_scope  # noqa: F401  (re-exported: tracer.session.compile_scope)
-from tracer.writer import BackgroundWriter, RunWriter, TracerWarning
+from tracer.runtime import RuntimeCounters
+from tracer.writer import BackgroundWriter, RunWriter, TracerWarning, write_runtime
 
 _lock = threading.RLock()
 _active: list["Session"] = []
@@ -108,6 +109,9 @@ class Session:
         self.codes: list[tuple[Any, Any]] = []
         self.depth = 0
         self.mapper: TraceMapper | None = None
+        self.runtime: RuntimeCounters | None = None
+        self._cache_components: Any = None
+        self._perf_hints: list = []
 
     @property
     def active(self) -> bool:
@@ -128,7 +132,12 @@ class Session:
         try:
             self.mapper.strings.update(capture.seed_strings())
             trace_path = self.path / TIMELINE_DIR / TORCH_TRACE_FILE if self.keep_trace else None
-            self._handlers = capture.attach(self.writer, trace_path)
+            self.runtime = RuntimeCounters(capture.framework_paths())
+            self._handlers = capture.attach(self.writer, trace_path, self.runtime)
+            if not self.runtime.attach():
+                self.runtime = None
+            self._cache_components = capture.attach_cache_components()
+            self._perf_hints = capture.attach_perf_hints(self.writer)
             self._attach_bytecode_hook()
             if self.provenance:
                 self._saved_provenance = _set_provenance_level(1)
@@ -151,10 +160,13 @@ class Session:
         except Exception:
             return
         codes = self.codes
+        runtime = self.runtime
 
         def hook(code, new_code):
             codes.append((code, new_code))
-            return None
+            if runtime is None:
+                return None
+            return runtime.instrument(code, new_code, compile_ids())
 
         self._hook = register_bytecode_hook(hook)
 
@@ -179,6 +191,13 @@ class Session:
             capture.detach(self._handlers)
         except Exception:
             pass
+        try:
+            capture.detach_cache_components(self._cache_components)
+            capture.detach_perf_hints(self._perf_hints)
+        except Exception:
+            pass
+        self._cache_components = None
+        self._perf_hints = []
         if self._loop_ir:
             try:
                 capture.detach_loop_ir(self._loop_ir)
@@ -193,6 +212,8 @@ class Session:
                 self._hook.remove()
             except Exception:
                 pass
+        if self.runtime is not None:
+            self.runtime.detach()
         self.writer.flush()
         if self.mapper is not None and not self.writer.failed:
             try:  # what still waits for a record that will not come (e.g. a failure without metrics)
@@ -200,9 +221,15 @@ class Session:
                     self.writer.writer.write(*spec)
             except Exception as exc:
                 self.writer.fail(exc)
+        if self.runtime is not None and not self.writer.failed:
+            try:
+                write_runtime(self.path, self.runtime.snapshot())
+            except Exception as exc:
+                self.writer.fail(exc)
         if self.want_compiled_functions and self.codes and not self.writer.failed:
             try:
-                write_compiled_functions(self.path, self.codes)
+                write_compiled_functions(self.path, self.codes,
+                                         self.runtime.originals if self.runtime is not None else None)
             except Exception as exc:
                 self.writer.fail(exc)
         self.writer.close()

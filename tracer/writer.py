@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable
 
 from magi_format.layout import (
     FILES_DIR,
+    RUNTIME_FILE,
     SESSION_FILE,
     TIMELINE_DIR,
     TIMELINE_FILE,
@@ -33,6 +34,14 @@ from magi_format.layout import (
 from magi_format.names import TRACER_STOPPED, point_event, scope_attrs
 from magi_format.text import json_safe
 from magi_format.torch_records import EventSpec, Record, UserEvent
+
+
+def write_runtime(run_dir: Path, data: dict[str, Any]) -> None:
+    """``runtime.json`` (calls and seconds per compiled entry), written whole then renamed into place, so
+    a reader never sees half of it."""
+    tmp = Path(run_dir) / (RUNTIME_FILE + ".tmp")
+    tmp.write_text(json.dumps(json_safe(data), indent=1), encoding="utf-8")
+    os.replace(tmp, Path(run_dir) / RUNTIME_FILE)
 
 
 class TracerWarning(UserWarning):

@@ -23,6 +23,7 @@ from typing import Any
 from magi_format.names import AFTER_BUILD_GUARDS, SHAPE_SYMBOL
 from magi_format.torchtext import graph_break_report, is_library
 from magi_tui.model.events import Event
+from magi_tui.model.fallbacks import MAX_HINTS, PERF_HINT_NAME, fallbacks
 from magi_tui.model.files import FileProblem, open_regular, read_head
 from magi_tui.model.frames import CfFrame, CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
 from magi_tui.model.guards import (
@@ -35,6 +36,7 @@ from magi_tui.model.guards import (
     reason_from_diff,
 )
 from magi_tui.model.run import RunModel
+from magi_tui.model.runtime import GRAPH_EXECUTION_FILE, runtime_info, runtime_stamp
 from magi_tui.model.triage import Cascade, Restart
 
 STATUSES = ("ok", "recovered", "degraded", "failed", "incomplete", "empty")
@@ -236,6 +238,8 @@ class FrameRow:
     limit_hit: bool = False
     limit_event: Event | None = None
     cf_rel: str | None = None
+    entries: list = field(default_factory=list)      # runtime: [EntryCalls] (model/runtime.py)
+    eager_calls: int | None = None                   # runtime: None when nothing counted them
     first_event: Event | None = None
     compile_ids: set = field(default_factory=set)
     any_ids: set = field(default_factory=set)
@@ -244,6 +248,12 @@ class FrameRow:
     @property
     def recompiles(self) -> int:
         return max(0, self.compiles - 1)
+
+    @property
+    def calls(self) -> int | None:
+        """Calls its compiled entries served (model/runtime.py), None when nothing counted them."""
+        counted = [e.calls for e in self.entries if e.calls is not None]
+        return sum(counted) if counted else None
 
     @property
     def never_hits_cache(self) -> bool:
@@ -257,7 +267,8 @@ class FrameRow:
                 "never_hits_cache": self.never_hits_cache,
                 "compile_s": None if self.compile_s is None else round(self.compile_s, 6),
                 "recompile_limit": self.recompile_limit, "recompile_limit_recorded": self.limit_recorded,
-                "limit_hit": self.limit_hit, "compiled_functions": self.cf_rel}
+                "limit_hit": self.limit_hit, "compiled_functions": self.cf_rel,
+                "entries": [e.as_json() for e in self.entries], "eager_calls": self.eager_calls}
 
 
 @dataclass
@@ -285,6 +296,8 @@ class Analysis:
     not_recorded: frozenset = frozenset()
     #: a TORCH_TRACE log of the same process that records them (a debug dir's ``tlparse/`` log)
     companion_log: str | None = None
+    runtime: Any = None          # model/runtime.RuntimeInfo: calls per compiled entry, eager calls
+    fallbacks: list = field(default_factory=list)   # model/fallbacks.Fallback: every silent fallback
 
     @property
     def exit_failed(self) -> bool:
@@ -456,9 +469,15 @@ class TimelineFold:
         self._n_symbols = 0
         #: compile id -> its ``after_build_guards`` event (guards.txt): recompile guard diffs from a log
         self.guards: dict[str, Event] = {}
+        self.exec_events: list[Event] = []        # torch's graph_execution records (calls per compile id)
+        self.hint_events: list[Event] = []        # Inductor's performance hints (the tracer's perf_hint)
         self._cids: dict[str, Any] = {}
 
     def add(self, ev: Event) -> None:
+        if ev.files and GRAPH_EXECUTION_FILE in ev.files:
+            self.exec_events.append(ev)
+        elif ev.name == PERF_HINT_NAME and len(self.hint_events) < MAX_HINTS:
+            self.hint_events.append(ev)
         cid = ev.compile_id
         if cid and ev.name.endswith(AFTER_BUILD_GUARDS) and len(self.guards) < MAX_SYMBOLS:
             self.guards.setdefault(cid, ev)
@@ -578,6 +597,7 @@ def compiled_index(run: RunModel) -> CfIndex:
 def analyse(run: RunModel) -> Analysis:
     """The run's analysis (memoised on the events read so far and ``compiled_functions/``)."""
     stamp = (run.event_count, len(run.malformed), run.partial_line, run.error, _cf_stamp(run),
+             runtime_stamp(run.path),
              len(run.triage.failures) and sum(1 for f in run.triage.failures if f.recovered))
     got = _MEMO.get(run)
     if got is not None and got[0] == stamp:
@@ -1130,6 +1150,12 @@ class _Analyser:
         a = Analysis(status, list(self.t.restarts), self.t.problems, worklist, recompiles, frames, cache,
                      compile_time, [], incomplete_reasons=why,
                      graph_break_total=sum(b.count for b in worklist), recompile_total=len(recompiles))
+        a.runtime = runtime_info(run, self.fold.exec_events)
+        if a.runtime is not None:
+            for row in frames:
+                row.entries = a.runtime.frame_entries(row.key)
+                row.eager_calls = a.runtime.eager_calls(row.key)
+        a.fallbacks = fallbacks(run, a, self.fold.metrics_events, self.fold.hint_events)
         a.not_recorded = not_recorded(run)
         if a.not_recorded:
             from magi_tui.model.debugdir import trace_log_of

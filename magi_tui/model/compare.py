@@ -28,6 +28,7 @@ from pathlib import PurePath
 from typing import Any, Iterable
 
 from magi_format.layout import event_folder_rel as fmt_event_folder_rel
+from magi_tui.model.cache_explain import explain_misses, run_lookups
 from magi_tui.model.checks import Analysis, BreakEntry, FrameRow, RecompileInfo, analyse, event_attrs
 from magi_tui.model.diff import read_side
 from magi_tui.model.events import Event
@@ -471,6 +472,14 @@ class Comparison:
         return ([f.frame for f in self.a.frames if f.limit_hit], [f.frame for f in self.b.frames if f.limit_hit])
 
     @property
+    def cache_explained(self) -> list:
+        """B's cache misses, each against its nearest lookup in A or earlier in B (model/cache_explain.py)."""
+        got = getattr(self, "_cache_explained", None)
+        if got is None:
+            got = self._cache_explained = explain_misses(run_lookups(self.b.run), run_lookups(self.a.run))
+        return got
+
+    @property
     def changed(self) -> bool:
         """Anything a reviewer should look at (time alone is not a change)."""
         return bool(self.breaks_added or self.breaks_removed or self.recompiles_added or self.recompiles_removed
@@ -528,7 +537,8 @@ class Comparison:
                          "a_unrecovered": sum(1 for c in aa.problems if not c.recovered),
                          "b_unrecovered": sum(1 for c in ab.problems if not c.recovered)},
             "cache": {"a": dict(ca, state=aa.cache["state"]), "b": dict(cb, state=ab.cache["state"]),
-                      "delta": {k: cb[k] - ca[k] for k in ("hits", "misses", "bypasses")}},
+                      "delta": {k: cb[k] - ca[k] for k in ("hits", "misses", "bypasses")},
+                      "misses_explained": [m.as_json() for m in self.cache_explained]},
             "compile_s": {"a": ta, "b": tb, "delta": _delta(ta, tb), "ratio": _ratio(ta, tb),
                           "phases": sorted(phases.values(), key=lambda r: -max(r["a"] or 0, r["b"] or 0))},
             "frames": [f.as_json() for f in self.frames],
@@ -799,6 +809,13 @@ def compare_rows(c: Comparison, show_all: bool = False, cap: int | None = None) 
     out.append(("head", "Cache (hits / misses / bypasses)"))
     out.append(("same", f"  A {ca['hits']} / {ca['misses']} / {ca['bypasses']} ({ca['state']})   "
                         f"B {cb['hits']} / {cb['misses']} / {cb['bypasses']} ({cb['state']})"))
+    explained, more = capped(c.cache_explained)
+    for m in explained:
+        out.append(("changed" if m.differs else "dim", "  B " + m.line()))
+        for d in m.differs[:4]:
+            out.append(("dim", f"      {d['component'][:60]}: A {d['change']} B"))
+    if more:
+        out.append(("dim", f"  ... {more} more miss(es) (--all)"))
 
     out.append(("head", "Compile time"))
     ct = js["compile_s"]

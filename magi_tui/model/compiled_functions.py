@@ -52,6 +52,8 @@ class Entry:
     resume_fns: list["Function"] = field(default_factory=list)
     #: fixed-name files that are there but refused: (file name, why)
     refused: list[tuple[str, str]] = field(default_factory=list)
+    #: the compile that made this entry, as the function's overview.md names it (our tracer's runs)
+    compile_id: str | None = None
 
     @property
     def label(self) -> str:
@@ -175,6 +177,10 @@ def _compiled_fns(d: Path, base: Path | None = None) -> list[CompiledFn]:
     return out
 
 
+#: ``## entry\\[1\\] (compile 0/0)`` in the tracer's overview.md
+_OVERVIEW_ENTRY_RE = re.compile(r"^## entry\\\[(\d+)\\\] \(compile ([!\d/_]{3,40})\)$", re.M)
+
+
 def _function(path: Path, depth: int, seen: set[str], base: Path | None = None) -> Function:
     refused: list[tuple[str, str]] = []
     fn = Function(path.name, path, _file(path / "overview.md", base, refused),
@@ -184,6 +190,11 @@ def _function(path: Path, depth: int, seen: set[str], base: Path | None = None) 
         _entries(fn, path, depth, seen, base)
     except Exception as exc:  # a hostile tree: keep what was indexed, say where it stopped
         fn.problem = f"indexing stopped: {type(exc).__name__}"
+    if fn.overview is not None and fn.entries:
+        text, _ = _files.read_head(fn.overview, 65536, base)
+        ids = {int(m.group(1)): m.group(2) for m in _OVERVIEW_ENTRY_RE.finditer(text or "")}
+        for e in fn.entries:
+            e.compile_id = ids.get(e.index)
     return fn
 
 

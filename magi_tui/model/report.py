@@ -10,7 +10,9 @@ import time
 from typing import Any
 
 from magi_format.text import fmt_seconds as fmt_duration  # the one duration format
+from magi_tui.model.cache_explain import run_misses_explained
 from magi_tui.model.checks import analyse, export_issue_json, run_status
+from magi_tui.model.fallbacks import fallbacks_json
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade, Failure, Restart
 from magi_tui.model.worklist import annotate_triage
@@ -95,6 +97,12 @@ def restart_json(r: Restart) -> dict[str, Any]:
                         for m in r.cascade.members[1:]] if r.cascade is not None else []}
 
 
+def frame_calls_text(f: Any) -> tuple[str, str]:
+    """A frame's calls served by its compiled entries and its eager calls, ``-`` where nothing counted
+    them (model/runtime.py)."""
+    return ("-" if f.calls is None else str(f.calls), "-" if f.eager_calls is None else str(f.eager_calls))
+
+
 def triage_json(run: RunModel) -> dict[str, Any]:
     """The headless contract (docs/HEADLESS.md). Lists are never capped here."""
     t = run.triage
@@ -126,8 +134,10 @@ def triage_json(run: RunModel) -> dict[str, Any]:
         "graph_breaks": [b.as_json() for b in a.worklist],
         "recompiles": [r.as_json() for r in a.recompiles],
         "frames": [f.as_json() for f in a.frames],
-        "cache": a.cache,
+        "cache": {**a.cache, "misses_explained": [m.as_json() for m in run_misses_explained(run)]},
         "compile_time": a.compile_time,
+        "runtime": a.runtime.as_json() if a.runtime is not None else None,
+        "fallbacks": fallbacks_json(a.fallbacks),
         "recompile_limit_hits": [i.as_json() for i in t.recompile_limit_hits],
         "tracer_stopped": [i.as_json() for i in t.tracer_stopped],
         "export_issues": [export_issue_json(run, i.event) for i in t.export_issues],
@@ -317,13 +327,23 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             lines.append(f"    ... {left} more (--all)")
     if a.frames:
         lines.append(f"  frames: {len(a.frames)}")
-        lines.append(f"    {'COMPILES':>8} {'BREAKS':>6} {'CACHE h/m/b':>11} {'TIME':>8} {'LIMIT':>5}  FRAME")
+        lines.append(f"    {'COMPILES':>8} {'BREAKS':>6} {'CACHE h/m/b':>11} {'TIME':>8} {'LIMIT':>5} "
+                     f"{'CALLS':>7} {'EAGER':>5}  FRAME")
         shown, left = _cap(a.frames, show_all, 8)
         for f in shown:
             cache = f"{f.cache_hits}/{f.cache_misses}/{f.cache_bypasses}"
             lim = f"{f.recompile_limit}" + ("!" if f.limit_hit else "")
+            calls, eager = frame_calls_text(f)
             lines.append(f"    {f.compiles:>8} {f.graph_breaks:>6} {cache:>11} {fmt_duration(f.compile_s):>8} "
-                         f"{lim:>5}  {_one(f.frame, 100)}")
+                         f"{lim:>5} {calls:>7} {eager:>5}  {_one(f.frame, 100)}")
+        if left:
+            lines.append(f"    ... {left} more (--all)")
+    fb = a.fallbacks
+    if fb:
+        lines.append(f"  silent fallbacks: {len(fb)} (ran uncompiled or compiled worse, no error)")
+        shown, left = _cap(fb, show_all, 8)
+        for item in shown:
+            lines.append(f"    {_one(item.text(), 150)}")
         if left:
             lines.append(f"    ... {left} more (--all)")
     c = a.cache
@@ -335,6 +355,13 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             rs = c["reasons"].get(state) or {}
             if rs:
                 lines.append(f"    {state} reasons: " + ", ".join(f"{_one(k, 60)} ×{v}" for k, v in list(rs.items())[:4]))
+        explained, left = _cap(run_misses_explained(run), show_all, 4)
+        for m in explained:
+            lines.append(f"    {_one(m.line(), 150)}")
+            for d in m.differs[:3]:
+                lines.append(f"      {_one(d['component'], 50)}: {_one(d['change'], 110)}")
+        if left:
+            lines.append(f"    ... {left} more miss(es) (--all)")
     ct = a.compile_time
     if ct["phases"]:
         total = ct["total_s"]

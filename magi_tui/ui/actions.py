@@ -124,8 +124,8 @@ CATALOGUE: tuple[Act, ...] = (
     Act("frames", "w", "frames", "Frames",
         "Frames view: one row per compiled code object (compiles, recompiles, breaks, cache, time)", "run"),
     Act("frames_back", "escape,q", "back", "Back", "Back to the frames, then to the run", "frames"),
-    Act("frames_sort", "s", "sort", "Sort", "Sort by the next column (time, compiles, recompiles, breaks, name)",
-        "frames"),
+    Act("frames_sort", "s", "sort", "Sort",
+        "Sort by the next column (time, compiles, recompiles, breaks, calls, eager calls, name)", "frames"),
     # -- run vs run, rank vs rank (issue #12) -------------------------------------------------
     Act("mark_run", "m", "mark_run", "Mark",
         "Mark the run under the cursor as A, then B (a third mark replaces the older)", "runs"),

@@ -1,5 +1,6 @@
 """The compiled_functions browser: functions -> entries (most recently used first, as Dynamo keeps them) -> guards / decompiled code /
-compiled fns / resume fns, with the chosen file on the right (overview.md rendered as Markdown).
+compiled fns / resume fns, with the chosen file on the right (overview.md rendered as Markdown). An entry
+says which compile made it and, for a run our tracer recorded, the calls it served and their seconds.
 
 Files are indexed and read by the model (:mod:`magi_tui.model.compiled_functions`,
 :mod:`magi_tui.model.files`) in thread workers: nothing outside the run directory is listed or shown
@@ -18,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Markdown, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from magi_format.text import literal
+from magi_format.text import fmt_seconds, literal
 from magi_tui.model import files
 from magi_tui.model.compiled_functions import (
     CompiledFn,
@@ -27,6 +28,7 @@ from magi_tui.model.compiled_functions import (
     compiled_functions_problem,
     index_compiled_functions,
 )
+from magi_tui.model.runtime import EntryCalls, read_runtime_file
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.widgets.file_view import FileView
 
@@ -50,6 +52,7 @@ class CompiledFunctionsScreen(Screen):
         super().__init__(**kwargs)
         self.run_path = run_path
         self.current: Path | None = None
+        self.calls: dict[str, EntryCalls] = {}   # compile id -> what its entry served at run time
 
     def compose(self) -> ComposeResult:
         yield Static(Text.assemble((" compiled_functions ", "bold reverse"), " ",
@@ -72,7 +75,9 @@ class CompiledFunctionsScreen(Screen):
     def _index(self) -> None:
         problem = compiled_functions_problem(self.run_path)
         fns = index_compiled_functions(self.run_path) if problem is None else []
-        self.app.call_from_thread(self._build, fns, problem)
+        info = read_runtime_file(self.run_path) if problem is None else None
+        calls = {e.compile_id: e for lst in info.entries.values() for e in lst} if info is not None else {}
+        self.app.call_from_thread(self._build, fns, problem, calls)
 
     def _leaf(self, parent: TreeNode, label: str, path: Path | None, style: str = "") -> None:
         if path is None:
@@ -106,6 +111,12 @@ class CompiledFunctionsScreen(Screen):
 
     def _add_entry(self, parent: TreeNode, e: Entry) -> None:
         label = Text(e.label, style="bold cyan" if e.index == 0 else "cyan", end="")
+        ran = self.calls.get(e.compile_id or "")   # first: the tree's width cuts what follows
+        if ran is not None and ran.calls is not None:
+            label.append(f"  ×{ran.calls} call(s)" + ("" if ran.seconds is None else f" {fmt_seconds(ran.seconds)}"),
+                         style="green" if ran.calls else "yellow")
+        if e.compile_id:
+            label.append(f"  compile {literal(e.compile_id, 40)}", style="dim")
         if e.guard_leaves is not None:
             label.append(f"  {e.guard_leaves} guards", style="dim")
         node = parent.add(label, e.decompiled, expand=e.index == 0)
@@ -138,7 +149,9 @@ class CompiledFunctionsScreen(Screen):
             for f in sub_files:
                 self._leaf(sub, f.name, f)
 
-    def _build(self, fns: list[Function], problem: str | None = None) -> None:
+    def _build(self, fns: list[Function], problem: str | None = None,
+               calls: dict[str, EntryCalls] | None = None) -> None:
+        self.calls = calls or {}
         tree = self.query_one(CFTree)
         tree.clear()
         if problem:

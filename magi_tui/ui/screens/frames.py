@@ -1,5 +1,6 @@
 """Frames: one row per compiled code object — compiles, recompiles, graph breaks, cache hit / miss /
-bypass, compile seconds, the recompile limit — sortable (``s``), the frame's events below; Enter on an
+bypass, compile seconds, the recompile limit, the calls its compiled entries served and those it ran
+eagerly (a run our tracer recorded) — sortable (``s``), the frame's entries and events below; Enter on an
 event shows it in the run's tree.
 
 The rows are the triage analysis's (:func:`magi_tui.model.checks.analyse`, the same the CLI's
@@ -29,10 +30,21 @@ from magi_tui.ui.widgets.footer import MagiFooter
 #: (column title, key)
 COLUMNS: tuple[tuple[str, str], ...] = (  # numbers first: at 80 columns the frame name is what is cut
     ("compiles", "compiles"), ("recomp", "recompiles"), ("breaks", "graph_breaks"),
-    ("hit/miss/byp", "cache"), ("time", "compile_s"), ("limit", "recompile_limit"), ("frame", "frame"),
+    ("hit/miss/byp", "cache"), ("time", "compile_s"), ("limit", "recompile_limit"), ("calls", "calls"),
+    ("eager", "eager_calls"), ("frame", "frame"),
 )
-SORTS = ("compile_s", "compiles", "recompiles", "graph_breaks", "frame")
+SORTS = ("compile_s", "compiles", "recompiles", "graph_breaks", "calls", "eager_calls", "frame")
 MAX_EVENTS = 500  # per frame shown: the tree holds them all
+
+
+def entries_line(f: FrameRow) -> str:
+    """`` · entries 0/0 ×30 1.7ms, 0/1 ×20 3.0ms · eager ×7``: what each compiled entry served at run time."""
+    if not f.entries and f.eager_calls is None:
+        return ""
+    parts = [f"{e.compile_id} ×{'?' if e.calls is None else e.calls}"
+             + ("" if e.seconds is None else f" {fmt_seconds(e.seconds)}") for e in f.entries]
+    out = " · entries " + ", ".join(parts) if parts else ""
+    return out + ("" if f.eager_calls is None else f" · eager ×{f.eager_calls}")
 
 
 def _sort_value(f: FrameRow, key: str):
@@ -108,6 +120,9 @@ class FramesScreen(Screen):
                 Text(cache, justify="right", style="yellow" if f.never_hits_cache else ""),
                 Text(fmt_seconds(f.compile_s), justify="right"),
                 Text(limit, justify="right", style="bold red" if f.limit_hit else "dim"),
+                Text("-" if f.calls is None else str(f.calls), justify="right", style="" if f.calls else "dim"),
+                Text("-" if f.eager_calls is None else str(f.eager_calls), justify="right",
+                     style="bold red" if f.eager_calls else "dim"),
                 Text(literal(short_frame(f.frame), 80), style="bold red" if f.limit_hit else ""),
                 key=f.key,
             )
@@ -140,8 +155,8 @@ class FramesScreen(Screen):
         if not self._events and f.cf_rel:
             shown = f"no timeline events: its evidence is {f.cf_rel}"
         self.query_one("#frames-events-title", Static).update(Text.assemble(
-            ("events of ", "dim"), (literal(f.frame, 80), "bold"), (f"  {shown} · Enter shows it in the tree",
-                                                                     "dim")))
+            ("events of ", "dim"), (literal(f.frame, 80), "bold"), (entries_line(f), "cyan"),
+            (f"  {shown} · Enter shows it in the tree", "dim")))
         if self._events:
             events.highlighted = 0
             events.focus()

@@ -372,6 +372,18 @@ class TriagePanel(Vertical):
                     body.append("  LIMIT HIT → eager", style="bold red")
                 row(f.limit_event or f.first_event, body, "frame")
             more(len(a.frames) - CAP)
+        if a.fallbacks:
+            section("Silent fallbacks", len(a.fallbacks))
+            for fb in a.fallbacks[:cap()]:
+                body = Text(literal(fb.kind, 30), style="bold red" if fb.calls else "bold yellow", end="")
+                if fb.calls is not None:
+                    body.append(f"  {fb.calls} eager call(s)", style="bold red" if fb.calls else "dim")
+                body.append("  " + literal(fb.what, 160))
+                where = fb.frame or (f"compile {fb.compile_id}" if fb.compile_id else None)
+                if where:
+                    body.append(f"\n    at {literal(where, 120)}", style="cyan")
+                row(fb.event, body, "fallback")
+            more(len(a.fallbacks) - CAP)
         ct = a.compile_time
         ranked = [(p["phase"], p["seconds"], None) for p in ct.get("phases", []) if p.get("seconds")]
         ranked += [(f"frame {name}", secs, None) for name, secs in sorted(

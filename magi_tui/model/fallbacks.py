@@ -1,0 +1,142 @@
+"""Every silent fallback in one place: what made code run uncompiled, or compile worse, without an error.
+
+One list, each item with where (the frame's file:line, the compile id) and how much (calls, when the run
+recorded them — ``runtime.json`` of our tracer):
+
+* ``recompile_limit``: a frame hit its recompile limit; the calls it then ran eagerly;
+* ``eager_calls``: calls a frame ran eagerly after a cache miss no entry served, with no limit hit
+  (a ``set_stance("eager_on_recompile")``, a recompile Dynamo skipped);
+* ``eager_calls_unattributed``: eager calls whose frame could not be told (two frames from one call site);
+* ``nothing_compiled``: a compile that ended with no guarded code (``has_guarded_code: false`` in torch's
+  compilation metrics): the frame runs as plain Python, with the failure or skip torch gave;
+* ``cache_bypass``: a compile that could not use the FX-graph / AOTAutograd cache, and why;
+* ``fallback_kernel``: an op Inductor could not lower and ran as an ATen kernel (``Using FallbackKernel``);
+  ``perf_hint``: Inductor's other performance hints — both recorded by our tracer, once per op / hint and
+  compile.
+
+What no recorded source holds yet is listed in :data:`NOT_RECORDED` (and in the JSON), so an empty
+section is not read as "none happened".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from magi_tui.model.files import json_or_none, read_head
+from magi_tui.model.frames import parse_compile_id
+
+#: metrics.json files read for ``nothing_compiled``, at most
+MAX_METRICS_READS = 300
+#: the tracer's event for one of Inductor's performance hints (``tracer/capture.py``), and how many are kept
+PERF_HINT_NAME = "fullgraph_perf_hint"
+MAX_HINTS = 2000
+_FALLBACK_KERNEL = "Using FallbackKernel: "
+
+NOT_RECORDED = [
+    "ops Inductor ran as eager fallback kernels and its performance hints, from a TORCH_TRACE log (torch "
+    "logs them as text, not in the structured trace; our tracer records them)",
+    "fallback kernels and hints of a graph served from the FX-graph cache (Inductor does not lower it "
+    "again, so it gives no hint)",
+    "cudagraph skips (compilation_metrics.cudagraph_skip_reason is not kept in metrics.json)",
+    "calls of a frame Dynamo skipped whole before tracing it (no tensors, skipfiles): torch records no "
+    "event for them",
+]
+
+
+@dataclass
+class Fallback:
+    kind: str
+    what: str
+    frame: str | None = None
+    file: str | None = None
+    line: int | None = None
+    compile_id: str | None = None
+    calls: int | None = None         # calls that ran eagerly because of it (None: not counted)
+    index: int | None = None         # the timeline event that says it, when one does
+    event: Any = None                # that event (the triage panel jumps to it)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "what": self.what, "frame": self.frame, "file": self.file, "line": self.line,
+                "compile_id": self.compile_id, "calls": self.calls, "index": self.index}
+
+    def text(self) -> str:
+        where = f"{self.frame}" if self.frame else (f"compile {self.compile_id}" if self.compile_id else "")
+        n = "" if self.calls is None else f" — {self.calls} eager call(s)"
+        return f"{self.kind}: {self.what}" + (f" [{where}]" if where else "") + n
+
+
+def _frame_of(frames: dict[str, Any], cid: str | None) -> Any:
+    p = parse_compile_id(cid)
+    return frames.get(p[0]) if p else None
+
+
+def fallbacks(run: Any, analysis: Any, metrics_events: list, hint_events: list = ()) -> list[Fallback]:
+    """The run's silent fallbacks, in the order a performance engineer reads them: eager calls first.
+    ``metrics_events``: the compile ends with a ``metrics.json``; ``hint_events``: the tracer's
+    ``perf_hint`` events (the analysis' fold keeps both)."""
+    out: list[Fallback] = []
+    frames = {f.key: f for f in analysis.frames}
+    rt = analysis.runtime
+    for f in analysis.frames:
+        if f.limit_hit:
+            out.append(Fallback("recompile_limit", f"hit the recompile limit ({f.recompile_limit}): later calls "
+                                "no entry serves run eagerly", f.frame, f.file, f.line, calls=f.eager_calls,
+                                index=f.limit_event.index if f.limit_event is not None else None,
+                                event=f.limit_event))
+        elif f.eager_calls:
+            out.append(Fallback("eager_calls", "ran eagerly after a cache miss that no new entry served (a "
+                                "stance such as eager_on_recompile, or a skipped recompile)", f.frame, f.file,
+                                f.line, calls=f.eager_calls))
+    if rt is not None and rt.eager_unattributed:
+        out.append(Fallback("eager_calls_unattributed", "eager calls after a cache miss, frame not told apart "
+                            "(frames sharing a call site)", calls=rt.eager_unattributed))
+    budget = MAX_METRICS_READS
+    for ev in metrics_events:
+        if budget <= 0:
+            break
+        text = None
+        for fname, path, _p in run.files(ev):
+            if fname == "metrics.json" and path is not None:
+                budget -= 1
+                text, _problem = read_head(path, 1 << 20, run.files_root)
+        m = json_or_none(text)
+        if not isinstance(m, dict) or m.get("has_guarded_code") is not False:
+            continue
+        why = m.get("fail_reason") or m.get("fail_type") or "Dynamo produced no guarded code"
+        f = _frame_of(frames, ev.compile_id)
+        out.append(Fallback("nothing_compiled", f"nothing compiled: {str(why).splitlines()[0][:300]}",
+                            f.frame if f else m.get("co_name"), f.file if f else m.get("co_filename"),
+                            f.line if f else m.get("co_firstlineno"), ev.compile_id, index=ev.index, event=ev))
+    for item in run.triage.cache_bypasses:
+        ev = item.event
+        f = _frame_of(frames, ev.compile_id)
+        cache = (ev.summary or {}).get("cache") or "cache"
+        out.append(Fallback("cache_bypass", f"{cache} bypassed: {str(item.reason or '?').splitlines()[0][:300]}",
+                            f.frame if f else None, f.file if f else None, f.line if f else None, ev.compile_id,
+                            index=ev.index, event=ev))
+    seen: set[tuple] = set()
+    for ev in hint_events:
+        try:
+            a = run.attributes(ev)
+        except Exception:
+            a = {}
+        hint = str((a if isinstance(a, dict) else {}).get("hint") or "").strip()
+        if not hint or (hint, ev.compile_id) in seen:
+            continue
+        seen.add((hint, ev.compile_id))
+        f = _frame_of(frames, ev.compile_id)
+        if hint.startswith(_FALLBACK_KERNEL):
+            kind, what = "fallback_kernel", f"Inductor ran {hint[len(_FALLBACK_KERNEL):][:200]} as an eager ATen kernel"
+        else:
+            kind, what = "perf_hint", hint.splitlines()[0][:300]
+        out.append(Fallback(kind, what, f.frame if f else None, f.file if f else None, f.line if f else None,
+                            ev.compile_id, index=ev.index, event=ev))
+    return out
+
+
+def fallbacks_json(items: list[Fallback]) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for it in items:
+        counts[it.kind] = counts.get(it.kind, 0) + 1
+    return {"items": [it.as_json() for it in items], "counts": counts, "not_recorded": list(NOT_RECORDED)}

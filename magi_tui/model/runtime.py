@@ -1,0 +1,180 @@
+"""What the compiled code cost at run time, per frame: calls and seconds per compiled entry, eager calls.
+
+Two sources, said in :attr:`RuntimeInfo.source`:
+
+* ``tracer``: ``runtime.json``, which our tracer writes when the traced block ends (``tracer/runtime.py``
+  counts every call of every cache entry it saw compiled, and every call a frame ran eagerly after a
+  cache miss no entry served);
+* ``graph_execution``: a TORCH_TRACE log's ``graph_execution`` artifacts, which torch writes only around
+  ``torch._inductor.debug.record_and_log_graph_execution_order()``: the compile id of each Inductor graph
+  call, in order. They give calls per compile id and nothing else (no seconds, no eager calls, no entry
+  without an Inductor graph); :attr:`RuntimeInfo.not_recorded` says so.
+
+Anything else (an upstream run, a log without those records) has no runtime info: ``None``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from magi_format.layout import RUNTIME_FILE
+from magi_tui.model.files import json_or_none, read_head
+from magi_tui.model.frames import parse_compile_id
+
+#: runtime.json is read up to this many bytes (an entry is ~200 bytes: 50k entries)
+MAX_RUNTIME_BYTES = 10 << 20
+#: graph_execution artifacts read per run, at most
+MAX_EXEC_FILES = 200
+
+GRAPH_EXECUTION_FILE = "graph_execution.json"
+_LOG_NOT_RECORDED = [
+    "seconds per entry (torch's graph_execution records name the graph run, not how long it ran)",
+    "eager calls (past the recompile limit, skipped frames): torch records nothing per call",
+    "entries without an Inductor graph (another backend, an empty graph) and calls made outside "
+    "torch._inductor.debug.record_and_log_graph_execution_order()",
+]
+
+
+@dataclass
+class EntryCalls:
+    compile_id: str
+    calls: int | None            # None: the entry's code could not be counted
+    seconds: float | None        # None: not measured (a log; an entry not counted)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "calls": self.calls,
+                "seconds": None if self.seconds is None else round(self.seconds, 6)}
+
+
+@dataclass
+class RuntimeInfo:
+    source: str                                        # "tracer" | "graph_execution"
+    entries: dict[str, list[EntryCalls]] = field(default_factory=dict)   # frame key -> its entries
+    eager: dict[str, int] = field(default_factory=dict)                  # frame key -> eager calls
+    eager_unattributed: int = 0
+    lookups: dict[str, int] | None = None               # the tracer's cache lookups: hits, misses
+    not_recorded: list[str] = field(default_factory=list)
+
+    def frame_entries(self, key: str) -> list[EntryCalls]:
+        return self.entries.get(key, [])
+
+    def eager_calls(self, key: str) -> int | None:
+        """A frame's eager calls: 0 when counted and none, None when the source cannot tell (a log; a frame
+        with no cache entry: torch never looks it up, so its calls are not seen)."""
+        if self.source != "tracer" or (key not in self.entries and key not in self.eager):
+            return None
+        return self.eager.get(key, 0)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"source": self.source, "eager_calls_unattributed": self.eager_unattributed,
+                "cache_lookups": self.lookups, "not_recorded": list(self.not_recorded)}
+
+
+def _num(v: Any, kind: type) -> Any:
+    if kind is int:
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 and v == v and v != float("inf"):
+        return float(v)
+    return None
+
+
+def from_runtime_json(data: Any) -> RuntimeInfo | None:
+    """``runtime.json``'s value -> :class:`RuntimeInfo`; None when it is not one (a hostile or cut file:
+    values of the wrong type are dropped one by one, never raised)."""
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+        return None
+    info = RuntimeInfo("tracer")
+    for e in data["entries"]:
+        if not isinstance(e, dict):
+            continue
+        cid = e.get("compile_id")
+        p = parse_compile_id(cid) if isinstance(cid, str) else None
+        if p is None:
+            continue
+        key = e.get("frame_key") if isinstance(e.get("frame_key"), str) else p[0]
+        info.entries.setdefault(key, []).append(EntryCalls(cid, _num(e.get("calls"), int),
+                                                           _num(e.get("seconds"), float)))
+    eager = data.get("eager_calls")
+    if isinstance(eager, dict):
+        for k, v in eager.items():
+            n = _num(v, int)
+            if isinstance(k, str) and n is not None:
+                info.eager[k] = n
+    info.eager_unattributed = _num(data.get("eager_calls_unattributed"), int) or 0
+    lk = data.get("cache_lookups")
+    if isinstance(lk, dict):
+        info.lookups = {k: _num(lk.get(k), int) or 0 for k in ("hits", "misses")}
+    nc = data.get("not_counted")
+    if isinstance(nc, list):
+        info.not_recorded = [str(x)[:300] for x in nc[:10]]
+    for lst in info.entries.values():
+        lst.sort(key=lambda ec: parse_compile_id(ec.compile_id)[1])
+    return info
+
+
+def read_runtime_file(run_dir: os.PathLike[str] | str) -> RuntimeInfo | None:
+    path = os.path.join(run_dir, RUNTIME_FILE)
+    if not os.path.lexists(path):
+        return None
+    text, _problem = read_head(path, MAX_RUNTIME_BYTES, run_dir)
+    return from_runtime_json(json_or_none(text))
+
+
+def from_graph_execution(payloads: Iterable[str | None]) -> RuntimeInfo | None:
+    """TORCH_TRACE ``graph_execution`` payloads (``{"graph_execution_order": [{"compile_id": "0/0"}, …]}``)
+    -> calls per compile id; None when none of them holds a call."""
+    calls: Counter = Counter()
+    for text in payloads:
+        data = json_or_none(text)
+        order = data.get("graph_execution_order") if isinstance(data, dict) else None
+        if not isinstance(order, list):
+            continue
+        for item in order:
+            cid = item.get("compile_id") if isinstance(item, dict) else None
+            if isinstance(cid, str) and parse_compile_id(cid) is not None:
+                calls[cid.strip("[]")] += 1
+    if not calls:
+        return None
+    info = RuntimeInfo("graph_execution", not_recorded=list(_LOG_NOT_RECORDED))
+    for cid, n in calls.items():
+        p = parse_compile_id(cid)
+        info.entries.setdefault(p[0], []).append(EntryCalls(cid, n, None))
+    for lst in info.entries.values():
+        lst.sort(key=lambda ec: parse_compile_id(ec.compile_id)[1])
+    return info
+
+
+def runtime_stamp(run_dir: os.PathLike[str] | str) -> tuple:
+    """What changes when ``runtime.json`` is (re)written: part of the analysis' memo key."""
+    try:
+        st = os.stat(os.path.join(run_dir, RUNTIME_FILE))
+        return (st.st_mtime_ns, st.st_size)
+    except OSError:
+        return (None,)
+
+
+def runtime_info(run: Any, exec_events: list) -> RuntimeInfo | None:
+    """The run's runtime info: its ``runtime.json``, else the ``graph_execution`` events' payloads
+    (``exec_events``: the events carrying a ``graph_execution.json``, as the analysis' fold kept them)."""
+    info = read_runtime_file(run.path) if run.has_event_folders else None
+    if info is not None or not exec_events:
+        return info
+    payloads = []
+    root = run.files_root
+    for ev in exec_events[:MAX_EXEC_FILES]:
+        for fname, path, _problem in run.files(ev):
+            if fname == GRAPH_EXECUTION_FILE and path is not None:
+                text, _p = read_head(path, MAX_RUNTIME_BYTES, root)
+                payloads.append(text)
+    return from_graph_execution(payloads)
+
+
+def entries_json(info: RuntimeInfo | None, key: str) -> list[dict[str, Any]]:
+    return [e.as_json() for e in info.frame_entries(key)] if info is not None else []
+
+
+__all__ = ["EntryCalls", "RuntimeInfo", "from_runtime_json", "from_graph_execution", "read_runtime_file",
+           "runtime_info", "runtime_stamp", "entries_json"]
