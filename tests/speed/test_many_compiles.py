@@ -1,0 +1,92 @@
+"""A run with more compile ids than a tree should show at once (issue #21: a service recompiling for
+dynamic shapes, a fuzz harness): the model finds a compile by its id, the tree cuts a session's compiles
+into buckets of ``BUCKET`` made on demand, and reading, showing, revealing and folding stay whole."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+
+from magi_tui.model import RunModel
+from magi_tui.ui.widgets.event_tree import BUCKET, EventTree
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from synth import write_trace_log  # noqa: E402
+
+FRAMES = 2 * BUCKET + 150  # three compile buckets
+
+
+class _TreeApp(App):
+    def __init__(self, run: RunModel) -> None:
+        super().__init__()
+        self.run_model = run
+
+    def compose(self) -> ComposeResult:
+        yield EventTree(self.run_model, id="tree")
+
+
+def _nodes(tree: EventTree, kind: str) -> list:
+    out, stack = [], [tree.root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.data is not None and node.data.kind == kind:
+            out.append(node)
+    return out
+
+
+def test_the_model_indexes_compiles_by_session_and_id(tmp_path):
+    log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 50)
+    run = RunModel(log).load()
+    tree = run.tree
+    assert tree.has_compile_ids
+    comps = tree.sessions[0].compiles
+    assert [c.compile_id for c in comps] == [f"{i}/0" for i in range(50)]
+    assert all(tree.compile_node(0, c.compile_id) is c and c.pos == i for i, c in enumerate(comps))
+    assert tree.compile_node(0, "no/such") is None
+
+
+async def test_compiles_past_a_bucket_are_cut_into_buckets_made_on_demand(tmp_path):
+    log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", FRAMES, fail_every=97)
+    run = RunModel(log)
+    run.update(max_bytes=1 << 16)  # a first read: fewer compiles than a bucket
+    app = _TreeApp(run)
+    async with app.run_test(size=(100, 30)) as pilot:
+        tree = app.query_one(EventTree)
+        tree.rebuild()
+        assert len(run.tree.sessions[0].compiles) < BUCKET
+        assert not _nodes(tree, "cbucket") and _nodes(tree, "compile")
+        while True:  # the rest, shown as the app shows a load: the session crosses BUCKET compiles
+            up = run.update(max_bytes=1 << 17)
+            if not up:
+                break
+            tree.apply(up)
+            await pilot.pause()
+        buckets = _nodes(tree, "cbucket")
+        labels = sorted(b.label.plain for b in buckets)
+        assert len(buckets) == 3
+        assert labels[0].startswith(f"compile 0/0 … {BUCKET - 1}/0  ({BUCKET} compiles)")
+        assert any("(150 compiles)" in lb for lb in labels)
+        assert any("with failures" in lb for lb in labels)  # frame 96 failed
+        # only the first bucket was opened: its compiles have nodes, the others none yet
+        assert len(_nodes(tree, "compile")) == BUCKET
+        # revealing an event of the last compile opens its bucket and lands on it
+        last = run.events[-1]
+        node = tree.reveal(last)
+        assert node is not None and tree.cursor_node is node
+        assert len(_nodes(tree, "compile")) == BUCKET + 150
+        up = node
+        while up.data.kind != "compile":
+            up = up.parent
+        assert up.label.plain.startswith(f"compile {FRAMES - 1}/0  fn_{FRAMES - 1}")
+        # folding gives back the nodes of buckets the cursor is not in (except the newest)
+        tree.move_cursor(node)
+        tree.fold_stale_buckets()
+        await pilot.pause()
+        assert len(_nodes(tree, "compile")) == 150
+        # every compile is still reachable
+        first = run.events[0]
+        assert tree.reveal(first) is not None
+        assert len(_nodes(tree, "compile")) == BUCKET + 150
