@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magi_tui.model.events import Event
-from magi_tui.model.files import FileProblem, open_regular, read_head
+from magi_tui.model.files import FileProblem, open_regular
 from magi_tui.model.frames import CfFrame, CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
 from magi_tui.model.guards import (
     DEFAULT_RECOMPILE_LIMIT,
@@ -200,14 +200,12 @@ def event_attrs(run: RunModel, ev: Event) -> dict[str, Any]:
 
 
 def _read_event_file(run: RunModel, ev: Event, name: str, budget: list[int]) -> str | None:
+    """The text of one of the event's files; each try spends one of ``budget`` (found or not: looking
+    costs as much as reading, and a run can list 100k files that are not there)."""
     if budget[0] <= 0 or name not in (ev.files or ()):
         return None
-    for fname, path, _problem in run.files(ev):
-        if fname == name and path is not None:
-            budget[0] -= 1
-            text, _problem = read_head(path, MAX_TEXT, run.path)
-            return text
-    return None
+    budget[0] -= 1
+    return run.file_text(ev, name, MAX_TEXT)
 
 
 def _first_line(text: str | None) -> str:

@@ -90,3 +90,35 @@ async def test_compiles_past_a_bucket_are_cut_into_buckets_made_on_demand(tmp_pa
         first = run.events[0]
         assert tree.reveal(first) is not None
         assert len(_nodes(tree, "compile")) == BUCKET + 150
+
+
+def test_the_analysis_reads_a_bounded_number_of_event_files_listed_but_missing(tmp_path, monkeypatch):
+    """A run dir whose events list files that are not there (copied without ``files/``): each try to
+    read one costs a path walk, so tries, not finds, are what the budget counts."""
+    from synth import write_run_from_log
+
+    from magi_tui.model import checks
+    from magi_tui.model.report import triage_json
+
+    log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 300)
+    run_dir = write_run_from_log(log, tmp_path / "model_1_Fuzz_rank_0")
+    assert not (run_dir / "timeline_events" / "files").exists()
+    monkeypatch.setattr(checks, "MAX_FILE_READS", 50)
+    calls = []
+    real = RunModel.files
+    monkeypatch.setattr(RunModel, "files", lambda self, ev: calls.append(ev) or real(self, ev))
+    out = triage_json(RunModel(run_dir).load())
+    assert out["frames"] and len(out["frames"]) == 300
+    assert 0 < len(calls) <= 50
+
+
+def test_a_logs_frames_have_their_file_and_line_from_metrics_without_copies_written(tmp_path, monkeypatch):
+    from magi_tui.model.report import triage_json
+    from magi_tui.model.torchtrace.reader import TraceLogReader
+
+    log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 20)
+    monkeypatch.setattr(TraceLogReader, "_write_copy", lambda *a: (_ for _ in ()).throw(AssertionError("copy")))
+    frames = triage_json(RunModel(log).load())["frames"]
+    assert [(f["frame"], f["file"], f["line"]) for f in frames[:2]] == [
+        ("fn_0 (fuzz_harness.py:100)", "/home/user/project/fuzz_harness.py", 100),
+        ("fn_1 (fuzz_harness.py:101)", "/home/user/project/fuzz_harness.py", 101)]

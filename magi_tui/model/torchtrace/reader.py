@@ -197,6 +197,17 @@ class TraceLogReader:
         except Exception as exc:
             return [("?", None, f"cannot list files: {type(exc).__name__}")]
 
+    def file_text(self, ev: Event, name: str, limit: int) -> str | None:
+        """The text of the event's file ``name`` (its first ``limit`` characters) from what this reader
+        holds, writing no copy; None when the event has no such file or the log changed. Never raises."""
+        with self._lock:
+            entries = self._files.get(ev.seq)
+        for fname, src in entries or ():
+            if fname == name:
+                text = self._read_payload(src) if isinstance(src, _Range) else src
+                return None if text is None else text[:limit]
+        return None
+
     # -- identity ------------------------------------------------------------------------------
     def _reset_locked(self) -> None:
         with self._lock:
