@@ -78,6 +78,8 @@ KNOWN_KINDS = frozenset({
     "export",
 })
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+#: an event's line, as the tracer's writer spells it (one encoder, not one per call)
+_encode_line = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def tlparse_compile_id(md: dict[str, Any]) -> str | None:
@@ -431,11 +433,15 @@ class TraceLogReader:
         name, attrs, files = spec[0], spec[1], spec[2] or {}
         if len(spec) > 3 and spec[3] is not None:
             ts = spec[3]
-        attrs = json_safe(attrs)
         if ts is not None and self._t0 is None:
             self._t0 = ts
         obj = timeline_record(self.seq, name, list(files), attrs, ts, self._t0)
-        line = json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace")
+        try:  # encoded once: a record's attributes are plain JSON but for a hostile log's
+            text = _encode_line(obj)
+        except (TypeError, ValueError):
+            obj["attributes"] = json_safe(attrs)
+            text = _encode_line(obj)
+        line = text.encode("utf-8", "replace")
         with self._lock:
             off = len(self._lines)
             self._lines += line + b"\n"
