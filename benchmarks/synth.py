@@ -284,5 +284,5 @@ def write_run_from_log(log: str | Path, run: str | Path) -> Path:
         pass
     te = Path(run) / "timeline_events"
     te.mkdir(parents=True, exist_ok=True)
-    (te / "timeline.jsonl").write_bytes(bytes(reader._lines))
+    (te / "timeline.jsonl").write_bytes(reader._lines.all())
     return Path(run)

@@ -122,3 +122,23 @@ def test_a_logs_frames_have_their_file_and_line_from_metrics_without_copies_writ
     assert [(f["frame"], f["file"], f["line"]) for f in frames[:2]] == [
         ("fn_0 (fuzz_harness.py:100)", "/home/user/project/fuzz_harness.py", 100),
         ("fn_1 (fuzz_harness.py:101)", "/home/user/project/fuzz_harness.py", 101)]
+
+
+def test_a_long_logs_lines_and_small_files_read_back_from_compressed_blocks(tmp_path):
+    """The log reader keeps its events' lines and small files in zlib blocks: every one reads back."""
+    import json
+
+    log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 1500)
+    run = RunModel(log).load()
+    reader = run.reader
+    assert len(reader._lines._blocks) > 3 and len(reader._texts._blocks) >= 1  # blocks were sealed
+    for ev in run.events[::7] + run.events[-3:]:
+        obj = run.line(ev)
+        assert obj["name"] == ev.name and obj["index"] == ev.index
+        assert obj["attributes"]["compile_id"] == ev.compile_id
+    closes = [ev for ev in run.events if ev.name == "fullgraph_after_compile"]
+    for ev in (closes[0], closes[len(closes) // 2], closes[-1]):
+        metrics = json.loads(run.file_text(ev, "metrics.json", 1 << 16))
+        assert metrics["compile_id"] == ev.compile_id and metrics["co_name"] == f"fn_{metrics['compile_id'][:-2]}"
+        (name, path, problem), *_ = [f for f in run.files(ev) if f[0] == "metrics.json"]
+        assert problem is None and json.loads(path.read_text()) == metrics
