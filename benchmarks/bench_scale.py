@@ -81,6 +81,16 @@ def _whole_process(cmd: list[str], timeout: float) -> dict:
     return row
 
 
+def _in_child(fn: str, *args: object) -> Path:
+    """``synth.<fn>(*args)`` (strings; a number as int) in a child process: a child's peak RSS (``wait4``)
+    starts from its parent's at fork, so this process stays small while it writes the inputs. Returns
+    the path written (the last path argument)."""
+    code = (f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(ROOT)!r}]; import synth; "
+            f"synth.{fn}(*[int(a) if a.isdigit() else a for a in sys.argv[1:]])")
+    subprocess.run([sys.executable, "-c", code, *map(str, args)], check=True, cwd=ROOT)
+    return Path(str([a for a in args if isinstance(a, Path)][-1]))
+
+
 def _med(rows: list[dict], key: str) -> float:
     return round(statistics.median(r[key] for r in rows), 3)
 
@@ -121,12 +131,11 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=["log", "run"])
     ap.add_argument("--timeout", type=float, default=600)
     args = ap.parse_args()
-    from synth import write_trace_log
-
     results: dict = {"repeat": args.repeat, "python": sys.version.split()[0]}
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
         if "log" in args.only:
-            log = write_trace_log(Path(tmp) / "log" / "dedicated_log_torch_trace_rank_0_bench.log", args.frames)
+            log = _in_child("write_trace_log", Path(tmp) / "log" / "dedicated_log_torch_trace_rank_0_bench.log",
+                            args.frames)
             res = measure(log, args.frames, args.repeat, args.timeout)
             res["frames"] = args.frames
             res["log_mb"] = round(log.stat().st_size / 1e6, 1)
@@ -136,12 +145,10 @@ def main() -> None:
                             "app_le_2x_headless": res["tui_load"]["ratio_cpu_vs_triage"] <= 2}
             results["log_frames"] = res
         if "run" in args.only:
-            log = write_trace_log(Path(tmp) / "src" / "dedicated_log_torch_trace_rank_0_src.log", args.compiles)
-            run = Path(tmp) / "magi_depyf" / "run_20261124_000000" / "model_1_Fuzz_rank_0"
-            # in a child: a child's peak RSS (wait4) starts from its parent's at fork
-            subprocess.run([sys.executable, "-c", "import sys; sys.path[:0] = sys.argv[3:]; from synth import "
-                            "write_run_from_log as w; w(sys.argv[1], sys.argv[2])", str(log), str(run),
-                            str(HERE), str(ROOT)], check=True)
+            log = _in_child("write_trace_log", Path(tmp) / "src" / "dedicated_log_torch_trace_rank_0_src.log",
+                            args.compiles)
+            run = _in_child("write_run_from_log", log,
+                            Path(tmp) / "magi_depyf" / "run_20261124_000000" / "model_1_Fuzz_rank_0")
             log.unlink()
             res = measure(run, args.compiles, args.repeat, args.timeout)
             res["compile_ids"] = args.compiles
