@@ -65,8 +65,10 @@ def _whole_process(cmd: list[str], timeout: float) -> dict:
             time.sleep(0.02)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
+        # only the tail: triage --json on 100k frames writes ~100 MB, and reading it all would make this
+        # process big, and every later child's peak RSS starts from its parent's at fork
+        out.seek(max(0, out.seek(0, 2) - (64 << 10)))
+        err.seek(max(0, err.seek(0, 2) - (64 << 10)))
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     row = {"cpu_s": round(ru.ru_utime + ru.ru_stime, 3), "wall_s": round(wall, 3),
            "peak_rss_mb": round(ru.ru_maxrss / 1024, 1)}
