@@ -378,7 +378,13 @@ class RunModel:
         own = getattr(self.reader, "file_text", None)
         if own is not None:
             return own(ev, name, limit)
-        root = self.path if self.has_event_folders else None
+        root = None
+        if self.has_event_folders:
+            root = self.path
+            try:  # not there (a run copied without files/): said by one lstat, before the safe path walk
+                os.lstat(os.path.join(self.path, event_folder_rel(ev), name))
+            except (OSError, ValueError):
+                return None
         for fname, path, _problem in self.files(ev):
             if fname == name and path is not None:
                 return read_head(path, limit, root)[0]

@@ -93,11 +93,13 @@ async def test_compiles_past_a_bucket_are_cut_into_buckets_made_on_demand(tmp_pa
 
 
 def test_the_analysis_reads_a_bounded_number_of_event_files_listed_but_missing(tmp_path, monkeypatch):
-    """A run dir whose events list files that are not there (copied without ``files/``): each try to
-    read one costs a path walk, so tries, not finds, are what the budget counts."""
+    """A run dir whose events list files that are not there (copied without ``files/``) or are not
+    files: each try to read one costs a path walk, so tries, not finds, are what the budget counts,
+    and a file that is simply absent costs one lstat."""
     from synth import write_run_from_log
 
     from magi_tui.model import checks
+    from magi_tui.model.layout import event_folder_rel
     from magi_tui.model.report import triage_json
 
     log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 300)
@@ -108,7 +110,12 @@ def test_the_analysis_reads_a_bounded_number_of_event_files_listed_but_missing(t
     real = RunModel.files
     monkeypatch.setattr(RunModel, "files", lambda self, ev: calls.append(ev) or real(self, ev))
     out = triage_json(RunModel(run_dir).load())
-    assert out["frames"] and len(out["frames"]) == 300
+    assert len(out["frames"]) == 300 and not calls  # absent: no walk at all
+    for ev in RunModel(run_dir).load().events:  # there, but folders: each try walks the path
+        if "metrics.json" in ev.files:
+            (run_dir / event_folder_rel(ev) / "metrics.json").mkdir(parents=True)
+    out = triage_json(RunModel(run_dir).load())
+    assert len(out["frames"]) == 300
     assert 0 < len(calls) <= 50
 
 
