@@ -211,3 +211,78 @@ def _graph_text(fname: str, index: int) -> str:
         '        relu: "f32[4, 64][64, 1]cpu" = torch.relu(linear);  linear = None',
         "        return (relu,)",
     ]) + "\n"
+
+
+# -- a TORCH_TRACE log with many frames (issue #21: a service recompiling for shapes, a fuzz harness) ------
+_GLOG = "V1122 {h:02d}:{m:02d}:{s:02d}.{us:06d} 5512 {src}] "
+_USER_FILE = "/home/user/project/fuzz_harness.py"
+_FRAME_GRAPH = (
+    "class GraphModule(torch.nn.Module):\n"
+    '    def forward(self, L_x_: "f32[4, 8][8, 1]cpu"):\n'
+    "        l_x_ = L_x_\n"
+    '        add: "f32[4, 8][8, 1]cpu" = l_x_ + {k};  l_x_ = None\n'
+    "        return (add,)\n")
+
+
+def _trace_record(t: float, src: str, md: dict, payload: str | None = None) -> str:
+    import hashlib
+
+    if payload is not None:
+        md = {**md, "has_payload": hashlib.md5(payload.encode()).hexdigest()}
+    whole = int(t)
+    head = _GLOG.format(h=whole // 3600 % 24, m=whole // 60 % 60, s=whole % 60, us=int((t - whole) * 1e6), src=src)
+    out = head + json.dumps(md) + "\n"
+    if payload is not None:
+        out += "".join("\t" + ln + "\n" for ln in payload.split("\n"))
+    return out
+
+
+def trace_log_records(n_frames: int, *, graph_every: int = 10, fail_every: int = 0):
+    """The records (strings, each ending in a newline) of a TORCH_TRACE log in torch 2.13's format where
+    ``n_frames`` distinct frames are each compiled once (``frame_id`` i, compile id ``i/0``): the
+    ``str`` table, then per frame ``dynamo_start`` (its stack), every ``graph_every``-th frame a
+    ``dynamo_output_graph`` with a small graph, and ``compilation_metrics`` (the other frames produced no
+    graph, as most frames of a harness calling many small functions do); every ``fail_every``-th frame
+    (0: none) fails (``fail_type``). About 650 bytes per frame."""
+    t = 11 * 3600 + 12 * 60 + 39.0
+    yield _trace_record(t, "torch/_logging/structured.py:28", {"str": [_USER_FILE, 0]})
+    for i in range(n_frames):
+        t += 0.0003
+        ids = {"frame_id": i, "frame_compile_id": 0, "attempt": 0}
+        stack = [{"line": 40, "name": "<module>", "filename": 0, "loc": "main()"},
+                 {"line": 100 + i % 900, "name": f"fn_{i}", "filename": 0}]
+        yield _trace_record(t, "torch/_dynamo/convert_frame.py:303", {"dynamo_start": {"stack": stack}, **ids})
+        if graph_every and i % graph_every == 0:
+            yield _trace_record(t, "torch/_dynamo/output_graph.py:1689",
+                                {"dynamo_output_graph": {"sizes": {"l_x_": [4, 8], "add": [4, 8]}}, **ids},
+                                _FRAME_GRAPH.replace("{k}", str(i % 97)))
+        failed = bool(fail_every) and i % fail_every == fail_every - 1
+        m = {"compile_id": f"{i}/0", "co_name": f"fn_{i}", "co_filename": _USER_FILE,
+             "co_firstlineno": 100 + i % 900, "guard_count": None if failed else 3,
+             "graph_op_count": int(bool(graph_every) and i % graph_every == 0),
+             "entire_frame_compile_time_s": 0.0002, "fail_type": "Unsupported" if failed else None,
+             "fail_reason": "Failed to trace builtin operator" if failed else None}
+        yield _trace_record(t + 0.0002, "torch/_dynamo/utils.py:2009", {"compilation_metrics": m, **ids})
+
+
+def write_trace_log(path: str | Path, n_frames: int, **kw) -> Path:
+    """Write :func:`trace_log_records` to ``path`` (a ``dedicated_log_torch_trace_*.log`` name)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.writelines(trace_log_records(n_frames, **kw))
+    return path
+
+
+def write_run_from_log(log: str | Path, run: str | Path) -> Path:
+    """A run directory holding the events the TORCH_TRACE reader makes of ``log`` (the lines the tracer
+    writes for the same records, FORMAT.md part B: every event carries its ``compile_id``)."""
+    from magi_tui.model.torchtrace.reader import TraceLogReader
+
+    reader = TraceLogReader(log)
+    while reader.read(8 << 20).events:
+        pass
+    te = Path(run) / "timeline_events"
+    te.mkdir(parents=True, exist_ok=True)
+    (te / "timeline.jsonl").write_bytes(reader._lines.all())
+    return Path(run)

@@ -41,6 +41,20 @@ def session_record(pid: int, host: str, started: float, ended: float | None) -> 
 FOLDER_RE = re.compile(r"^(\d{4,})_(.+)$")
 
 
+_LAST_SECOND: list[tuple] = [(None, "")]  # (the last second formatted, its text): strftime is the slow part
+
+
+def _datetime_text(ts: float) -> str:
+    """``datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]``, the second's part formatted
+    once per second (events come thousands a second)."""
+    dt = datetime.fromtimestamp(ts)
+    key = dt.replace(microsecond=0)
+    last = _LAST_SECOND[0]  # one tuple, swapped whole: the tracer's threads may share it
+    if last[0] != key:
+        last = _LAST_SECOND[0] = (key, key.strftime("%Y-%m-%d %H:%M:%S"))
+    return f"{last[1]}.{dt.microsecond // 1000:03d}"
+
+
 def timeline_record(index: int, name: str, files: list[str], attrs: Any, ts: float | None,
                     t0: float | None) -> dict[str, Any]:
     """One ``timeline.jsonl`` line as a JSON object, in the writer's key order (FORMAT.md §4): the tracer
@@ -53,7 +67,7 @@ def timeline_record(index: int, name: str, files: list[str], attrs: Any, ts: flo
     obj["attributes"] = attrs
     if ts is not None:
         try:
-            obj["datetime"] = datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+            obj["datetime"] = _datetime_text(ts)
         except (OverflowError, OSError, ValueError):  # a time no calendar holds (a hostile log)
             pass
         obj["timestamp"] = ts

@@ -62,6 +62,7 @@ from magi_format.names import (
     point_event,
     scope_attrs,
 )
+from magi_format.text import json_indented  # the stdlib's indent=2 text, without its reference cycles
 from magi_format.torch_records import EventSpec, RecompileLimitNote, TraceRecord, UserEvent
 from magi_format.torchtext import (
     exception_from_traceback,
@@ -541,8 +542,8 @@ class TraceMapper:
             limit = st.recompile_limit
         frame = (st.frame if st is not None else None) or (note.function if note else None)
         reason = (note.reason if note and note.reason else None) or metrics.get("recompile_reason") or ""
-        files = {"metrics.json": json.dumps({k: metrics.get(k) for k in METRICS_KEEP if k in metrics},
-                                            indent=2, default=str)} if metrics else {}
+        kept = {k: metrics.get(k) for k in METRICS_KEEP if k in metrics}
+        files = {"metrics.json": json_indented(kept)} if metrics else {}
         attrs: dict[str, Any] = {
             "frame": frame, "recompile_limit": limit,
             "limit_type": limit_type,
@@ -568,8 +569,7 @@ class TraceMapper:
         if tb:
             files["traceback.txt"] = tb
         if metrics:
-            files["metrics.json"] = json.dumps({k: metrics.get(k) for k in METRICS_KEEP if k in metrics},
-                                               indent=2, default=str)
+            files["metrics.json"] = json_indented({k: metrics.get(k) for k in METRICS_KEEP if k in metrics})
         etype, msg = exception_from_traceback(tb) if tb else ("", "")
         fail = metrics.get("fail_type")
         fail_reason = metrics.get("fail_reason")
@@ -706,8 +706,7 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
                 if lc not in (COMPILE, BACKWARD_COMPILE):  # e.g. an empty graph never closes capture
                     r.events.append(self._end(st, "skip", lc, reason="not completed in this compile"))
         if st is None or not st.failed_written:
-            files = {"metrics.json": json.dumps({k: m.get(k) for k in METRICS_KEEP if k in m}, indent=2,
-                                                default=str), **self._phases_file(st)}
+            files = {"metrics.json": json_indented({k: m.get(k) for k in METRICS_KEEP if k in m}), **self._phases_file(st)}
             r.events.append(self._end(st, "after", COMPILE, files, **self._metric_attrs(m)))
     if st is not None:
         st.closed = True
@@ -723,7 +722,7 @@ def _bwd_metrics(self: TraceMapper, r: Rec) -> None:
             if lc not in (COMPILE, BACKWARD_COMPILE):
                 r.events.append(self._end(st, "skip", lc, reason="not completed in this compile", backward=True))
         st.backward_open = False
-    files = {"metrics.json": json.dumps({k: m.get(k) for k in METRICS_KEEP if k in m}, indent=2, default=str)}
+    files = {"metrics.json": json_indented({k: m.get(k) for k in METRICS_KEEP if k in m})}
     secs = m.get("inductor_compile_time_s")
     extra: dict[str, Any] = {"backward": True,
                              "duration_ms": float(secs) * 1000 if isinstance(secs, (int, float)) else None}
@@ -802,7 +801,7 @@ def _cache(self: TraceMapper, r: Rec) -> None:
     if isinstance(info, dict) and info.get("cache_bypass_exception_type"):
         extra["exception_type"] = info["cache_bypass_exception_type"]
     r.events.append(self._point(r.st, CACHE_EVENTS[result],
-                                {"cache_info.json": json.dumps(info, indent=2, default=str)},
+                                {"cache_info.json": json_indented(info)},
                                 **extra, **self._bw(r)))
 
 

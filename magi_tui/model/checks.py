@@ -24,7 +24,7 @@ from magi_format.names import AFTER_BUILD_GUARDS, SHAPE_SYMBOL
 from magi_format.torchtext import graph_break_report, is_library
 from magi_tui.model.events import Event
 from magi_tui.model.fallbacks import MAX_HINTS, PERF_HINT_NAME, fallbacks
-from magi_tui.model.files import FileProblem, open_regular, read_head
+from magi_tui.model.files import FileProblem, open_regular
 from magi_tui.model.frames import CfFrame, CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
 from magi_tui.model.guards import (
     DEFAULT_RECOMPILE_LIMIT,
@@ -315,18 +315,12 @@ def event_attrs(run: RunModel, ev: Event) -> dict[str, Any]:
 
 
 def _read_event_file(run: RunModel, ev: Event, name: str, budget: list[int]) -> str | None:
+    """The text of one of the event's files; each try spends one of ``budget`` (found or not: looking
+    costs as much as reading, and a run can list 100k files that are not there)."""
     if budget[0] <= 0 or name not in (ev.files or ()):
         return None
-    held = run.file_text(ev, name)
-    if held is not False:  # a log's file: read where the reader holds it
-        budget[0] -= 1
-        return held[:MAX_TEXT] if isinstance(held, str) else None
-    for fname, path, _problem in run.files(ev):
-        if fname == name and path is not None:
-            budget[0] -= 1
-            text, _problem = read_head(path, MAX_TEXT, run.files_root)  # a log's files: the reader's folder
-            return text
-    return None
+    budget[0] -= 1
+    return run.file_text(ev, name, MAX_TEXT)
 
 
 #: what each of torch.export's issues means, in a sentence's words

@@ -276,10 +276,14 @@ def _summary_of(sv: tuple) -> tuple[dict[str, str] | None, str, bool]:
         shared = _SUMMARY_CACHE.get(key)
         if shared is not None:
             summary = shared
-        elif len(_SUMMARY_CACHE) < _SHARE_MAX:
+        else:
+            if len(_SUMMARY_CACHE) >= _SHARE_MAX:  # full (100k frames name 100k summaries): start
+                _SUMMARY_CACHE.clear()              # again, so a compile's events still share theirs
             _SUMMARY_CACHE[key] = summary
     got = (summary, kind_of(None, "", summary), sv[3:6] != _NO_3)
-    if len(_BY_VALUES) < _SHARE_MAX and all(v is _UNSET or v is None or type(v) is str for v in sv):
+    if all(v is _UNSET or v is None or type(v) is str for v in sv):
+        if len(_BY_VALUES) >= _SHARE_MAX:
+            _BY_VALUES.clear()
         _BY_VALUES[sv] = got
     return got
 

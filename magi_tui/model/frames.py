@@ -117,8 +117,20 @@ class CfIndex:
     frames: list[CfFrame] = field(default_factory=list)
     breaks: list[BreakSite] = field(default_factory=list)
 
+    _names: dict[str, list[CfFrame]] | None = field(default=None, repr=False, compare=False)
+    _indexed: int = field(default=0, repr=False, compare=False)
+
     def by_name(self, name: str | None) -> list[CfFrame]:
-        return [f for f in self.frames if f.code.name == name] if name else []
+        """The frames of code objects named ``name``, in order (an index: the analysis asks once per
+        frame of the timeline, and both may hold 100k)."""
+        if not name:
+            return []
+        if self._names is None or self._indexed != len(self.frames):
+            names: dict[str, list[CfFrame]] = {}
+            for f in self.frames:
+                names.setdefault(f.code.name, []).append(f)
+            self._names, self._indexed = names, len(self.frames)
+        return list(self._names.get(name, ()))
 
 
 def _rel(run_dir: Path, p: Path) -> str:

@@ -33,7 +33,7 @@ from magi_format.names import (
     SHAPE_SYMBOL,
 )
 from magi_tui.model.events import Event
-from magi_tui.model.files import json_or_none, read_head
+from magi_tui.model.files import json_or_none
 from magi_tui.model.frames import parse_compile_id, short_frame
 from magi_tui.model.provenance import KernelProvenance, kernel_provenance  # noqa: F401 (its home since #13)
 from magi_tui.model.run import RunModel
@@ -247,18 +247,11 @@ def _root(run: RunModel) -> Path | None:
 
 
 def _read(run: RunModel, ev: Event, name: str, budget: list[int], limit: int = MAX_SMALL) -> str | None:
+    """The text of one of the event's files; each try spends one of ``budget`` (found or not)."""
     if budget[0] <= 0 or name not in (ev.files or ()):
         return None
-    held = run.file_text(ev, name)
-    if held is not False:  # a log's file: read where the reader holds it
-        budget[0] -= 1
-        return held[:limit] if isinstance(held, str) else None
-    for fname, path, _problem in run.files(ev):
-        if fname == name and path is not None:
-            budget[0] -= 1
-            text, _ = read_head(path, limit, _root(run))
-            return text
-    return None
+    budget[0] -= 1
+    return run.file_text(ev, name, limit)
 
 
 def _num(v: Any) -> float | None:

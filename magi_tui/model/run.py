@@ -20,6 +20,7 @@ from magi_format.layout import TIMELINE_DIR, TIMELINE_FILE
 from magi_format.runname import parse_run_name
 from magi_tui.model.debugdir import debug_run_name, debug_run_root
 from magi_tui.model.events import Event, KeptAttrs
+from magi_tui.model.files import read_head
 from magi_tui.model.layout import event_files, event_folder_rel
 from magi_tui.model.pairing import Pairer, Span
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader
@@ -407,11 +408,24 @@ class RunModel:
             return own(ev)
         return event_files(self.path, ev)
 
-    def file_text(self, ev: Event, name: str) -> str | None | bool:
-        """The text of one of ``ev``'s files straight from a reader that holds it (a TORCH_TRACE log: no
-        copy written, for the analysis' small reads); ``False`` where the file must be opened by path."""
+    def file_text(self, ev: Event, name: str, limit: int) -> str | None:
+        """The first ``limit`` bytes of the event's file ``name``, decoded; None when it has none or it
+        cannot be read. A log-backed run reads it from what its reader holds, writing no copy (the
+        analysis reads metrics of every compile: 100k of them in a long log)."""
         own = getattr(self.reader, "file_text", None)
-        return own(ev, name) if own is not None else False
+        if own is not None:
+            return own(ev, name, limit)
+        root = None
+        if self.has_event_folders:
+            root = self.path
+            try:  # not there (a run copied without files/): said by one lstat, before the safe path walk
+                os.lstat(os.path.join(self.path, event_folder_rel(ev), name))
+            except (OSError, ValueError):
+                return None
+        for fname, path, _problem in self.files(ev):
+            if fname == name and path is not None:
+                return read_head(path, limit, root)[0]
+        return None
 
     @property
     def has_event_folders(self) -> bool:

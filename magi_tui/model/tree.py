@@ -47,6 +47,8 @@ class CompileNode:
     frame: str | None = None
     groups: list[Group] = field(default_factory=list)
     failed: int = 0
+    #: where it is in its session's ``compiles`` (a view cuts a long list into buckets by it)
+    pos: int = 0
 
     def events_count(self) -> int:
         return sum(len(g.items) for g in self.groups)
@@ -65,10 +67,16 @@ class RunTree:
         self.sessions: list[SessionNode] = []
         self._groups: dict[tuple, Group] = {}
         self._compiles: dict[tuple, CompileNode] = {}
+        self._has_compile_ids = False
 
     @property
     def has_compile_ids(self) -> bool:
-        return any(c.compile_id is not None for s in self.sessions for c in s.compiles)
+        """Whether any event carried a compile id (kept as they come: asked once per new group)."""
+        return self._has_compile_ids
+
+    def compile_node(self, session: int, compile_id: str | None) -> CompileNode | None:
+        """The compile node of ``(session, compile_id)`` (an index: a run may hold 100k compile ids)."""
+        return self._compiles.get((session, compile_id))
 
     def add(self, item: TreeItem) -> tuple[Group, bool]:
         """File ``item`` under its group; returns ``(group, group_is_new)``."""
@@ -110,11 +118,14 @@ class RunTree:
         if cnode is not None and cnode.frame is None and ev.summary and ev.summary.get("frame"):
             cnode.frame = ev.summary["frame"]  # a recompile event comes before the frame is known
         if cnode is None:
-            cnode = CompileNode(ev.session, ev.compile_id, (ev.summary or {}).get("frame"))
-            self._compiles[ckey] = cnode
             while len(self.sessions) <= ev.session:
                 self.sessions.append(SessionNode(len(self.sessions)))
-            self.sessions[ev.session].compiles.append(cnode)
+            compiles = self.sessions[ev.session].compiles
+            cnode = CompileNode(ev.session, ev.compile_id, (ev.summary or {}).get("frame"), pos=len(compiles))
+            self._compiles[ckey] = cnode
+            compiles.append(cnode)
+            if ev.compile_id is not None:
+                self._has_compile_ids = True
         return cnode
 
     def group_of(self, ev: Event) -> Group | None:

@@ -34,6 +34,7 @@ the viewer opens it — and diffs it, marks it — like any run file. Nothing he
 from __future__ import annotations
 
 import atexit
+import bisect
 import hashlib
 import itertools
 import json
@@ -44,10 +45,13 @@ import stat
 import tempfile
 import threading
 import time
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from magi_format import names
 from magi_format.layout import timeline_record
@@ -83,6 +87,11 @@ MAX_OWN_NAMES = 500
 _PHASE_PREFIX = tuple(f"{p}_" for p in PHASES)
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+#: an event's line (the in-memory timeline.jsonl): msgspec's compact JSON (10x the stdlib's speed; a
+#: NaN is written null), else the stdlib's, as the tracer's writer spells it
+_fast_line = msgspec.json.encode
+_encode_line = json.JSONEncoder(ensure_ascii=False).encode
+_fast_loads = msgspec.json.decode
 
 
 def tlparse_compile_id(md: dict[str, Any]) -> str | None:
@@ -115,6 +124,57 @@ class _Pending:
     #: (an editor stripped their tab) before each run; the bytes stay in the chunk until the record ends
     runs: list[tuple[int, int, int]] = field(default_factory=list)
     end: int = 0          # byte offset just past the record
+
+
+class _LineStore:
+    """The events' JSON lines (the log's in-memory ``timeline.jsonl``), in zlib blocks of ``BLOCK``
+    bytes; the block being filled stays plain. Offsets are those of the whole text. A line is read
+    back only when an event is shown, and JSON lines shrink ~8x: a 100k-frame log's lines are ~120 MB
+    plain. The caller holds the reader's lock."""
+
+    BLOCK = 256 << 10
+
+    def __init__(self) -> None:
+        self._blocks: list[bytes] = []   # compressed, whole lines each
+        self._starts: list[int] = []     # offset of each block's first byte
+        self._tail = bytearray()
+        self._tail_start = 0
+        self._cached: tuple[int, bytes] = (-1, b"")  # the last block read back: (index, plain bytes)
+
+    def __len__(self) -> int:
+        return self._tail_start + len(self._tail)
+
+    def append(self, line: bytes, end: bytes = b"\n") -> int:
+        off = self._tail_start + len(self._tail)
+        self._tail += line
+        self._tail += end
+        if len(self._tail) >= self.BLOCK:
+            self._blocks.append(zlib.compress(self._tail, 1))
+            self._starts.append(self._tail_start)
+            self._tail_start += len(self._tail)
+            self._tail = bytearray()
+        return off
+
+    def get(self, offset: int, length: int) -> bytes | None:
+        if offset < 0 or length < 0 or offset + length > len(self):
+            return None
+        if offset >= self._tail_start:
+            start = offset - self._tail_start
+            return bytes(self._tail[start:start + length])
+        i = bisect.bisect_right(self._starts, offset) - 1
+        if self._cached[0] != i:
+            self._cached = (i, zlib.decompress(self._blocks[i]))
+        start = offset - self._starts[i]
+        return self._cached[1][start:start + length]
+
+    def all(self) -> bytes:
+        return b"".join(zlib.decompress(b) for b in self._blocks) + bytes(self._tail)
+
+
+class _Kept(tuple):
+    """A small file's text kept in the reader's text store: ``(offset, length)`` of its UTF-8 bytes."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True)
@@ -162,7 +222,9 @@ class TraceLogReader:
         self._last_mon = 0
         self._t0: float | None = None
         self._mapper: Any = None
-        self._lines = bytearray()  # the events as timeline.jsonl lines (Event.offset points here)
+        self._last_second: tuple = (None, 0.0)
+        self._lines = _LineStore()  # the events as timeline.jsonl lines (Event.offset points here)
+        self._texts = _LineStore()  # small files' texts (metrics.json, user_stack.txt, ...): _Kept
         self._files: dict[int, list[tuple[str, Any]]] = {}
         self._attrs_of: dict[int, int] = {}
         #: what tlparse calls its stats: ok / fail_glog / fail_json / fail_payload_md5 / unknown
@@ -209,9 +271,8 @@ class TraceLogReader:
 
     def read_line_bytes(self, offset: int, length: int) -> bytes | None:
         """An event's JSON line (kept in memory: the log has no such line)."""
-        if offset < 0 or offset + length > len(self._lines):
-            return None
-        return bytes(self._lines[offset:offset + length])
+        with self._lock:
+            return self._lines.get(offset, length)
 
     def event_files(self, ev: Event) -> list[tuple[str, Path | None, str | None]]:
         """``(file name, path or None, problem or None)`` per file of the event, plus ``attributes.json``
@@ -222,17 +283,18 @@ class TraceLogReader:
         except Exception as exc:
             return [("?", None, f"cannot list files: {type(exc).__name__}")]
 
-    def file_text(self, ev: Event, name: str) -> str | None:
-        """One of the event's files as text, without writing a copy (None: no such file, or the log
-        changed under it). Never raises."""
+    def file_text(self, ev: Event, name: str, limit: int) -> str | None:
+        """The text of the event's file ``name`` (its first ``limit`` characters) from what this reader
+        holds, writing no copy; None when the event has no such file or the log changed. Never raises."""
         try:
             with self._lock:
-                src = next((s for n, s in self._files.get(ev.seq, ()) if n == name), None)
-            if isinstance(src, _Range):
-                return self._read_payload(src)
-            return src
+                for fname, src in self._files.get(ev.seq) or ():
+                    if fname == name:
+                        text = self._text_of(src)
+                        return None if text is None else text[:limit]
         except Exception:
             return None
+        return None
 
     # -- identity ------------------------------------------------------------------------------
     def _reset_locked(self) -> None:
@@ -406,6 +468,12 @@ class TraceLogReader:
     @staticmethod
     def _metadata(cur: _Pending) -> tuple[dict[str, Any] | None, str]:
         raw = cur.header[cur.match.end():]
+        try:  # the common case in C; what msgspec refuses (NaN, lone surrogates, bad bytes, ...) is
+            md = _fast_loads(raw)  # decided, with the stdlib's verdict and messages, below
+            if type(md) is dict and md:
+                return md, ""
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
+            pass
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -531,17 +599,20 @@ class TraceLogReader:
         first record nearest an epoch time the log holds (:meth:`_epoch_in_log`), else the file's mtime,
         and turns over when the month goes back (a log across New Year)."""
         try:
-            mon, day, hh, mm, ss = (int(m.group(i)) for i in range(2, 7))
-            frac = float(b"0." + m.group(7))
-            if self._year is None:
-                hint = self._year_hint if self._year_hint is not None else time.time()
-                y = time.localtime(hint).tm_year
-                self._year = min((y - 1, y, y + 1), key=lambda yr: abs(
-                    time.mktime((yr, mon, day, hh, mm, ss, 0, 0, -1)) - hint))
-            elif mon < self._last_mon:
-                self._year += 1
-            self._last_mon = mon
-            return time.mktime((self._year, mon, day, hh, mm, ss, 0, 0, -1)) + frac
+            key = m.group(2, 3, 4, 5, 6)
+            last = self._last_second  # records come thousands a second: mktime once per second
+            if last[0] != key:
+                mon, day, hh, mm, ss = (int(v) for v in key)
+                if self._year is None:
+                    hint = self._year_hint if self._year_hint is not None else time.time()
+                    y = time.localtime(hint).tm_year
+                    self._year = min((y - 1, y, y + 1), key=lambda yr: abs(
+                        time.mktime((yr, mon, day, hh, mm, ss, 0, 0, -1)) - hint))
+                elif mon < self._last_mon:
+                    self._year += 1
+                self._last_mon = mon
+                last = self._last_second = (key, time.mktime((self._year, mon, day, hh, mm, ss, 0, 0, -1)))
+            return last[1] + float(b"0." + m.group(7))
         except (ValueError, OverflowError):
             return None
 
@@ -598,23 +669,38 @@ class TraceLogReader:
         name, attrs, files = spec[0], spec[1], spec[2] or {}
         if len(spec) > 3 and spec[3] is not None:
             ts = spec[3]
-        attrs = json_safe(attrs)
         if ts is not None and self._t0 is None:
             self._t0 = ts
         obj = timeline_record(self.seq, name, list(files), attrs, ts, self._t0)
-        line = json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace")
+        try:  # encoded once, in C: a record's attributes are plain JSON but for a hostile log's
+            line = _fast_line(obj)
+        except (TypeError, ValueError, OverflowError):  # lone surrogates, what JSON cannot hold, ...
+            obj["attributes"] = json_safe(attrs)
+            line = _encode_line(obj).encode("utf-8", "replace")
         with self._lock:
-            off = len(self._lines)
-            self._lines += line + b"\n"
+            off = self._lines.append(line)
             if files:
                 self._files[self.seq] = [
                     (str(fname), rng if (rng is not None and text is payload and len(text) > INLINE_BYTES)
-                     else str(text)) for fname, text in files.items()]
+                     else self._keep_text(str(text))) for fname, text in files.items()]
         ev = Event.from_obj(obj, seq=self.seq, session=0, line_no=line_no, offset=off, length=len(line))
         self.seq += 1
         result.events.append(ev)
 
     # -- files ---------------------------------------------------------------------------------
+    def _keep_text(self, text: str) -> _Kept:
+        data = text.encode("utf-8", "surrogatepass")
+        return _Kept((self._texts.append(data, b""), len(data)))
+
+    def _text_of(self, src: Any) -> str | None:
+        """A file's text: re-read from the log (a payload), or from the text store (the lock is held)."""
+        if isinstance(src, _Range):
+            return self._read_payload(src)
+        if isinstance(src, _Kept):
+            data = self._texts.get(*src)
+            return None if data is None else data.decode("utf-8", "surrogatepass")
+        return src
+
     @property
     def files_root(self) -> Path:
         """The private folder this reader writes its events' files into (what they are read inside)."""
@@ -644,7 +730,7 @@ class TraceLogReader:
                 fname = "_" + fname
             used.add(fname)
             out.append((name, *self._write(folder / fname, src)))
-        attrs = self.read_line_bytes(ev.offset, ev.length)
+        attrs = self._lines.get(ev.offset, ev.length)  # (the lock is held)
         try:
             text = json.dumps(json.loads(attrs or b"{}").get("attributes", {}), indent=2, ensure_ascii=False)
         except ValueError:
@@ -664,12 +750,9 @@ class TraceLogReader:
             return (path, None) if stat.S_ISREG(st.st_mode) else (None, "not a regular file: not shown")
         except FileNotFoundError:
             pass
-        if isinstance(src, _Range):
-            text = self._read_payload(src)
-            if text is None:
-                return None, "the log changed since it was read: not shown"
-        else:
-            text = src
+        text = self._text_of(src)
+        if text is None:
+            return None, "the log changed since it was read: not shown"
         tmp = path.with_name(path.name + ".part")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:

@@ -233,7 +233,7 @@ class RunScreen(Screen):
             self.notify(f"malformed line {m.line_no}: {m.reason}", severity="warning")
         tl = self.query_one(TimelineView)
         tl.follow = self.follow
-        tl.refresh_size()
+        tl.refresh_size(None if initial or up.reset else up.recovered)
         if up.failures and self.loaded:
             f = up.failures[0]
             self.notify(f"failure: #{f.event.index} {literal(f.event.name, 60)} {literal(f.exception_type, 40)}",

@@ -138,7 +138,7 @@ class EventDetail(Vertical):
         t.append(literal(ev.name), style="bold")
         if span is not None:
             status = span.status
-            rec = any(f.recovered for f in self.run.triage.failures if f.event is span.end)
+            rec = status == "failed" and any(f.recovered for f in self.run.triage.failures if f.event is span.end)
             mk = {"failed": "recovered" if rec else "failed", "open": "open", "skip": "skip"}.get(status, "ok")
             mark, style = MARKS[mk]
             t.append(f"  {mark}", style=style)

@@ -28,7 +28,7 @@ BUCKET = 400
 
 @dataclass
 class NodeData:
-    kind: str  # session | compile | group | bucket | span | event | phase
+    kind: str  # session | cbucket | compile | group | bucket | span | event | phase
     obj: Any = None
     start: int = 0   # bucket: first item index in the group
     loaded: bool = False
@@ -54,6 +54,8 @@ class EventTree(Tree[NodeData]):
         self._compile_nodes: dict[tuple, TreeNode[NodeData]] = {}
         self._session_nodes: dict[int, TreeNode[NodeData]] = {}
         self._item_nodes: dict[int, TreeNode[NodeData]] = {}  # first event seq -> node
+        self._cbuckets: dict[tuple[int, int], TreeNode[NodeData]] = {}  # (session, first pos) -> node
+        self._bucketed: set[int] = set()  # sessions whose compiles are in buckets
         self._recovered: set[int] = set()
 
     # -- Tree hooks ----------------------------------------------------------------------------
@@ -65,14 +67,24 @@ class EventTree(Tree[NodeData]):
 
     # -- building ------------------------------------------------------------------------------
     def rebuild(self) -> None:
-        """(Re)create the top levels from the model; groups stay collapsed."""
+        """(Re)create the top levels from the model; groups stay collapsed. A session with more than
+        ``BUCKET`` compiles gets compile buckets instead (a service recompiling for shapes, or a fuzz
+        harness, logs 100k compile ids): their compile and group nodes are made when one is opened."""
         self.clear()
         self._group_nodes.clear()
         self._compile_nodes.clear()
         self._session_nodes.clear()
         self._item_nodes.clear()
+        self._cbuckets.clear()
+        self._bucketed.clear()
         self._refresh_recovered()
-        for s in self.run.tree.sessions:
+        tree = self.run.tree
+        for s in tree.sessions:
+            if tree.has_compile_ids and len(s.compiles) > BUCKET:
+                self._bucketed.add(s.session)
+                for start in range(0, len(s.compiles), BUCKET):
+                    self._add_cbucket(s.session, start)
+                continue
             for c in s.compiles:
                 for g in c.groups:
                     self._ensure_group_node(g)
@@ -81,15 +93,30 @@ class EventTree(Tree[NodeData]):
     def _auto_open(self) -> None:
         """Open small runs fully and big ones at their first group, so the screen is not a wall of
         collapsed nodes (and a 100k-event run does not build 100k nodes)."""
+        first_bucket = next(iter(self._cbuckets.values()), None)
+        if first_bucket is not None:
+            self._expand_path(first_bucket)
+            self.ensure_loaded(first_bucket)
         nodes = list(self._group_nodes.values())
         total = sum(len(n.data.obj.items) for n in nodes)
         for i, node in enumerate(nodes):
             if total <= 300 or i == 0:
-                parent = node.parent
-                while parent is not None and parent is not self.root:
-                    parent.expand()
-                    parent = parent.parent
-                node.expand()
+                self._expand_path(node)
+
+    def _expand_path(self, node: TreeNode[NodeData]) -> None:
+        """Expand ``node`` and every node above it."""
+        parent = node.parent
+        while parent is not None and parent is not self.root:
+            parent.expand()
+            parent = parent.parent
+        node.expand()
+
+    def _needs_regroup(self) -> bool:
+        """A session grew past ``BUCKET`` compiles since the tree was built: its compiles go into
+        buckets (once per session; the tree is rebuilt then, so what was open closes)."""
+        tree = self.run.tree
+        return tree.has_compile_ids and any(
+            len(s.compiles) > BUCKET and s.session not in self._bucketed for s in tree.sessions)
 
     def _multi_session(self) -> bool:
         return len(self.run.tree.sessions) > 1
@@ -117,19 +144,84 @@ class EventTree(Tree[NodeData]):
             t.append(f"  ✗ {c.failed} failed", style="red")
         return t
 
-    def _ensure_group_node(self, g: Group) -> TreeNode[NodeData]:
+    # compile buckets: BUCKET compiles of one session each
+    def _cbucket_label(self, session: int, start: int) -> Text:
+        comps = self.run.tree.sessions[session].compiles[start:start + BUCKET]
+        t = Text("compile ", style="bold", end="")
+        t.append(literal(comps[0].compile_id), style="cyan")
+        t.append(" … ")
+        t.append(literal(comps[-1].compile_id), style="cyan")
+        t.append(f"  ({len(comps)} compiles)", style="dim")
+        failed = sum(1 for c in comps if c.failed)
+        if failed:
+            t.append(f"  ✗ {failed} with failures", style="red")
+        return t
+
+    def _add_cbucket(self, session: int, start: int) -> TreeNode[NodeData]:
+        node = self._parent_for_compile(session).add(self._cbucket_label(session, start),
+                                                     NodeData("cbucket", session, start=start))
+        self._cbuckets[(session, start)] = node
+        return node
+
+    def _load_cbucket(self, node: TreeNode[NodeData]) -> None:
+        data = node.data
+        data.loaded = True
+        for comp in self.run.tree.sessions[data.obj].compiles[data.start:data.start + BUCKET]:
+            for g in comp.groups:
+                self._ensure_group_node(g)
+
+    def _unload_cbucket(self, node: TreeNode[NodeData]) -> None:
+        """Give back a compile bucket's nodes (rebuilt from the model when it is opened again)."""
+        data = node.data
+        for comp in self.run.tree.sessions[data.obj].compiles[data.start:data.start + BUCKET]:
+            self._compile_nodes.pop((comp.session, comp.compile_id), None)
+            for g in comp.groups:
+                gnode = self._group_nodes.pop(g.key, None)
+                if gnode is not None and gnode.data.loaded:
+                    for item in g.items:
+                        self._item_nodes.pop(item.first.seq if isinstance(item, Span) else item.seq, None)
+        node.remove_children()
+        data.loaded = False
+
+    def _compile_parent(self, comp: CompileNode, *, force: bool) -> TreeNode[NodeData] | None:
+        """The node ``comp``'s node goes under: its session (or the root), or its compile bucket; None
+        when that bucket is not loaded (``force`` loads it)."""
+        if comp.session not in self._bucketed:
+            return self._parent_for_compile(comp.session)
+        start = comp.pos // BUCKET * BUCKET
+        bnode = self._cbuckets.get((comp.session, start))
+        if bnode is None:
+            bnode = self._add_cbucket(comp.session, start)
+        if not bnode.data.loaded:
+            if not force:
+                return None
+            self._load_cbucket(bnode)
+        return bnode
+
+    def _ensure_group_node(self, g: Group, *, force: bool = False) -> TreeNode[NodeData] | None:
+        """The group's node, made (with its compile's) if needed; None when it sits in a compile bucket
+        that is not loaded (``force``: load it)."""
         node = self._group_nodes.get(g.key)
         if node is not None:
             return node
-        if self.run.tree.has_compile_ids:
+        tree = self.run.tree
+        if tree.has_compile_ids:
             ckey = (g.session, g.compile_id)
             cnode = self._compile_nodes.get(ckey)
             if cnode is None:
-                comp = next(c for c in self.run.tree.sessions[g.session].compiles
-                            if c.compile_id == g.compile_id)
-                cnode = self._parent_for_compile(g.session).add(self._compile_label(comp),
-                                                                NodeData("compile", comp))
-                self._compile_nodes[ckey] = cnode
+                comp = tree.compile_node(g.session, g.compile_id)
+                if comp is None:
+                    return None
+                parent = self._compile_parent(comp, force=force)
+                if parent is None:
+                    return None
+                node = self._group_nodes.get(g.key)  # loading the bucket made it
+                if node is not None:
+                    return node
+                cnode = self._compile_nodes.get(ckey)
+                if cnode is None:
+                    cnode = parent.add(self._compile_label(comp), NodeData("compile", comp))
+                    self._compile_nodes[ckey] = cnode
             parent = cnode
         else:
             parent = self._parent_for_compile(g.session)
@@ -203,6 +295,8 @@ class EventTree(Tree[NodeData]):
             return
         if data.kind == "group":
             self._load_group(node)
+        elif data.kind == "cbucket":
+            self._load_cbucket(node)
         elif data.kind == "bucket":
             self._load_bucket(node)
         elif data.kind == "span":
@@ -221,16 +315,22 @@ class EventTree(Tree[NodeData]):
         The model's groups are the truth: a loaded group is brought up to ``len(group.items)`` (what was
         placed is counted in ``placed``), so an update shown late, or a group loaded on expand before
         its update arrived, never places an item twice. Only the labels of what changed are redone."""
-        if update.reset:
+        if update.reset or self._needs_regroup():
             self.rebuild()
             return
         for f in update.recovered:
             self._recovered.add(f.event.seq)
         touched: dict[tuple, Group] = {}
+        cbuckets: set[tuple[int, int]] = set()
+        tree = self.run.tree
         for group, _item, _new in update.new_items:
             if group.key not in touched:
                 touched[group.key] = group
                 self._ensure_group_node(group)
+                if group.session in self._bucketed:
+                    comp = tree.compile_node(group.session, group.compile_id)
+                    if comp is not None:
+                        cbuckets.add((group.session, comp.pos // BUCKET * BUCKET))
         for span in update.closed:
             self._relabel_span(span)
             if span.group is not None and span.end is not None and span.end.phase == "failed":
@@ -241,7 +341,13 @@ class EventTree(Tree[NodeData]):
                 self._relabel_span(span)
         compiles: set[tuple] = set()
         for key, group in touched.items():
-            node = self._group_nodes[key]
+            node = self._group_nodes.get(key)
+            if node is None:  # in a compile bucket not opened: its label says enough
+                if group.session in self._bucketed:
+                    comp = tree.compile_node(group.session, group.compile_id)
+                    if comp is not None:
+                        cbuckets.add((group.session, comp.pos // BUCKET * BUCKET))
+                continue
             self._catch_up(node)
             node.set_label(self._group_label(group))
             compiles.add((group.session, group.compile_id))
@@ -249,6 +355,10 @@ class EventTree(Tree[NodeData]):
             cnode = self._compile_nodes.get(ckey)
             if cnode is not None:
                 cnode.set_label(self._compile_label(cnode.data.obj))
+        for session, start in cbuckets:
+            bnode = self._cbuckets.get((session, start))
+            if bnode is not None:
+                bnode.set_label(self._cbucket_label(session, start))
         if len(self._group_nodes) == 1:
             for node in self._group_nodes.values():
                 if not node.is_expanded and not node.data.loaded:
@@ -313,7 +423,9 @@ class EventTree(Tree[NodeData]):
         group = span.group if span is not None else self.run.tree.group_of(ev)
         if group is None:
             return None
-        gnode = self._ensure_group_node(group)
+        gnode = self._ensure_group_node(group, force=True)
+        if gnode is None:
+            return None
         parent = gnode.parent
         while parent is not None and parent is not self.root:
             parent.expand()
@@ -384,6 +496,15 @@ class EventTree(Tree[NodeData]):
                     bnode.collapse()
                 if bnode.data.loaded:
                     self._unload_bucket(bnode)
+        lasts: dict[int, int] = {}
+        for session, start in self._cbuckets:
+            lasts[session] = max(start, lasts.get(session, start))
+        for (session, start), bnode in self._cbuckets.items():
+            if start == lasts[session] or id(bnode) in keep or not bnode.data.loaded:
+                continue
+            if bnode.is_expanded:
+                bnode.collapse()
+            self._unload_cbucket(bnode)
 
     def _unload_bucket(self, bnode: TreeNode[NodeData]) -> None:
         data = bnode.data

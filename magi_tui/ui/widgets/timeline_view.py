@@ -60,8 +60,13 @@ class TimelineView(ScrollView, can_focus=True):
     def on_mount(self) -> None:
         self.refresh_size()
 
-    def refresh_size(self) -> None:
-        self._recovered = {f.event.seq for f in self.run.triage.failures if f.recovered}
+    def refresh_size(self, recovered: list | None = None) -> None:
+        """Follow the model's length. ``recovered``: the failures an update found recovered (added to
+        what is marked, O(update)); None: marks redone from the whole triage (a load, a reset)."""
+        if recovered is None:
+            self._recovered = {f.event.seq for f in self.run.triage.failures if f.recovered}
+        else:
+            self._recovered.update(f.event.seq for f in recovered)
         self.virtual_size = Size(160, len(self.run.events))
         if self.follow and self.run.events:
             self.cursor = len(self.run.events) - 1
