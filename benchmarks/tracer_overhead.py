@@ -71,9 +71,10 @@ disturbed least: on a shared machine the medians wander by far more than the 2% 
     from tracer import explain_compilation
 
     torch.manual_seed(0)
-    if what == "model":
+    if what == "model":   # two code objects: one module compiled twice shares its frame's cache entry
         model = TwoLayerTransformer().eval()
-        plain, traced = torch.compile(model), torch.compile(model)
+        plain = torch.compile(lambda t: model(t))
+        traced = torch.compile(lambda t: model(t))
         x = torch.randn(2, 16, 64)
     else:
         plain = torch.compile(lambda t: t + 1, backend="eager")
@@ -89,8 +90,10 @@ disturbed least: on a shared machine the medians wander by far more than the 2% 
     out: dict[str, list[float]] = {"plain": [], "traced": []}
     with torch.no_grad():
         plain(x)
-        with explain_compilation(out_dir, label="runtime", compiled_functions=False):
+        with explain_compilation(out_dir, label="runtime", compiled_functions=False) as run:
             traced(x)                              # compiled (and its entry counted) inside the block
+        counted = json.loads((run.path / "runtime.json").read_text())["entries"]
+        assert counted and all(e["calls"] for e in counted), "the traced code is not the counted one"
         for _ in range(7):
             out["plain"].append(timed(plain))
             with explain_compilation(out_dir, label="runtime", compiled_functions=False):

@@ -60,7 +60,7 @@ class _Pending:
 
     def __init__(self, site: tuple, caller: Any) -> None:
         self.site = site
-        self.caller = caller
+        self.caller = id(caller)    # not the frame: holding it would keep its locals (tensors) alive
         self.frame_key: str | None = None
 
 
@@ -108,10 +108,10 @@ class RuntimeCounters:
         self.resolve_pending()
 
     def _guard_complete(self, hit: bool) -> bool:
+        prev = self._prev_hook
+        if prev is not None:       # outside the try: what it raises reaches the program as before
+            hit = bool(prev(hit))
         try:
-            prev = self._prev_hook
-            if prev is not None:
-                hit = bool(prev(hit))
             pending = getattr(_tls, "pending", None)
             if pending is not None:
                 _tls.pending = None
@@ -172,11 +172,9 @@ class RuntimeCounters:
             return
         key = str(ids["frame_id"])
         pending = getattr(_tls, "pending", None)
-        if pending is not None and pending.caller is caller:
-            pending.frame_key = key
-            site = pending.site
-        else:
-            site = self._site(caller)
+        site = self._site(caller)
+        if pending is not None and pending.caller == id(caller) and pending.site == site:
+            pending.frame_key = key     # the caller is on the stack: its id is its own (the site: a reused id)
         known = self.site_frame.get(site, key)
         self.site_frame[site] = key if known == key else None
 
