@@ -24,12 +24,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from magi_tui.live.trial import Judge, Overrides, TrialResult, run_trial
+from magi_tui.live.trial import Judge, Overrides, TrialResult, new_trials_dir, run_trial
 
 __all__ = ["LAYERS", "SUBSYSTEMS", "Step", "BisectResult", "Bisector", "new_bisect_dir", "BISECT_FILE"]
 
@@ -144,17 +143,8 @@ class BisectResult:
 
 
 def new_bisect_dir(root: str | Path) -> Path:
-    """A fresh ``ROOT/bisect_<YYYYmmdd_HHMMSS>[_<n>]`` for one bisect's runs and its ``bisect.json``."""
-    base = Path(root)
-    stamp = time.strftime("%Y%m%d_%H%M%S")
-    for n in range(10_000):
-        d = base / (f"bisect_{stamp}" + (f"_{n}" if n else ""))
-        try:
-            d.mkdir(parents=True, exist_ok=False)
-            return d
-        except FileExistsError:
-            continue
-    raise OSError(f"cannot create a bisect directory under {base}")
+    """A fresh ``ROOT/bisect_<YYYYmmdd_HHMMSS>[_<n>]`` (:func:`magi_tui.live.trial.new_trials_dir`)."""
+    return new_trials_dir(root, "bisect")
 
 
 @dataclass

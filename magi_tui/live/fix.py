@@ -20,12 +20,19 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from magi_tui.live.trial import DEFAULT_ATOL, DEFAULT_RTOL, Overrides, TrialResult, compare_numbers, run_trial
+from magi_tui.live.trial import (
+    DEFAULT_ATOL,
+    DEFAULT_RTOL,
+    Overrides,
+    TrialResult,
+    compare_numbers,
+    new_trials_dir,
+    run_trial,
+)
 from magi_tui.model.fixes import FIX_FILE, Candidate, combine, config_patch, derive, patched, refine
 
 DEFAULT_MAX_RUNS = 8
@@ -146,16 +153,8 @@ def run_guards(run_dir: str | None, limit: int = 64) -> list[list[str]]:
 
 
 def new_fix_dir(root: str | Path) -> Path:
-    base = Path(root)
-    stamp = time.strftime("%Y%m%d_%H%M%S")
-    for n in range(10_000):
-        d = base / (f"fix_{stamp}" + (f"_{n}" if n else ""))
-        try:
-            d.mkdir(parents=True, exist_ok=False)
-            return d
-        except FileExistsError:
-            continue
-    raise OSError(f"cannot create a fix directory under {base}")
+    """A fresh ``ROOT/fix_<YYYYmmdd_HHMMSS>[_<n>]`` (:func:`magi_tui.live.trial.new_trials_dir`)."""
+    return new_trials_dir(root, "fix")
 
 
 def script_of(command: list[str]) -> str | None:

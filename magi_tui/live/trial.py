@@ -38,7 +38,7 @@ from pathlib import Path
 from magi_format.layout import RUN_DIR_ANNOUNCE
 from magi_tui.live.runner import exit_text, tracer_command
 
-__all__ = ["Overrides", "Application", "TrialResult", "run_trial", "parse_numbers", "compare_numbers",
+__all__ = ["Overrides", "Application", "TrialResult", "run_trial", "new_trials_dir", "parse_numbers", "compare_numbers",
            "Judge", "DEFAULT_RTOL", "DEFAULT_ATOL"]
 
 DEFAULT_RTOL = 1e-4
@@ -303,3 +303,18 @@ class Judge:
             return False, "exited with code 0"
         line = result.last_error_line()
         return True, result.status_text() + (f": {line}" if line else "")
+
+
+def new_trials_dir(root: str | Path, kind: str) -> Path:
+    """A fresh ``ROOT/<kind>_<YYYYmmdd_HHMMSS>[_<n>]`` for one command's trials (``bisect``, ``fix``): its runs
+    and its JSON result."""
+    base = Path(root)
+    stamp = time.strftime("%Y%m%d_%H%M%S")
+    for n in range(10_000):
+        d = base / (f"{kind}_{stamp}" + (f"_{n}" if n else ""))
+        try:
+            d.mkdir(parents=True, exist_ok=False)
+            return d
+        except FileExistsError:
+            continue
+    raise OSError(f"cannot create a {kind} directory under {base}")

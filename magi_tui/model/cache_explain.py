@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from magi_tui.model.files import json_or_none, read_head
+from magi_tui.model.files import json_or_none
 
 #: cache_info.json files read per run, at most (each holds the whole key: the graph's code included)
 MAX_LOOKUPS = 400
@@ -105,16 +105,11 @@ def run_lookups(run: Any) -> list[Lookup]:
         [("bypass", i) for i in t.cache_bypasses]
     items.sort(key=lambda si: si[1].event.index)
     out: list[Lookup] = []
-    root = run.files_root
     for state, it in items[:MAX_LOOKUPS]:
         ev = it.event
         if CACHE_INFO_FILE not in (ev.files or ()):
             continue
-        text = None
-        for fname, path, _problem in run.files(ev):
-            if fname == CACHE_INFO_FILE and path is not None:
-                text, _p = read_head(path, MAX_INFO_BYTES, root)
-        info = json_or_none(text)
+        info = json_or_none(run.file_text(ev, CACHE_INFO_FILE, MAX_INFO_BYTES))
         if not isinstance(info, dict):
             continue
         comps = parse_components(info.get("components"))

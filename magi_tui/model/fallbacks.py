@@ -23,11 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from magi_tui.model.files import json_or_none, read_head
 from magi_tui.model.frames import parse_compile_id
 
 #: metrics.json files read for ``nothing_compiled``, at most
-MAX_METRICS_READS = 300
 #: the tracer's event for one of Inductor's performance hints (``tracer/capture.py``), and how many are kept
 PERF_HINT_NAME = "fullgraph_perf_hint"
 MAX_HINTS = 2000
@@ -71,10 +69,10 @@ def _frame_of(frames: dict[str, Any], cid: str | None) -> Any:
     return frames.get(p[0]) if p else None
 
 
-def fallbacks(run: Any, analysis: Any, metrics_events: list, hint_events: list = ()) -> list[Fallback]:
+def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: list = ()) -> list[Fallback]:
     """The run's silent fallbacks, in the order a performance engineer reads them: eager calls first.
-    ``metrics_events``: the compile ends with a ``metrics.json``; ``hint_events``: the tracer's
-    ``perf_hint`` events (the analysis' fold keeps both)."""
+    ``unguarded``: ``(compile end event, metrics.json)`` of the compiles that left no guarded code (read
+    once, by the analysis' compile time); ``hint_events``: the tracer's ``perf_hint`` events."""
     out: list[Fallback] = []
     frames = {f.key: f for f in analysis.frames}
     rt = analysis.runtime
@@ -91,18 +89,7 @@ def fallbacks(run: Any, analysis: Any, metrics_events: list, hint_events: list =
     if rt is not None and rt.eager_unattributed:
         out.append(Fallback("eager_calls_unattributed", "eager calls after a cache miss, frame not told apart "
                             "(frames sharing a call site)", calls=rt.eager_unattributed))
-    budget = MAX_METRICS_READS
-    for ev in metrics_events:
-        if budget <= 0:
-            break
-        text = None
-        for fname, path, _p in run.files(ev):
-            if fname == "metrics.json" and path is not None:
-                budget -= 1
-                text, _problem = read_head(path, 1 << 20, run.files_root)
-        m = json_or_none(text)
-        if not isinstance(m, dict) or m.get("has_guarded_code") is not False:
-            continue
+    for ev, m in unguarded:
         why = m.get("fail_reason") or m.get("fail_type") or "Dynamo produced no guarded code"
         f = _frame_of(frames, ev.compile_id)
         out.append(Fallback("nothing_compiled", f"nothing compiled: {str(why).splitlines()[0][:300]}",

@@ -162,13 +162,8 @@ def runtime_info(run: Any, exec_events: list) -> RuntimeInfo | None:
     info = read_runtime_file(run.path) if run.has_event_folders else None
     if info is not None or not exec_events:
         return info
-    payloads = []
-    root = run.files_root
-    for ev in exec_events[:MAX_EXEC_FILES]:
-        for fname, path, _problem in run.files(ev):
-            if fname == GRAPH_EXECUTION_FILE and path is not None:
-                text, _p = read_head(path, MAX_RUNTIME_BYTES, root)
-                payloads.append(text)
+    payloads = [run.file_text(ev, GRAPH_EXECUTION_FILE, MAX_RUNTIME_BYTES) for ev in exec_events[:MAX_EXEC_FILES]
+                if GRAPH_EXECUTION_FILE in (ev.files or ())]
     return from_graph_execution(payloads)
 
 

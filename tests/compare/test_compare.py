@@ -38,7 +38,7 @@ def test_compare_json_names_what_changed(traced_pair, capsys):
     assert any("size mismatch" in r["reasons"][0] for r in rc["added"])
     assert j["failures"] == {"new": [], "fixed": [], "a_unrecovered": 0, "b_unrecovered": 0}
     assert set(j["compile_s"]) >= {"a", "b", "delta", "phases"} and j["compile_s"]["a"] > 0
-    assert set(j["cache"]) == {"a", "b", "delta"}
+    assert set(j["cache"]) == {"a", "b", "delta", "misses_explained"}
     # frames aligned by code object: f on both sides (compiled once in A, twice in B, the same Dynamo graph
     # for compile 0), h (with the break) in B only
     frames = {fr["name"]: fr for fr in j["frames"]}

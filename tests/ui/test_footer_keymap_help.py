@@ -49,4 +49,4 @@ async def test_help_sections_are_titled_in_words(tmp_path):
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
         await pilot.pause(0.2)
         text = screen_text(app)
-        assert "Event tree" in text and "EventTree" not in text and "FileLines" not in text
+        assert "Run screen" in text and "RunScreen" not in text and "EventTree" not in text

@@ -48,7 +48,8 @@ async def test_compiled_functions_show_the_calls_each_entry_served(run_dir):
 
 async def test_triage_panel_lists_the_silent_fallback_with_its_eager_calls(run_dir):
     app = MagiApp(run_dir)
-    async with app.run_test(size=(120, 36)) as pilot:
+    # tall: the sections above it (ran eagerly, recompiles with their guard diffs) fill 36 rows
+    async with app.run_test(size=(120, 80)) as pilot:
         await loaded_run_screen(pilot)
         await pilot.press("T")
         await wait_for(pilot, lambda: "Silent fallbacks (1)" in screen_text(app), what="the fallbacks section")
