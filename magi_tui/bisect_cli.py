@@ -34,6 +34,9 @@ def add_parsers(sub, cmd_bisect: Callable, cmd_report: Callable) -> None:
     sp.add_argument("-o", "--output", default="runs",
                     help="root for the bisect's folder of runs (default ./runs)")
     sp.add_argument("--json", action="store_true", help="the result as JSON on stdout")
+    sp.add_argument("--app", action="store_true",
+                    help="bisect in the app: its steps shown as they are made, then the culprit (Enter opens "
+                         "a step's run; ctrl+c stops); the summary is printed when the app closes")
     sp.add_argument("command", nargs=argparse.REMAINDER, help="-- python script.py args...")
     sp.set_defaults(func=cmd_bisect)
 
@@ -119,9 +122,39 @@ def run_bisect_command(args: argparse.Namespace, print_json: Callable, fail: Cal
     if not args.json:
         print(literal(f"bisecting {' '.join(command)} ({'numbers vs torch.compile disabled' if args.compare_output else 'exit code'}); "
                       f"runs under {directory}"), file=sys.stderr, flush=True)
+    if getattr(args, "app", False):
+        return _bisect_in_app(command, directory, args, print_json)
     bis = Bisector(command, directory, compare_output=args.compare_output, rtol=args.rtol, atol=args.atol,
                    timeout=args.timeout, on_step=on_step)
     res = bis.run()
+    if args.json:
+        print_json(res.as_json())
+    else:
+        print(literal(result_text(res), multiline=True))
+    if res.error:
+        print(f"magi-tui: {literal('could not bisect: ' + res.error)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _bisect_in_app(command: list[str], directory: Path, args: argparse.Namespace, print_json: Callable) -> int:
+    """``--app``: the bisect runs in the app's worker thread; when the app closes it is stopped (its running
+    trial killed) if it had not finished, and its result printed as without ``--app``."""
+    import threading
+
+    from magi_tui.live.bisect import Bisector
+    from magi_tui.ui.app import MagiApp
+
+    bis = Bisector(command, directory, compare_output=args.compare_output, rtol=args.rtol, atol=args.atol,
+                   timeout=args.timeout, cancel=threading.Event())
+    app = MagiApp(directory, bisector=bis)
+    try:
+        app.run()
+    finally:
+        bis.cancel.set()  # never leave a trial running; the worker thread returns within a tick
+        if bis.started:
+            bis.done.wait(30)
+    res = bis.result
     if args.json:
         print_json(res.as_json())
     else:

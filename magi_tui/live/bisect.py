@@ -24,13 +24,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from magi_tui.live.trial import Judge, Overrides, TrialResult, new_trials_dir, run_trial
 
-__all__ = ["LAYERS", "SUBSYSTEMS", "Step", "BisectResult", "Bisector", "new_bisect_dir", "BISECT_FILE"]
+__all__ = ["Cancelled", "LAYERS", "SUBSYSTEMS", "Step", "BisectResult", "Bisector", "new_bisect_dir", "BISECT_FILE"]
 
 BISECT_FILE = "bisect.json"
 
@@ -198,13 +199,18 @@ def run_facts(run_dir: Path | None) -> RunFacts:
 Listener = Callable[[Step], None]
 
 
+class Cancelled(Exception):
+    """The bisect's ``cancel`` event was set: it stops before the next trial (the current one is killed)."""
+
+
 class Bisector:
     """One bisect of ``command``. ``memo`` (trials already made, keyed by command and overrides) lets a
     second bisect of the same program with another judge reuse the runs of the first."""
 
     def __init__(self, command: list[str], directory: str | Path, *, compare_output: bool = False,
                  rtol: float | None = None, atol: float | None = None, timeout: float | None = None,
-                 on_step: Listener | None = None, memo: dict | None = None, env: dict | None = None) -> None:
+                 on_step: Listener | None = None, memo: dict | None = None, env: dict | None = None,
+                 cancel: threading.Event | None = None) -> None:
         self.command = list(command)
         self.directory = Path(directory)
         self.judge = Judge("output" if compare_output else "exit")
@@ -216,6 +222,10 @@ class Bisector:
         self.on_step = on_step
         self.memo = memo if memo is not None else {}
         self.env = env
+        #: set from another thread (the app's q / ctrl+c): the running trial is killed, no other starts
+        self.cancel = cancel
+        self.started = False
+        self.done = threading.Event()  # set when run() has returned (bisect.json written)
         self.result = BisectResult(self.command, self.judge.mode, directory=str(self.directory))
 
     # -- trials ----------------------------------------------------------------------------------
@@ -223,7 +233,12 @@ class Bisector:
         key = (tuple(self.command), ov)
         r = self.memo.get(key)
         if r is None:
-            r = run_trial(self.command, ov, root=self.directory, timeout=self.timeout, env=self.env)
+            if self.cancel is not None and self.cancel.is_set():
+                raise Cancelled
+            r = run_trial(self.command, ov, root=self.directory, timeout=self.timeout, env=self.env,
+                          cancel=self.cancel)
+            if self.cancel is not None and self.cancel.is_set():
+                raise Cancelled  # the trial was killed half way: its verdict means nothing
             self.memo[key] = r
         if r.versions and not self.result.versions:
             self.result.versions = r.versions
@@ -246,13 +261,22 @@ class Bisector:
     # -- the bisect ------------------------------------------------------------------------------
     def run(self) -> BisectResult:
         """Bisect, then write ``bisect.json`` (the result's JSON) into the bisect's folder."""
-        res = self._run()
+        self.started = True
         try:
-            (self.directory / BISECT_FILE).write_text(json.dumps(res.as_json(), indent=2, ensure_ascii=False)
-                                                      + "\n", encoding="utf-8")
-        except OSError as exc:
-            res.notes.append(f"cannot write {BISECT_FILE}: {exc.strerror or exc}")
-        return res
+            try:
+                res = self._run()
+            except Cancelled:
+                res = self.result
+                res.error = "cancelled"
+                res.reproduced, res.culprit = False, None
+            try:
+                (self.directory / BISECT_FILE).write_text(json.dumps(res.as_json(), indent=2, ensure_ascii=False)
+                                                          + "\n", encoding="utf-8")
+            except OSError as exc:
+                res.notes.append(f"cannot write {BISECT_FILE}: {exc.strerror or exc}")
+            return res
+        finally:
+            self.done.set()
 
     def _run(self) -> BisectResult:
         res = self.result

@@ -29,8 +29,10 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,11 +203,13 @@ def _read_probe(path: Path) -> tuple[list[Application], dict]:
 
 def run_trial(command: list[str], overrides: Overrides = Overrides(), *, root: str | os.PathLike[str],
               timeout: float | None = None, cwd: str | os.PathLike[str] | None = None,
-              env: dict[str, str] | None = None) -> TrialResult:
+              env: dict[str, str] | None = None, cancel: threading.Event | None = None) -> TrialResult:
     """Run ``command`` once with ``overrides``; a ``python script.py`` command runs traced into ``root``.
 
-    Never raises for the program's sake: a program that cannot start, crashes or runs past ``timeout``
-    is a result (``returncode`` 127 / its code / None, and ``error``)."""
+    Never raises for the program's sake: a program that cannot start, crashes, runs past ``timeout`` or is
+    cancelled (``cancel`` set: the app's bisect stopped) is a result (``returncode`` 127 / its code / None,
+    and ``error``). A program stopped early is killed with its whole process group (it runs in a session of
+    its own), so no child of it is left running."""
     argv = tracer_command(command, root)
     traced = argv != list(command)
     base = dict(os.environ if env is None else env)
@@ -222,17 +226,14 @@ def run_trial(command: list[str], overrides: Overrides = Overrides(), *, root: s
     start = time.monotonic()
     result = TrialResult(overrides, argv, None, 0.0)
     try:
-        proc = subprocess.run(argv, env=base, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout, start_new_session=True)
-        result.returncode = proc.returncode
-        out, err = proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        result.error = f"ran past the time limit ({timeout:g} s)"
-        out, err = exc.stdout or b"", exc.stderr or b""
+        proc = subprocess.Popen(argv, env=base, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
     except OSError as exc:
         result.returncode = 127
         result.error = f"cannot run {command[0]}: {exc.strerror or exc}"
         out, err = b"", b""
+    else:
+        out, err = _wait(proc, result, start, timeout, cancel)
     result.seconds = time.monotonic() - start
     result.stdout = out.decode("utf-8", "replace")[-MAX_KEEP:]
     kept = []
@@ -248,6 +249,40 @@ def run_trial(command: list[str], overrides: Overrides = Overrides(), *, root: s
     except OSError:
         pass
     return result
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the program and every child it started (its own session)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _wait(proc: subprocess.Popen, result: TrialResult, start: float, timeout: float | None,
+          cancel: threading.Event | None) -> tuple[bytes, bytes]:
+    """The program's output once it exits, or once ``timeout`` or ``cancel`` stopped it (``result.error``)."""
+    try:
+        while True:
+            left = None if timeout is None else timeout - (time.monotonic() - start)
+            tick = 0.2 if cancel is not None else left
+            if left is not None and tick is not None:
+                tick = max(0.0, min(tick, left))
+            try:
+                out, err = proc.communicate(timeout=tick)
+                result.returncode = proc.returncode
+                _kill_group(proc)
+                return out, err
+            except subprocess.TimeoutExpired:
+                if cancel is not None and cancel.is_set():
+                    result.error = "cancelled"
+                    break
+                if timeout is not None and time.monotonic() - start >= timeout:
+                    result.error = f"ran past the time limit ({timeout:g} s)"
+                    break
+    finally:
+        _kill_group(proc)  # stopped early, or exited leaving children in its group: none is left running
+    out, err = proc.communicate()
+    return out or b"", err or b""
 
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf(?:inity)?)(?![\w.])",

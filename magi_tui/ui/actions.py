@@ -150,6 +150,17 @@ CATALOGUE: tuple[Act, ...] = (
         "fix screen"),
     Act("fix_compare", "c", "compare_candidate", "Compare",
         "Compare the baseline run with the run of the change under the cursor", "fix screen"),
+    # -- bisect, live (issue #22) ---------------------------------------------------------------
+    Act("bisect_open", "enter", "open_step", "Open run", "Open the traced run of the bisect step under the cursor",
+        "bisect screen"),
+    Act("bisect_culprit", "c", "open_culprit", "Culprit run", "Open the run of the bisect's culprit graph",
+        "bisect screen"),
+    Act("bisect_diff", "d", "culprit_diff", "Culprit diff",
+        "Diff the culprit graph before and after the culprit pass", "bisect screen"),
+    Act("bisect_stop", "ctrl+c", "stop", "Stop",
+        "Stop the running bisect: its running trial is killed with its children", "bisect screen", priority=True),
+    Act("bisect_back", "escape", "back", "Back", "Back to the previous screen (never quits)", "bisect screen"),
+    Act("bisect_quit", "q", "quit_bisect", "Quit", "Quit, stopping a running bisect first", "bisect screen"),
     # -- compile info (issue #13: what tlparse shows) ----------------------------------------
     Act("compile_info_back", "escape,q", "app.pop_screen", "Back", "Back to the run", "compile info"),
     Act("stack_trie", "s", "toggle_trie", "Stack trie",

@@ -17,6 +17,7 @@ from textual.command import Hit, Hits, Provider
 from magi_format.text import literal
 from magi_tui.config import keymap_path, load_keymap
 from magi_tui.live.runner import ProgramRunner, tracer_command
+from magi_tui.model.bisect_view import is_bisect_folder
 from magi_tui.model.discovery import find_runs, normalise
 from magi_tui.ui.actions import bindings, display_keys, keymap_ids, palette_acts
 from magi_tui.ui.mark import Mark
@@ -95,8 +96,10 @@ class MagiApp(App):
     BINDINGS = bindings("app")
 
     def __init__(self, path: Path, *, live: bool = False, ansi: bool = False,
-                 command: list[str] | None = None, keymap: str | None = None, **kwargs: Any) -> None:
+                 command: list[str] | None = None, keymap: str | None = None, bisector: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.bisector = bisector  # magi-tui bisect --app: run here, on the bisect screen
         self.path = Path(path)
         self.live = live
         self.command = command
@@ -128,6 +131,9 @@ class MagiApp(App):
 
         if self.command is not None or self.live:
             self._start_live()
+            return
+        if self.bisector is not None or is_bisect_folder(self.path):
+            self.push_screen(lazy("BisectScreen")(self.path, bisector=self.bisector))
             return
         path = normalise(self.path)
         runs = find_runs(path)

@@ -20,6 +20,7 @@ _LAZY = {
     "CompareScreen": "compare",
     "RanksScreen": "ranks",
     "FixScreen": "fix",
+    "BisectScreen": "bisect",
     "RunsScreen": "runs",
     "WaitingScreen": "waiting",
 }
