@@ -79,7 +79,8 @@ def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: list = ()) 
     for f in analysis.frames:
         if f.limit_hit:
             out.append(Fallback("recompile_limit", f"hit the recompile limit ({f.recompile_limit}): later calls "
-                                "no entry serves run eagerly", f.frame, f.file, f.line, calls=f.eager_calls,
+                                "no entry serves run eagerly", f.frame, f.file, f.line,
+                                f.limit_event.compile_id if f.limit_event is not None else None, calls=f.eager_calls,
                                 index=f.limit_event.index if f.limit_event is not None else None,
                                 event=f.limit_event))
         elif f.eager_calls:
