@@ -147,7 +147,7 @@ METRICS_KEEP = ("compile_id", "co_name", "co_filename", "co_firstlineno", "frame
                 "dynamo_time_before_restart_s", "remote_cache_time_saved_s", "structured_logging_overhead_s",
                 "fail_type", "fail_reason", "fail_user_frame_filename", "fail_user_frame_lineno",
                 "restart_reasons", "has_guarded_code", "recompile_reason", "num_graph_breaks",
-                "config_suppress_errors", "is_forward")
+                "config_suppress_errors", "is_forward", "cudagraph_skip_reason")
 
 # -- the mapper -------------------------------------------------------------------------------------
 
