@@ -147,7 +147,35 @@ METRICS_KEEP = ("compile_id", "co_name", "co_filename", "co_firstlineno", "frame
                 "dynamo_time_before_restart_s", "remote_cache_time_saved_s", "structured_logging_overhead_s",
                 "fail_type", "fail_reason", "fail_user_frame_filename", "fail_user_frame_lineno",
                 "restart_reasons", "has_guarded_code", "recompile_reason", "num_graph_breaks",
-                "config_suppress_errors", "is_forward")
+                "config_suppress_errors", "is_forward", "cudagraph_skip_reason")
+
+def in_generation(cid: str, resets: int) -> str:
+    """A compile id (or frame key) as it is spelled after the ``resets``-th ``torch._dynamo.reset()``:
+    ``R<n>/0/1`` (torch counts from 0/0 again); unchanged before any reset. The one spelling for the
+    mapping's events and the tracer's runtime counts."""
+    return f"R{resets}/{cid}" if resets else cid
+
+
+class ResetCounter:
+    """``torch._dynamo.reset()`` calls seen from compile starts alone (a first attempt of a compile id that
+    already started in this generation), for a reader that sees no more than ``dynamo_start`` ids (the
+    tracer's runtime counts); the mapper applies the same rule to its own compile states."""
+
+    def __init__(self) -> None:
+        self.resets = 0
+        self._started: set[str] = set()
+
+    def start(self, ids: dict[str, Any]) -> None:
+        fid, fcid = ids.get("frame_id"), ids.get("frame_compile_id")
+        if fid is None or fcid is None:
+            return
+        cid = f"{ids.get('compiled_autograd_id')}/{fid}/{fcid}"
+        att = ids.get("attempt")
+        if cid in self._started and (att is None or att == 0):
+            self.resets += 1
+            self._started.clear()
+        self._started.add(cid)
+
 
 # -- the mapper -------------------------------------------------------------------------------------
 
@@ -318,7 +346,7 @@ class TraceMapper:
         ca = md.get("compiled_autograd_id")
         if ca is not None:
             cid = f"!{ca}/{cid}"
-        return f"R{self.resets}/{cid}" if self.resets else cid
+        return in_generation(cid, self.resets)
 
     def _note_reset(self, md: dict[str, Any]) -> None:
         """A first attempt (``dynamo_start``) of a compile id that already started: torch's counters were
@@ -500,6 +528,9 @@ class TraceMapper:
     # -- records that are not torch's trace ----------------------------------------------------
     def _user_event(self, ev: UserEvent) -> EventSpec:
         attrs = ev.attributes
+        cid = attrs.get("compile_id")
+        if self.resets and isinstance(cid, str) and cid[:1] != "R" and re.match(r"^(?:!\d+/)?\d+/\d+$", cid):
+            attrs = {**attrs, "compile_id": in_generation(cid, self.resets)}  # the tracer's ids: torch's counters
         if attrs.get("compile_id") and "frame" not in attrs:
             st = self.compiles.get(attrs["compile_id"])
             if st is not None and st.frame:

@@ -58,7 +58,7 @@ class TraceHandler(logging.Handler):
                 return
             md = dict(md)
             if key == "dynamo_start" and self.runtime is not None:
-                self.runtime.compile_started(md)
+                self.runtime.dynamo_start(md)
             context: dict[str, Any] = {}
             if "frame_id" not in md and key != "str":
                 ids = hinted_ids()

@@ -29,6 +29,8 @@ import threading
 from time import perf_counter
 from typing import Any
 
+from magi_format.torch_mapping import ResetCounter, in_generation
+
 #: the file the tracer writes this into (FORMAT part B: ``runtime.json`` beside ``timeline_events/``)
 RUNTIME_VERSION = 1
 
@@ -71,6 +73,7 @@ class RuntimeCounters:
     def __init__(self, framework_paths: tuple[str, ...] = ()) -> None:
         self.slots: list[EntrySlot] = []
         self.eager: dict[str, int] = {}
+        self.generations = ResetCounter()  # compile ids after torch._dynamo.reset(): R<n>/…, as the mapping's
         self.eager_unattributed = 0
         self.hits = 0
         self.misses = 0
@@ -153,6 +156,18 @@ class RuntimeCounters:
             _tls.pending = None
             self._eager(pending)
 
+    def dynamo_start(self, md: dict[str, Any]) -> None:
+        """A ``dynamo_start`` record: a compile (or a new generation after a reset) starts."""
+        before = self.generations.resets
+        self.generations.start(md)
+        if self.generations.resets != before:
+            with self._lock:
+                self.site_frame.clear()  # reset() dropped every frame's entries: a call site's frame is new
+        self.compile_started(md)
+
+    def _spell(self, cid: str) -> str:
+        return in_generation(cid, self.generations.resets)
+
     def compile_started(self, ids: dict[str, Any] | None) -> None:
         """On the compiling thread (a ``dynamo_start`` or a recompile-limit warning): the frame that called
         the frame being compiled is the one above Dynamo's callback (``convert_frame``); its call site is
@@ -170,7 +185,7 @@ class RuntimeCounters:
             return
         if caller is None:
             return
-        key = str(ids["frame_id"])
+        key = self._spell(str(ids["frame_id"]))
         pending = getattr(_tls, "pending", None)
         site = self._site(caller)
         if pending is not None and pending.caller == id(caller) and pending.site == site:
@@ -181,8 +196,8 @@ class RuntimeCounters:
     # -- the bytecode hook --------------------------------------------------------------------------
     def instrument(self, code: Any, new_code: Any, ids: dict[str, Any] | None) -> Any:
         """``new_code`` with a counting prologue and epilogue, or None (leave Dynamo's code as it is)."""
-        cid = None if not ids else f"{ids.get('frame_id')}/{ids.get('frame_compile_id')}"
-        fkey = None if not ids else str(ids.get("frame_id"))
+        cid = None if not ids else self._spell(f"{ids.get('frame_id')}/{ids.get('frame_compile_id')}")
+        fkey = None if not ids else self._spell(str(ids.get("frame_id")))
         slot = EntrySlot(cid, fkey, code, counted=False)
         with self._lock:
             self.slots.append(slot)

@@ -609,6 +609,8 @@ class _Analyser:
         self.budget = [MAX_FILE_READS]
         #: (compile end event, its metrics.json) of the compiles that left no guarded code
         self.unguarded: list[tuple[Event, dict]] = []
+        #: (compile end event, its metrics.json) of the compiles whose metrics carry a cudagraph skip reason
+        self.cudagraph_skips: list[tuple[Event, dict]] = []
         self.frames: dict[str, FrameRow] = {}
         self.cid_frame: dict[str, str] = {}
         self.fold = timeline_fold(run)
@@ -931,6 +933,8 @@ class _Analyser:
                 seen_metrics = True
                 if m.get("has_guarded_code") is False:  # for the silent fallbacks: read once, here
                     self.unguarded.append((ev, m))
+                if m.get("cudagraph_skip_reason"):
+                    self.cudagraph_skips.append((ev, m))
                 ent = m.get("entire_frame_compile_time_s")
                 be = m.get("backend_compile_time_s")
                 num = (int, float)
@@ -1153,7 +1157,7 @@ class _Analyser:
             for row in frames:
                 row.entries = a.runtime.frame_entries(row.key)
                 row.eager_calls = a.runtime.eager_calls(row.key)
-        a.fallbacks = fallbacks(run, a, self.unguarded, self.fold.hint_events)
+        a.fallbacks = fallbacks(run, a, self.unguarded, self.fold.hint_events, self.cudagraph_skips)
         a.not_recorded = not_recorded(run)
         if a.not_recorded:
             from magi_tui.model.debugdir import trace_log_of

@@ -12,7 +12,9 @@ recorded them — ``runtime.json`` of our tracer):
 * ``cache_bypass``: a compile that could not use the FX-graph / AOTAutograd cache, and why;
 * ``fallback_kernel``: an op Inductor could not lower and ran as an ATen kernel (``Using FallbackKernel``);
   ``perf_hint``: Inductor's other performance hints — both recorded by our tracer, once per op / hint and
-  compile.
+  compile;
+* ``cudagraph_skip``: a graph compiled for CUDA graphs (``mode="reduce-overhead"``) that Inductor runs without
+  them, and why (``cudagraph_skip_reason`` in torch's compilation metrics, from the tracer and from logs).
 
 What no recorded source holds yet is listed in :data:`NOT_RECORDED` (and in the JSON), so an empty
 section is not read as "none happened".
@@ -36,7 +38,8 @@ NOT_RECORDED = [
     "logs them as text, not in the structured trace; our tracer records them)",
     "fallback kernels and hints of a graph served from the FX-graph cache (Inductor does not lower it "
     "again, so it gives no hint)",
-    "cudagraph skips (compilation_metrics.cudagraph_skip_reason is not kept in metrics.json)",
+    "cudagraph skips decided at run time, after the compile closed (a new input shape or a mutation seen in "
+    "a later call): torch logs them as text, not in compilation_metrics",
     "calls of a frame Dynamo skipped whole before tracing it (no tensors, skipfiles): torch records no "
     "event for them",
 ]
@@ -69,17 +72,20 @@ def _frame_of(frames: dict[str, Any], cid: str | None) -> Any:
     return frames.get(p[0]) if p else None
 
 
-def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: list = ()) -> list[Fallback]:
+def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: list = (),
+              cudagraph_skips: list = ()) -> list[Fallback]:
     """The run's silent fallbacks, in the order a performance engineer reads them: eager calls first.
     ``unguarded``: ``(compile end event, metrics.json)`` of the compiles that left no guarded code (read
-    once, by the analysis' compile time); ``hint_events``: the tracer's ``perf_hint`` events."""
+    once, by the analysis' compile time); ``hint_events``: the tracer's ``perf_hint`` events;
+    ``cudagraph_skips``: ``(compile end event, metrics.json)`` whose metrics name a cudagraph skip reason."""
     out: list[Fallback] = []
     frames = {f.key: f for f in analysis.frames}
     rt = analysis.runtime
     for f in analysis.frames:
         if f.limit_hit:
             out.append(Fallback("recompile_limit", f"hit the recompile limit ({f.recompile_limit}): later calls "
-                                "no entry serves run eagerly", f.frame, f.file, f.line, calls=f.eager_calls,
+                                "no entry serves run eagerly", f.frame, f.file, f.line,
+                                f.limit_event.compile_id if f.limit_event is not None else None, calls=f.eager_calls,
                                 index=f.limit_event.index if f.limit_event is not None else None,
                                 event=f.limit_event))
         elif f.eager_calls:
@@ -95,6 +101,12 @@ def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: list = ()) 
         out.append(Fallback("nothing_compiled", f"nothing compiled: {str(why).splitlines()[0][:300]}",
                             f.frame if f else m.get("co_name"), f.file if f else m.get("co_filename"),
                             f.line if f else m.get("co_firstlineno"), ev.compile_id, index=ev.index, event=ev))
+    for ev, m in cudagraph_skips:
+        why = str(m.get("cudagraph_skip_reason")).strip().splitlines()[0][:300]
+        f = _frame_of(frames, ev.compile_id)
+        out.append(Fallback("cudagraph_skip", f"ran without CUDA graphs: {why}", f.frame if f else m.get("co_name"),
+                            f.file if f else m.get("co_filename"), f.line if f else m.get("co_firstlineno"),
+                            ev.compile_id, index=ev.index, event=ev))
     for item in run.triage.cache_bypasses:
         ev = item.event
         f = _frame_of(frames, ev.compile_id)

@@ -28,6 +28,7 @@ from magi_format.names import (
     AFTER_BUILD_GUARDS,
     FX_GRAPH_RUNNABLE,
     INDUCTOR_PROVENANCE,
+    RECOMPILE_LIMIT_HIT,
     SHAPE_GUARD,
     SHAPE_SPECIALIZATION,
     SHAPE_SYMBOL,
@@ -104,6 +105,9 @@ class CompileInfo:
     close: Event | None = None             # after_compile / failed_compile
     start: Event | None = None             # before_compile
     post_grad: list[Event] = field(default_factory=list)  # after_post_grad_passes (the graphs kernels fuse)
+    #: the frame hit its recompile limit here (the ``recompile_limit_hit`` event's attributes): torch
+    #: compiled nothing and, on torch 2.13, logged no ``compilation_metrics`` for it
+    limit_hit: dict[str, Any] | None = None
     #: backend work of this compile done after Dynamo returned (top-level lifecycles of its compile id
     #: besides ``compile``: a piecewise backend compiles its pieces at the first call), seconds
     after_return_s: float | None = None
@@ -185,7 +189,11 @@ class CompileInfo:
     @property
     def status(self) -> str:
         """tlparse's stack-trie colours in words, in its order: ``failed`` (fail_type), ``empty`` (0 ops),
-        ``restarted`` (restart reasons: a graph break), ``ok``; ``no metrics``: the compile never closed."""
+        ``restarted`` (restart reasons: a graph break), ``ok``; ``ran eagerly``: the frame hit its recompile
+        limit here and the call ran uncompiled (triage's "ran eagerly" verdict; ``failed`` where the limit was
+        made an error); ``no metrics``: the compile never closed."""
+        if self.limit_hit is not None:
+            return "failed" if self.limit_hit.get("fallback") == "error" else "ran eagerly"
         if not self.has_metrics:
             return "no metrics"
         if self.fail_type:
@@ -231,6 +239,8 @@ class CompileInfo:
             "graph_input_count": self.graph_input_count, "cache_size": self._i("cache_size"),
             "restart_reasons": self.restart_reasons, "recompile_reasons": self.recompile_reasons,
             "fail_type": self.fail_type, "fail_reason": self.fail_reason,
+            "recompile_limit_hit": None if self.limit_hit is None else {
+                k: self.limit_hit.get(k) for k in ("recompile_limit", "limit_type", "reason", "fallback")},
             "symbols": [s.as_json() for s in self.symbols],
             "specializations": [s.as_json() for s in self.specializations],
             "shape_guards": [s.as_json() for s in self.shape_guards],
@@ -368,8 +378,13 @@ def compile_infos(run: RunModel) -> list[CompileInfo]:
             info.guard_latency_us = _num(a.get("guard_latency_us"))
             lg = a.get("leaf_guard_count")
             info.leaf_guard_count = lg if isinstance(lg, int) and not isinstance(lg, bool) else None
+        elif frag == RECOMPILE_LIMIT_HIT:
+            a = run.attributes(ev)
+            info.limit_hit = a
+            info.frame = info.frame or (str(a["frame"]) if a.get("frame") else None)
         elif ev.kind == "recompile":
             a = run.attributes(ev)
+            info.frame = info.frame or (str(a["frame"]) if a.get("frame") else None)
             reasons = a.get("reasons") if isinstance(a.get("reasons"), list) else [a.get("reason")]
             info.recompile_reasons = [str(r) for r in reasons if r]
         elif ev.kind == "restart":
@@ -498,8 +513,10 @@ def write_reproducer(run: RunModel, info: CompileInfo, ev: Event | None = None) 
 
 # -- what the screen shows (plain text lines with a style word, like ranks_lines) -------------------
 
-STATUS_STYLE = {"ok": "ok", "restarted": "warn", "failed": "fail", "empty": "dim", "no metrics": "warn"}
-SHORT_STATUS = {"ok": "ok", "restarted": "restart", "failed": "FAILED", "empty": "empty", "no metrics": "open"}
+STATUS_STYLE = {"ok": "ok", "restarted": "warn", "failed": "fail", "empty": "dim", "no metrics": "warn",
+                "ran eagerly": "warn"}
+SHORT_STATUS = {"ok": "ok", "restarted": "restart", "failed": "FAILED", "empty": "empty", "no metrics": "open",
+                "ran eagerly": "eager"}
 
 
 def guards_lines(run: RunModel, info: CompileInfo, limit: int = 16_000) -> list[str] | None:
@@ -569,8 +586,12 @@ def detail_lines(info: CompileInfo, guards: list[str] | None = None, width: int 
             g += f", check {info.guard_latency_us:.1f} µs"
         out.append(("text", g + f")  graph {_n(info.graph_op_count)} ops, {_n(info.graph_node_count)} nodes, "
                                 f"{_n(info.graph_input_count)} inputs"))
-    else:
+    elif info.limit_hit is None:
         out.append(("warn", "no compilation_metrics: the compile never closed"))
+    if info.limit_hit is not None:
+        lim = info.limit_hit.get("recompile_limit")
+        out.append(("warn", f"hit the recompile limit ({'?' if lim is None else lim}): nothing compiled, "
+                            + ("the call failed" if info.limit_hit.get("fallback") == "error" else "the call ran eagerly")))
     if info.fail_type:
         out.append(("fail", f"failed: {info.fail_type}"))
         for ln in (info.fail_reason or "").splitlines()[:6]:
@@ -647,11 +668,11 @@ def _n(v: int | None) -> str:
 
 def metrics_table(infos: list[CompileInfo]) -> list[str]:
     """The table ``magi-tui metrics`` prints: one line per compile id."""
-    head = f"{'compile':<10} {'frame':<24} {'status':<10} {'total':>7} {'dynamo':>7} {'aot':>7} " \
+    head = f"{'compile':<10} {'frame':<24} {'status':<11} {'total':>7} {'dynamo':>7} {'aot':>7} " \
            f"{'induct':>7} {'codegen':>7} {'guards':>6} {'ops':>5} {'nodes':>5}"
     out = [head]
     for i in infos:
-        out.append(f"{i.tlparse_id:<10} {short_frame(str(i.frame or '?'))[:24]:<24} {i.status:<10} {_fmt(i.total_s):>7} "
+        out.append(f"{i.tlparse_id:<10} {short_frame(str(i.frame or '?'))[:24]:<24} {i.status:<11} {_fmt(i.total_s):>7} "
                    f"{_fmt(i.dynamo_s):>7} {_fmt(i.aot_s):>7} {_fmt(i.inductor_s):>7} {_fmt(i.codegen_s):>7} "
                    f"{_n(i.guard_count):>6} {_n(i.graph_op_count):>5} {_n(i.graph_node_count):>5}")
         for r in i.restart_reasons:
