@@ -60,6 +60,7 @@ def test_log_written_in_chunks_gives_each_event_once(tmp_path, whole):
     log = tmp_path / "dedicated_log_torch_trace_abc.log"
     log.write_bytes(b"")
     run = RunModel(log)
+    run.reader.followed = True  # read again and again as the live follower does (each append closes the file)
     seen_partial = False
     pos, step = 0, 1
     while pos < len(data):
@@ -84,7 +85,9 @@ def test_truncated_last_record_is_pending_until_written(tmp_path):
     log = tmp_path / "dedicated_log_torch_trace_x.log"
     cut = len(recs[i]) // 2
     log.write_bytes(b"".join(recs[:i]) + recs[i][:cut])
-    run = RunModel(log).load()
+    run = RunModel(log)
+    run.reader.followed = True  # followed while written (a log read once with no writer is final at its end)
+    run.load()
     n = len(run.events)
     assert run.partial_line and run.status in ("incomplete", "failed", "recovered")
     assert not any(e.name.endswith("after_dynamo_capture") for e in run.events)

@@ -50,11 +50,25 @@ def test_no_final_newline_is_finished_once_the_writer_has_gone(tmp_path, origina
 
 
 def test_no_final_newline_while_written_stays_pending_and_names_the_log(tmp_path):
-    log = write_log(tmp_path / "dedicated_log_torch_trace_live.log", [JIT.read_bytes()[:-1]], settled=False)
-    run = RunModel(log).load()
-    assert run.partial_line and run.status == "incomplete"
-    why = " ".join(run.status_why()[1])
-    assert "dedicated_log_torch_trace_live.log" in why and "timeline.jsonl" not in why
+    log = tmp_path / "dedicated_log_torch_trace_live.log"
+    with open(log, "ab") as writer:  # a process still writing it: the last record may not be whole yet
+        writer.write(JIT.read_bytes()[:-1])
+        writer.flush()
+        run = RunModel(log).load()
+        assert run.partial_line and run.status == "incomplete"
+        why = " ".join(run.status_why()[1])
+        assert "dedicated_log_torch_trace_live.log" in why and "timeline.jsonl" not in why
+    # the writer closed it: final at once, without waiting for the file to be quiet (a log just cut or copied)
+    again = RunModel(log).load()
+    assert not again.partial_line and again.status == "recovered"
+
+
+def test_a_log_just_written_and_closed_is_final_at_once(tmp_path, original):
+    """What a user does right after a log is copied or cut by hand (the before-stop check: ``head -c -1 log``
+    then ``triage``): no process holds it for writing, so its last record is whole though its mtime is new."""
+    log = write_log(tmp_path / "cut.log", [JIT.read_bytes()[:-1]], settled=False)
+    rc, tj = _triage_json(log)
+    assert (rc, tj["status"], tj["partial_last_line"]) == (0, facts(original)[0], False)
 
 
 def test_crlf_reads_as_tlparse_reads_it(tmp_path, original):

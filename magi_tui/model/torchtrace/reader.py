@@ -185,6 +185,36 @@ class _Range:
     end: int
 
 
+
+def _open_for_writing(dev: int, ino: int) -> bool:
+    """Whether any process whose ``/proc/<pid>/fd`` this one may read holds file ``(dev, ino)`` open for
+    writing. True where ``/proc`` cannot be read (nothing can be concluded)."""
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return True
+    for pid in pids:
+        fd_dir = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.stat(f"{fd_dir}/{fd}")
+            except OSError:
+                continue
+            if target.st_ino != ino or target.st_dev != dev:
+                continue
+            try:
+                with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii", errors="replace") as info:
+                    flags = next((ln.split()[1] for ln in info if ln.startswith("flags:")), "0")
+                if int(flags, 8) & (os.O_WRONLY | os.O_RDWR):
+                    return True
+            except (OSError, ValueError, IndexError):
+                return True  # it holds the file and how cannot be read: assume a writer
+    return False
+
 class TraceLogReader:
     """Reads a TORCH_TRACE log incrementally into :class:`Event` s (the ``TimelineReader`` interface)."""
 
@@ -199,6 +229,8 @@ class TraceLogReader:
         #: records rather than events: ``chromium_event``, ``artifact:<name>`` (``magi_tui.model.ranks``,
         #: ``magi_tui.model.chrome_trace``). Empty: nothing is kept.
         self.keep: frozenset[str] = frozenset()
+        #: a follower reads it again and again (``RunFollower`` sets this): only the quiet period ends a record
+        self.followed = False
         self._reset_state()
 
     # -- state ---------------------------------------------------------------------------------
@@ -216,7 +248,9 @@ class TraceLogReader:
         self._head = b""
         self._skip_tabs = False  # payload lines of a record that was rejected
         self._rest_of_line = False  # the tail of a line too long to read is still to be skipped
-        self._settled = False    # the file has not changed for SETTLED_S: its writer is gone
+        self._settled = False    # its writer is gone (quiet for SETTLED_S, or no process holds it for writing)
+        self._writers_asked_at = -1e9
+        self._writers_held = True
         self._year: int | None = None
         self._year_hint: float | None = None  # an epoch time the log itself holds (else the file's mtime)
         self._last_mon = 0
@@ -255,7 +289,11 @@ class TraceLogReader:
         try:
             if self._year_hint is None:
                 self._year_hint = self._epoch_in_log(fd) or st.st_mtime
-            self._settled = time.time() - st.st_mtime >= SETTLED_S
+            # the writer is gone: the file is quiet for SETTLED_S, or -- read once, not followed -- no process
+            # here holds it open for writing (a log just copied or cut by hand is final at once; one torch still
+            # writes is not). A followed log waits for the quiet: its writer may be elsewhere (NFS) or reopen it.
+            self._settled = time.time() - st.st_mtime >= SETTLED_S or (
+                not self.followed and not self._held_for_writing(st))
             self._read_from(fd, st.st_size, result, max_bytes)
             if len(self._head) < _FINGERPRINT:
                 self._head = os.pread(fd, _FINGERPRINT, 0)
@@ -593,6 +631,16 @@ class TraceLogReader:
         a["source"] = "torch_trace"
         a.update(extra)
         return a
+
+    def _held_for_writing(self, st: os.stat_result) -> bool:
+        """Whether a process on this machine has the log open for writing (Linux ``/proc``; asked at most once
+        a second). Where it cannot be told (no ``/proc``), assume so: the quiet period decides."""
+        now = time.monotonic()
+        if now - self._writers_asked_at < 1.0:
+            return self._writers_held
+        self._writers_asked_at = now
+        self._writers_held = _open_for_writing(st.st_dev, st.st_ino)
+        return self._writers_held
 
     def _timestamp(self, m: re.Match) -> float | None:
         """The glog prefix's local time (ms precision). It has no year: the year is the one that puts the
