@@ -11,7 +11,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from magi_format.text import literal
 
@@ -127,12 +127,18 @@ def run_bisect_command(args: argparse.Namespace, print_json: Callable, fail: Cal
     bis = Bisector(command, directory, compare_output=args.compare_output, rtol=args.rtol, atol=args.atol,
                    timeout=args.timeout, on_step=on_step)
     res = bis.run()
-    if args.json:
+    return print_result(res, result_text(res), "bisect", args.json, print_json)
+
+
+def print_result(res: Any, text: str, verb: str, as_json: bool, print_json: Callable) -> int:
+    """A trials command's result (bisect, fix) as JSON or text; exit 1 with ``could not <verb>`` when it could not
+    run, else 0."""
+    if as_json:
         print_json(res.as_json())
     else:
-        print(literal(result_text(res), multiline=True))
+        print(literal(text, multiline=True))
     if res.error:
-        print(f"magi-tui: {literal('could not bisect: ' + res.error)}", file=sys.stderr)
+        print(f"magi-tui: {literal(f'could not {verb}: ' + res.error)}", file=sys.stderr)
         return 1
     return 0
 
@@ -155,14 +161,7 @@ def _bisect_in_app(command: list[str], directory: Path, args: argparse.Namespace
         if bis.started:
             bis.done.wait(30)
     res = bis.result
-    if args.json:
-        print_json(res.as_json())
-    else:
-        print(literal(result_text(res), multiline=True))
-    if res.error:
-        print(f"magi-tui: {literal('could not bisect: ' + res.error)}", file=sys.stderr)
-        return 1
-    return 0
+    return print_result(res, result_text(res), "bisect", args.json, print_json)
 
 
 def run_report_command(args: argparse.Namespace, fail: Callable) -> int:

@@ -81,11 +81,6 @@ def run_fix_command(args: argparse.Namespace, print_json: Callable, fail: Callab
     problem = write_fix_json(res)
     if problem:
         res.notes.append(problem)
-    if args.json:
-        print_json(res.as_json())
-    else:
-        print(literal(result_text(res), multiline=True))
-    if res.error:
-        print(f"magi-tui: {literal('could not fix: ' + res.error)}", file=sys.stderr)
-        return 1
-    return 0
+    from magi_tui.bisect_cli import print_result
+
+    return print_result(res, result_text(res), "fix", args.json, print_json)
