@@ -200,8 +200,10 @@ class TriagePanel(Vertical):
             text.append(f"#{look.event.index} {literal(look.event.name, 60)}", style="bold red")
             if look.exception_type:
                 text.append(f"  {literal(look.exception_type, 50)}")
-            if look.folder:
-                text.append(f"\n  {literal(look.folder)}", style="dim")
+            # a run dir's event folder; a log's LOG:line (a log has no folders: it named one inside timeline_events/)
+            where = look.folder if self.run.has_event_folders else self.run.where(look.event, look.folder)
+            if where:
+                text.append(f"\n  {literal(where)}", style="dim")
             text.append("   (f jumps there)", style="dim")
         elif a.worklist:
             b = a.worklist[0]
