@@ -17,7 +17,12 @@ program is edited; the change is made with torch's own switches:
 * any environment variable torch reads itself (``TORCH_COMPILE_DYNAMIC_SOURCES``, ``magi-tui fix``).
 
 A ``python script.py`` command runs under ``python -m tracer`` (so every trial is a run directory the
-app opens) with Inductor's caches off (a cache hit would skip the passes being bisected). The result
+app opens) with the caches off that would skip the stages being tried (:data:`STAGE_CACHES_OFF`: a hit in
+the FX graph or AOT autograd cache skips every pass and lowering; profile-guided dynamic shapes carry one
+trial's shapes into the next). Inductor's code cache stays on: it is keyed by the generated source, so a
+kernel compiles once for all the trials that generate it (``TORCHINDUCTOR_FORCE_DISABLE_CACHES`` gives
+each process a fresh cache folder and so compiles every kernel's C++ again: an Inductor trial took 2.3x
+as long). The result
 keeps the exit code, the output, the numbers printed on stdout and what the probe counted;
 :func:`compare_numbers` and :class:`Judge` say whether a trial shows the bug. Nothing here imports
 Textual or torch.
@@ -39,6 +44,13 @@ from pathlib import Path
 
 from magi_format.layout import RUN_DIR_ANNOUNCE
 from magi_tui.live.runner import exit_text, tracer_command
+
+#: torch's switches for the caches a trial runs without (the module docstring says why these and no more)
+STAGE_CACHES_OFF = {
+    "TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE": "0",
+    "TORCHINDUCTOR_AUTOGRAD_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_REMOTE_CACHE": "0",
+    "TORCH_DYNAMO_AUTOMATIC_DYNAMIC_LOCAL_PGO": "0", "TORCH_DYNAMO_AUTOMATIC_DYNAMIC_REMOTE_PGO": "0",
+}
 
 __all__ = ["Overrides", "Application", "TrialResult", "run_trial", "new_trials_dir", "parse_numbers", "compare_numbers",
            "Judge", "DEFAULT_RTOL", "DEFAULT_ATOL"]
@@ -217,7 +229,7 @@ def run_trial(command: list[str], overrides: Overrides = Overrides(), *, root: s
         del base[k]  # only what this trial asks for
     base.pop("TORCH_COMPILE_DISABLE", None)
     base.update(overrides.environ())
-    base["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+    base.update(STAGE_CACHES_OFF)
     base.setdefault("PYTHONUNBUFFERED", "1")
     fd, probe = tempfile.mkstemp(prefix="magi-trial-", suffix=".jsonl")
     os.close(fd)
