@@ -345,6 +345,7 @@ def graph_of(run: "RunModel", ev: Event) -> Graph:
     same = [e for e in run.events if e.compile_id == cid and e.scope == scope and e.files]
     outputs = [e for e in same if _has(e, OUTPUT_CODE) and _backward(run, e) == bw]
     role = file_role(_has(ev, OUTPUT_CODE + POST_GRAD + PRE_GRAD) or "")
+    out: Event | None
     if ev in outputs:
         out = ev
     else:  # the output code that comes after this graph (else the last one before it)
