@@ -16,6 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from magi_format.safepath import is_inside
 from magi_tui.model import RunModel, find_runs
@@ -226,7 +227,7 @@ def build_report(path: Path) -> Report:
     if bisect is not None and bisect_file is not None:  # found together
         prefix = str(bisect_file.parent) + os.sep
 
-        def relative(v):
+        def relative(v: Any) -> Any:
             if isinstance(v, str):
                 return "." if v == prefix[:-1] else (v[len(prefix):] if v.startswith(prefix) else v)
             if isinstance(v, list):

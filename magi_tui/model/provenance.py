@@ -30,6 +30,8 @@ from magi_tui.model.events import Event
 from magi_tui.model.files import json_or_none
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from magi_tui.model.metrics import CompileInfo
     from magi_tui.model.run import RunModel
 
@@ -283,7 +285,7 @@ def _invert(table: dict[str, list[str]]) -> dict[str, list[str]]:
 
 # -- reading a run ----------------------------------------------------------------------------------
 
-def _path(run: "RunModel", ev: Event, name: str):
+def _path(run: "RunModel", ev: Event, name: str) -> Path | None:
     if name not in (ev.files or ()):
         return None
     for fname, path, _problem in run.files(ev):
