@@ -365,8 +365,9 @@ class TraceMapper:
         ca, fid = md.get("compiled_autograd_id"), md.get("frame_id")
         st = self.compiles.get(cid)
         if st is None:
-            st = self.compiles[cid] = CompileState(cid, frame_key=(self.resets, ca, fid))
-            st.frame = self.frame_names.get(st.frame_key)
+            key = (self.resets, ca, fid)
+            st = self.compiles[cid] = CompileState(cid, frame_key=key)
+            st.frame = self.frame_names.get(key)
         att = md.get("attempt")
         if isinstance(att, int):
             st.attempt = att
@@ -418,7 +419,7 @@ class TraceMapper:
             return
         if not isinstance(ev, dict) or ev.get("ph") not in ("B", "E"):
             return
-        args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+        args = a if isinstance(a := ev.get("args"), dict) else {}
         ids = dict(md)
         if ids.get("frame_id") is None and isinstance(args.get("compile_id"), str):
             m = re.match(r"^(?:!(\d+)/)?(\d+)/(\d+)", args["compile_id"])
@@ -900,8 +901,8 @@ def _shape_guard(self: TraceMapper, r: Rec) -> None:
 
 def _export_issue(self: TraceMapper, r: Rec, issue: str, **extra: Any) -> None:
     b = r.body
-    frame_locals = b.get("frame_locals") if isinstance(b.get("frame_locals"), dict) else {}
-    local_vals = frame_locals.get("locals") if isinstance(frame_locals.get("locals"), dict) else {}
+    frame_locals = fl if isinstance(fl := b.get("frame_locals"), dict) else {}
+    local_vals = lv if isinstance(lv := frame_locals.get("locals"), dict) else {}
     r.events.append(self._point(
         r.st, EXPORT_ISSUE, issue=issue, expr=str(b["expr"]) if b.get("expr") is not None else None,
         result=str(b["result"]) if b.get("result") is not None else None,

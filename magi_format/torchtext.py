@@ -172,7 +172,7 @@ def graph_break_report(payload: str,
     innermost frame outside torch *and* installed libraries (``site-packages``: transformers …), i.e. the
     user's call site; ``in_user_code`` says whether the two are the same frame."""
     gb = parse_graph_break(payload)
-    out = {k: gb[k] for k in ("gb_id", "gb_type", "reason", "explanation", "hints", "debug_context") if k in gb}
+    out: dict[str, Any] = {k: gb[k] for k in ("gb_id", "gb_type", "reason", "explanation", "hints", "debug_context") if k in gb}
     fw = is_framework or is_torch_or_runpy
     frames = [f for f in gb["frames"] if not fw(f.filename)]
     hf = gb.get("header_frame")

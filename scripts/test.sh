@@ -16,6 +16,7 @@ if [ ${#need[@]} -gt 0 ]; then
       || echo "$pkg unavailable: the end-to-end tests that need it will be skipped"
   done
 fi
-# the layers and the code's hygiene are part of the suite: lint before the tests
+# the layers and the code's hygiene are part of the suite: lint and type-check before the tests
 .venv/bin/ruff check .
+.venv/bin/python -m mypy  # magi_format/ and magi_tui/model/ ([tool.mypy] in pyproject.toml): zero errors
 exec .venv/bin/python -m pytest -q "$@"

@@ -81,8 +81,8 @@ class GraphFile:
 
 def culprit_diff(result: dict[str, Any]) -> tuple[GraphFile, GraphFile, Path] | str:
     """The culprit graph's before/after files of its stage (inside its run), or why there are none."""
-    c = result.get("culprit") if isinstance(result.get("culprit"), dict) else None
-    g = (c or {}).get("graph") if isinstance((c or {}).get("graph"), dict) else None
+    c = cu if isinstance(cu := result.get("culprit"), dict) else {}
+    g = gr if isinstance(gr := c.get("graph"), dict) else None
     if not g:
         return "the bisect named no culprit graph"
     if not (g.get("before") and g.get("after") and g.get("run")):

@@ -27,6 +27,7 @@ frame, the graph-break id and the user's line where there is one.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
@@ -37,13 +38,13 @@ from magi_tui.model.checks import Analysis, BreakEntry, analyse
 from magi_tui.model.compare import Comparison, compare_runs
 from magi_tui.model.run import RunModel
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+else:  # pragma: no cover - Python 3.10
     try:
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib
     except ModuleNotFoundError:
-        tomllib = None  # type: ignore[assignment]
+        tomllib = None
 
 DEFAULT_MAX_COMPILE_TIME_INCREASE = 0.25
 
@@ -240,17 +241,17 @@ def _check_run_budgets(policy: Policy, runs: list[RunModel]) -> list[Result]:
         for run, a in an:
             for f in a.frames:
                 res.actual = max(res.actual, f.recompiles)
-            bad = sorted((f for f in a.frames if f.recompiles > lim), key=lambda f: -f.recompiles)
-            if bad and res.ok:
-                f = bad[0]
-                why = next((r for r in a.recompiles if (r.frame_key or r.frame) == (f.key or f.frame)
-                            and r.primary is not None), None)
-                reason = f"; first reason: {why.primary.text.splitlines()[0]}" if why else ""
-                more = f"; and {len(bad) - 1} more frame(s)" if len(bad) > 1 else ""
+            over = sorted((f for f in a.frames if f.recompiles > lim), key=lambda f: -f.recompiles)
+            if over and res.ok:
+                f = over[0]
+                why0 = next((r.primary for r in a.recompiles if (r.frame_key or r.frame) == (f.key or f.frame)
+                             and r.primary is not None), None)
+                reason = f"; first reason: {why0.text.splitlines()[0]}" if why0 else ""
+                more = f"; and {len(over) - 1} more frame(s)" if len(over) > 1 else ""
                 res.ok = False
                 res.line = (f"max_recompiles_per_frame: frame {f.frame} recompiled {f.recompiles}×, "
                             f"budget {lim}{_run_tag(run, many)}{reason}{more}")
-            res.details += [f"{f.frame}: {f.recompiles} recompile(s)" for f in bad]
+            res.details += [f"{f.frame}: {f.recompiles} recompile(s)" for f in over]
         out.append(res)
 
     if "max_compile_seconds" in b:
@@ -449,7 +450,7 @@ def pair_with_baseline(runs: list[RunModel], base: list[RunModel]) -> tuple[list
     def key(r: RunModel) -> tuple:
         n = r.name_info
         return (n.tag, n.model_index, n.rank)
-    by = {}
+    by: dict[tuple, RunModel] = {}
     for r in base:
         by.setdefault(key(r), r)
     pairs = []

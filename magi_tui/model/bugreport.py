@@ -16,6 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from magi_format.safepath import is_inside
 from magi_tui.model import RunModel, find_runs
@@ -223,19 +224,19 @@ def build_report(path: Path) -> Report:
     lines.append("")
 
     # -- bisect steps -------------------------------------------------------------------------
-    if bisect is not None:
+    if bisect is not None and bisect_file is not None:  # found together
         prefix = str(bisect_file.parent) + os.sep
 
-        def rel(v):
+        def relative(v: Any) -> Any:
             if isinstance(v, str):
                 return "." if v == prefix[:-1] else (v[len(prefix):] if v.startswith(prefix) else v)
             if isinstance(v, list):
-                return [rel(x) for x in v]
+                return [relative(x) for x in v]
             if isinstance(v, dict):
-                return {k: rel(x) for k, x in v.items()}
+                return {k: relative(x) for k, x in v.items()}
             return v
 
-        rep.texts.append(("bisect.json", json.dumps(rel(bisect), indent=2, ensure_ascii=False)))
+        rep.texts.append(("bisect.json", json.dumps(relative(bisect), indent=2, ensure_ascii=False)))
         lines += ["## Bisect", "",
                   f"{bisect.get('runs')} run(s) (torch's compiler bisector: "
                   f"{bisect.get('torch_bisector_runs') if bisect.get('torch_bisector_runs') is not None else 'n/a'}); "

@@ -42,7 +42,7 @@ class Lookup:
     key: str | None
     components: dict[str, tuple[str, str]] = field(default_factory=dict)
 
-    def as_ref(self, where: str) -> dict[str, Any]:
+    def as_ref(self, where: str | None) -> dict[str, Any]:
         return {"run": where, "index": self.index, "cache": self.cache, "state": self.state,
                 "compile_id": self.compile_id, "key": self.key}
 

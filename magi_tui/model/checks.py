@@ -811,25 +811,25 @@ class _Analyser:
                 # entry's against the new compile's
                 info.guard_diff, _names = self._diff_compiles(parsed[0].entry_compile_id, ev.compile_id)
             if p is not None:
-                pr = info.primary
+                prim = info.primary
                 d = info.guard_diff
-                if pr is not None and pr.actual is None and pr.expected is not None and d is not None:
+                if prim is not None and prim.actual is None and prim.expected is not None and d is not None:
                     # torch names the expected value only (``n == 3``): the newer entry's guard has the actual
-                    act = next((b for x, b in d.changes if x == pr.expected), None)
+                    act = next((b for x, b in d.changes if x == prim.expected), None)
                     if act is not None:
-                        pr.actual = act
+                        prim.actual = act
             out.append(info)
         if not out:
             for f in self.cf.frames:
                 for k in range(1, f.compiles):
                     # entry_<n-1> is the first compile: recompile k compares entry_{n-k} with entry_{n-1-k}
                     d, names = self._diff_entries(f, f.compiles - k, f.compiles - 1 - k)
-                    reasons = []
+                    why: list[Reason] = []
                     if d is not None:
                         r = reason_from_diff(d)
                         if r is not None:
-                            reasons.append(r)
-                    out.append(RecompileInfo(f.code.label, "cf:" + f.rel, None, reasons, d, None, names))
+                            why.append(r)
+                    out.append(RecompileInfo(f.code.label, "cf:" + f.rel, None, why, d, None, names))
         return out
 
     def _dynamic_sources(self, compile_id: str) -> list[str]:
@@ -1084,10 +1084,10 @@ class _Analyser:
                 out.append(Check("warn", f"frame {f.frame} compiled {f.compiles}×, at the recompile limit "
                                          f"({f.recompile_limit})", f.first_event))
         if a.worklist:
-            first = a.worklist[0]
+            most = a.worklist[0]
             out.append(Check("warn", f"{len(a.worklist)} graph-break site(s), {a.graph_break_total} break(s); "
-                                     f"most: {first.reason} at {first.where} ×{first.count}",
-                             first.events[0] if first.events else None))
+                                     f"most: {most.reason} at {most.where} ×{most.count}",
+                             most.events[0] if most.events else None))
         elif "graph_breaks" in a.not_recorded:
             pass
         elif run.event_count or self.cf.frames:

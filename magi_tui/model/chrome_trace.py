@@ -197,7 +197,7 @@ def build_trace(path: str | Path, source: str = "auto") -> tuple[dict[str, Any],
     procs: list[Process] = []
     for i, f in enumerate(found):
         run = _load(f.path, source)
-        pid = f.name.rank if by_rank else i
+        pid = f.name.rank if by_rank and f.name.rank is not None else i
         proc = Process(pid, f.name.rank, str(f.path), "none", is_log=hasattr(run.reader, "keep"))
         raw = _chromium_events(run) if source != "spans" else []
         if raw:
@@ -213,8 +213,8 @@ def build_trace(path: str | Path, source: str = "auto") -> tuple[dict[str, Any],
     meta: list[dict[str, Any]] = []
     for p in procs:
         label = f"rank {p.rank}" if p.rank is not None else f"run {p.pid}"
-        run = Path(p.run)
-        where = f"{run.parent.name}/{run.name}" if p.is_log else run.name  # logs look alike: their folder too
+        rp = Path(p.run)
+        where = f"{rp.parent.name}/{rp.name}" if p.is_log else rp.name  # logs look alike: their folder too
         meta.append({"name": "process_name", "ph": "M", "pid": p.pid, "tid": 0,
                      "args": {"name": f"{label} · {where}"}})
         meta.append({"name": "process_sort_index", "ph": "M", "pid": p.pid, "tid": 0, "args": {"sort_index": p.pid}})

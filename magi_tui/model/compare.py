@@ -232,7 +232,7 @@ def side_facts(run: RunModel, reader: _GraphReader | None = None) -> Side:
     for ev in run.events:
         p = parse_compile_id(ev.compile_id)
         fkey = p[0] if p else None
-        if p is not None and (ev.lifecycle == "compile" or ev.frag == "dynamo_capture"):
+        if p is not None and fkey is not None and (ev.lifecycle == "compile" or ev.frag == "dynamo_capture"):
             cf = side.compiles.setdefault(fkey, {}).get(p[1])
             if cf is None:
                 cf = side.compiles[fkey][p[1]] = CompileFacts(f"{fkey}/{p[1]}", p[1])
@@ -576,7 +576,7 @@ def compare_runs(run_a: RunModel, run_b: RunModel) -> Comparison:
     frames: list[FrameCompare] = []
     name_of: dict[tuple[str, str], str] = {}   # (side, frame key) -> aligned frame label
     for fa, fb in align_frames(a.frames, b.frames):
-        ref = fa or fb
+        ref: FrameRow = fa or fb  # type: ignore[assignment]  # align_frames never pairs None with None
         label = ref.frame
         if fa is not None and fb is not None and fa.frame != fb.frame:
             label = fa.frame if fa.file else fb.frame
@@ -653,7 +653,7 @@ def _compare_passes(a: Side, b: Side, name_of: dict, reader: _GraphReader) -> li
             if la is not None and lb is not None:
                 pc.after_differs = la != lb
     for pc in out:
-        if pc.after_differs is not None:
+        if pc.after_differs is not None and pc.a is not None and pc.b is not None:  # set only for both
             la, lb = reader.lines(pc.a.before), reader.lines(pc.b.before)
             if la is not None and lb is not None:
                 pc.before_differs = _strip_header(la) != _strip_header(lb)
@@ -721,7 +721,7 @@ def compare_lines(c: Comparison, show_all: bool = False) -> list[tuple[str, str]
 class _Rows(list):
     """``(style, text, object)`` rows; ``append((style, text))`` carries no object."""
 
-    def append(self, row) -> None:  # type: ignore[override]
+    def append(self, row) -> None:
         super().append(tuple(row) if len(row) == 3 else (row[0], row[1], None))
 
 
@@ -797,8 +797,8 @@ def compare_rows(c: Comparison, show_all: bool = False, cap: int | None = None) 
                     "  none on either side"))
 
     out.append(("head", "Failures"))
-    for style, word, lst in (("add", "new", c.failures_new), ("del", "fixed", c.failures_fixed)):
-        for cas in lst[: cap or len(lst)]:
+    for style, word, cases in (("add", "new", c.failures_new), ("del", "fixed", c.failures_fixed)):
+        for cas in cases[: cap or len(cases)]:
             ev = cas.head.event
             rec = " (recovered)" if cas.recovered else ""
             out.append((style, f"  {word}: {ev.lifecycle or ev.frag}: {cas.reason or '-'}{rec}"))

@@ -161,7 +161,7 @@ def _compiled_fns(d: Path, base: Path | None = None) -> list[CompiledFn]:
         sub = d / p.stem
         if _is_dir(sub) and (base is None or is_inside(base, sub)):
             subs = [s for s in _listdir(sub, base) if _is_dir(s) and _SUBMOD_RE.match(s.name)]
-            subs.sort(key=lambda s: int(_SUBMOD_RE.match(s.name).group(1)))  # numeric, not string
+            subs.sort(key=lambda s: int(_SUBMOD_RE.match(s.name).group(1)))  # type: ignore[union-attr]  # numeric
             for s in subs:
                 kind = ""
                 text, _ = _files.read_head(s / "README.txt", 500, base)

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from itertools import compress, islice
 from operator import eq, lt
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from magi_tui.model.guards import normalise_noise
 
@@ -108,7 +108,7 @@ _TOKEN = (r"\\x1b\[[0-?]*[ -/]*[@-~]|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\U[0-9
           r"|\w+|\s+|[^\w\s]")  # compiled on first use (re's cache), not when ``d`` imports this module
 
 
-def default_normalise(path) -> bool:
+def default_normalise(path: str | os.PathLike[str]) -> bool:
     """Whether the noise toggle starts on for this file: guard trees (``guards.txt``) are mostly
     noise between two processes; graphs are shown as they are."""
     return str(path).replace("\\", "/").rsplit("/", 1)[-1] == "guards.txt"
@@ -259,7 +259,7 @@ def _anchors(a: Sequence[str], b: Sequence[str], lo: int, hi_a: int,
 
 
 @contextmanager
-def _no_gc_pauses():
+def _no_gc_pauses() -> Iterator[None]:
     """The cycle collector held off while a diff is built: it makes tens of thousands of lists,
     tuples and rows (no cycles among them), and each collection it would trigger walks the whole
     app's heap (about a fifth of a 20,000-line diff's time)."""

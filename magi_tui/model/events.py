@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from magi_format.names import PHASES, SCOPE_RE, parse_name
+
+if TYPE_CHECKING:
+    from magi_tui.model.pairing import Span
 
 __all__ = ["Event", "PHASES", "KINDS", "kind_of", "name_kind"]
 
@@ -68,6 +71,30 @@ class Event:
         "frag", "files", "timestamp", "duration_ms", "graph_index", "span",
         "compile_id", "subgraph", "_lskip", "_bytes", "attrs", "summary", "depth", "kind",
     )
+    # the slots' types, for the type checker (bare annotations: no class attribute, so no clash with
+    # ``__slots__``)
+    seq: int
+    session: int
+    _idelta: int
+    name: str
+    scope: str
+    subgraph_index: int | None
+    phase: str | None
+    lifecycle: str | None
+    frag: str
+    files: tuple[str, ...]
+    timestamp: float | None
+    duration_ms: float | None
+    graph_index: int | None
+    span: Span | None
+    compile_id: str | None
+    subgraph: str | None
+    _lskip: int
+    _bytes: int
+    attrs: dict[str, Any] | None
+    summary: dict[str, str] | None
+    depth: int
+    kind: str
     # Memory (issue #14 item 5): an int above 256 is a 28-32 byte object of its own, so ``index`` and
     # ``line_no`` are kept as their (usually small, shared) difference from ``seq``, and the line's
     # byte span as one int; identical ``files`` tuples and ``summary`` maps are shared between events
@@ -328,6 +355,7 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs, attrs: dict[s
     ev.depth = 0
     if files:
         if type(files) is tuple or type(files) is list:
+            key: tuple | None
             try:
                 key = files if type(files) is tuple else tuple(files)
                 shared = _FILES_CACHE.get(key)
@@ -435,7 +463,7 @@ def line_event(name: str, idx: int | None, files: tuple | None, ts: float | None
     try:
         shape = _SHAPES.get((name, a))
     except TypeError:  # a list or a map among the values
-        shape = False
+        shape = ()
     if not shape:
         if dur is not None:
             _set(a, "duration_ms", dur)

@@ -22,6 +22,7 @@ section is not read as "none happened".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,8 +73,8 @@ def _frame_of(frames: dict[str, Any], cid: str | None) -> Any:
     return frames.get(p[0]) if p else None
 
 
-def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: list = (),
-              cudagraph_skips: list = ()) -> list[Fallback]:
+def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: Sequence = (),
+              cudagraph_skips: Sequence = ()) -> list[Fallback]:
     """The run's silent fallbacks, in the order a performance engineer reads them: eager calls first.
     ``unguarded``: ``(compile end event, metrics.json)`` of the compiles that left no guarded code (read
     once, by the analysis' compile time); ``hint_events``: the tracer's ``perf_hint`` events;

@@ -25,7 +25,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from magi_format.safepath import UnsafePath, is_inside
 from magi_format.text import json_literal, literal
@@ -182,7 +182,7 @@ def read_head(path: Path | str, limit: int, root: Path | str | None = None) -> t
     return data.decode("utf-8", "replace"), None
 
 
-def json_or_none(text: str | None):
+def json_or_none(text: str | None) -> Any:
     """The JSON value of a file's text read with :func:`read_head`, or None when there is none (no text,
     not JSON, nested too deep): a run's JSON files are facts when they parse, never errors."""
     if not text:
@@ -203,7 +203,8 @@ def file_size(path: Path | str, root: Path | str | None = None) -> tuple[int | N
     return st.st_size, None
 
 
-def open_document(path: Path | str, root: Path | str | None = None, cancelled=None) -> "TextFile":
+def open_document(path: Path | str, root: Path | str | None = None,
+                  cancelled: Callable[[], bool] | None = None) -> "TextFile":
     """A :class:`~magi_tui.model.textfile.TextFile` on ``path`` — indexed (may take a while on a big
     file: call it in a worker; ``cancelled()`` is polled between chunks). On a problem, ``doc.error``
     says what and the document holds that one line."""
@@ -248,7 +249,8 @@ def markdown_text(path: Path | str, root: Path | str | None = None,
     return literal(text, multiline=True), None
 
 
-def open_for_view(path: Path | str, root: Path | str | None = None, cancelled=None) -> "TextFile":
+def open_for_view(path: Path | str, root: Path | str | None = None,
+                  cancelled: Callable[[], bool] | None = None) -> "TextFile":
     """What the file viewer shows for ``path``: pretty JSON for ``.json``, else the plain document."""
     try:
         suffix = Path(path).suffix.lower()

@@ -385,7 +385,7 @@ def compile_infos(run: RunModel) -> list[CompileInfo]:
         elif ev.kind == "recompile":
             a = run.attributes(ev)
             info.frame = info.frame or (str(a["frame"]) if a.get("frame") else None)
-            reasons = a.get("reasons") if isinstance(a.get("reasons"), list) else [a.get("reason")]
+            reasons = rs if isinstance(rs := a.get("reasons"), list) else [a.get("reason")]
             info.recompile_reasons = [str(r) for r in reasons if r]
         elif ev.kind == "restart":
             a = run.attributes(ev)
@@ -425,7 +425,7 @@ def _close(run: RunModel, info: CompileInfo, ev: Event, budget: list[int]) -> No
             start, dur = _num(p.get("start_us")), _num(p.get("dur_us"))
             if start is None or dur is None or start < 0 or dur < 0:
                 continue
-            depth = p.get("depth") if isinstance(p.get("depth"), int) else 0
+            depth = d if isinstance(d := p.get("depth"), int) else 0
             info.phases.append(Phase(str(p.get("name", "?")), start / 1e6, dur / 1e6, depth))
 
 
@@ -630,10 +630,10 @@ def detail_lines(info: CompileInfo, guards: list[str] | None = None, width: int 
     if info.stack:
         out.append(("head", "triggered from"))
         user = [f for f in info.stack if not _is_framework(f.filename)] or info.stack
-        for f in user[-8:]:
-            out.append(("text", f"  {f.filename.rsplit('/', 1)[-1]}:{f.line} in {f.function}"))
-            if f.code:
-                out.append(("dim", f"      {f.code}"))
+        for sf in user[-8:]:
+            out.append(("text", f"  {sf.filename.rsplit('/', 1)[-1]}:{sf.line} in {sf.function}"))
+            if sf.code:
+                out.append(("dim", f"      {sf.code}"))
     if guards is not None:
         out.append(("head", f"guards ({len(guards)} lines)"))
         out.extend(("dim", "  " + ln) for ln in guards[:max_guards])

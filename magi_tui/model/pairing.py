@@ -8,7 +8,12 @@ the tree shows as one node and what the diff view compares (before graph vs afte
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from magi_tui.model.events import Event
+
+if TYPE_CHECKING:
+    from magi_tui.model.tree import Group
 
 
 class Span:
@@ -20,7 +25,7 @@ class Span:
         self.before = before
         self.end: Event | None = None
         self.depth = depth
-        self.group = None
+        self.group: Group | None = None
 
     @property
     def first(self) -> Event:

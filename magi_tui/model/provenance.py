@@ -30,6 +30,8 @@ from magi_tui.model.events import Event
 from magi_tui.model.files import json_or_none
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from magi_tui.model.metrics import CompileInfo
     from magi_tui.model.run import RunModel
 
@@ -283,7 +285,7 @@ def _invert(table: dict[str, list[str]]) -> dict[str, list[str]]:
 
 # -- reading a run ----------------------------------------------------------------------------------
 
-def _path(run: "RunModel", ev: Event, name: str):
+def _path(run: "RunModel", ev: Event, name: str) -> Path | None:
     if name not in (ev.files or ()):
         return None
     for fname, path, _problem in run.files(ev):
@@ -345,6 +347,7 @@ def graph_of(run: "RunModel", ev: Event) -> Graph:
     same = [e for e in run.events if e.compile_id == cid and e.scope == scope and e.files]
     outputs = [e for e in same if _has(e, OUTPUT_CODE) and _backward(run, e) == bw]
     role = file_role(_has(ev, OUTPUT_CODE + POST_GRAD + PRE_GRAD) or "")
+    out: Event | None
     if ev in outputs:
         out = ev
     else:  # the output code that comes after this graph (else the last one before it)

@@ -341,7 +341,7 @@ def _diverge(job: Job) -> None:
             if (h0 and h and h != h0) or (ops0 is not None and ops is not None and ops != ops0):
                 odd.append(r.rank)
         if odd:
-            by = {r.rank: {"op_count": r.graphs[cid][0], "graph_hash": r.graphs[cid][1]}
+            by: dict[int, Any] = {r.rank: {"op_count": r.graphs[cid][0], "graph_hash": r.graphs[cid][1]}
                   for r in job.ranks if cid in r.graphs}
             job.divergences.append(Divergence(
                 "graphs", cid, frame(cid), odd, by,
@@ -408,7 +408,7 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
             loners.extend(str(r.path) for runs in by_rank.values() for r in runs)
             continue
         ranks = []
-        superseded = []
+        superseded: list[str] = []
         for rank in sorted(by_rank):
             runs = sorted(by_rank[rank], key=lambda r: (r.started or r.name_info.run_time or 0, str(r.path)))
             ranks.append(_rank_run(rank, runs[-1], reader))

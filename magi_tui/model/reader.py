@@ -29,7 +29,7 @@ from magi_tui.model.events import NO_LINE_ATTRS, Event, LineAttrs, line_event
 CHUNK = 8 << 20  # bytes per read; bounds memory on huge files
 LONG_LINE_FIRST = 1 << 16  # an over-long line is read in growing reads from this size up to CHUNK
 _DECODER = json.JSONDecoder()
-_scan_once = _DECODER.scan_once
+_scan_once = _DECODER.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__
 _decode = _DECODER.decode
 _FINGERPRINT = 256
 
@@ -47,7 +47,7 @@ class _Line(msgspec.Struct, gc=False):
     index: int | None = None
     files: tuple[str, ...] | None = None  # as the key it is shared by
     timestamp: float | None = None
-    attributes: LineAttrs | None = None
+    attributes: LineAttrs | None = None  # type: ignore[valid-type]  # a msgspec.defstruct
 
 
 _fast_decode = msgspec.json.Decoder(_Line).decode

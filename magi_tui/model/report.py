@@ -108,7 +108,7 @@ def triage_json(run: RunModel) -> dict[str, Any]:
     t = run.triage
     a = analyse(run)
     first = next((c for c in t.cascades if not c.fallback), None)  # a frame that ran eagerly is no failure
-    out = {
+    out: dict[str, Any] = {
         "run": str(run.path),
         "status": a.status,
         "events": run.event_count,
@@ -346,13 +346,13 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             lines.append(f"    {_one(item.text(), 150)}")
         if left:
             lines.append(f"    ... {left} more (--all)")
-    c = a.cache
-    cc = c["counts"]
+    cache_use = a.cache
+    cc = cache_use["counts"]
     if cc["hits"] or cc["misses"] or cc["bypasses"] or cc["skipped_stores"]:
-        lines.append(f"  cache: {c['state']} — {cc['hits']} hit(s), {cc['misses']} miss(es), "
+        lines.append(f"  cache: {cache_use['state']} — {cc['hits']} hit(s), {cc['misses']} miss(es), "
                      f"{cc['bypasses']} bypass(es), {cc['stores']} store(s), {cc['skipped_stores']} skipped store(s)")
         for state in ("miss", "bypass", "skipped_store"):
-            rs = c["reasons"].get(state) or {}
+            rs = cache_use["reasons"].get(state) or {}
             if rs:
                 lines.append(f"    {state} reasons: " + ", ".join(f"{_one(k, 60)} ×{v}" for k, v in list(rs.items())[:4]))
         explained, left = _cap(run_misses_explained(run), show_all, 4)

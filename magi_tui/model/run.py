@@ -101,10 +101,10 @@ class RunModel:
 
             self.name_info = log_run_name(p)
             self.reader: TimelineReader | TraceLogReader = TraceLogReader(p)
-        elif debug_run_root(p) is not None:  # TORCH_COMPILE_DEBUG output: read by magi_tui/model/debugdir
+        elif (root := debug_run_root(p)) is not None:  # TORCH_COMPILE_DEBUG output: read by model/debugdir
             from magi_tui.model.debugdir.reader import DebugDirReader
 
-            self.path = p = debug_run_root(p)
+            self.path = p = root
             self.name_info = debug_run_name(p)
             self.reader = DebugDirReader(p)  # type: ignore[assignment]
         else:
@@ -116,7 +116,7 @@ class RunModel:
         self.events: list[Event] = []
         #: a streamed headless load (``load(fold=...)``): each event is folded in, then dropped unless
         #: triage keeps it; ``events`` stays empty, ``event_count`` counts them
-        self.fold = type(self.fold)() if getattr(self, "fold", None) is not None else None
+        self.fold: Any = type(self.fold)() if getattr(self, "fold", None) is not None else None
         self._count = 0
         self._first_ts: float | None = None
         self._last_ts: float | None = None

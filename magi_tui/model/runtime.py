@@ -91,10 +91,9 @@ def from_runtime_json(data: Any) -> RuntimeInfo | None:
         if not isinstance(e, dict):
             continue
         cid = e.get("compile_id")
-        p = parse_compile_id(cid) if isinstance(cid, str) else None
-        if p is None:
+        if not isinstance(cid, str) or (p := parse_compile_id(cid)) is None:
             continue
-        key = e.get("frame_key") if isinstance(e.get("frame_key"), str) else p[0]
+        key = fk if isinstance(fk := e.get("frame_key"), str) else p[0]
         info.entries.setdefault(key, []).append(EntryCalls(cid, _num(e.get("calls"), int),
                                                            _num(e.get("seconds"), float)))
     eager = data.get("eager_calls")
@@ -111,7 +110,7 @@ def from_runtime_json(data: Any) -> RuntimeInfo | None:
     if isinstance(nc, list):
         info.not_recorded = [str(x)[:300] for x in nc[:10]]
     for lst in info.entries.values():
-        lst.sort(key=lambda ec: parse_compile_id(ec.compile_id)[1])
+        lst.sort(key=lambda ec: parse_compile_id(ec.compile_id)[1])  # type: ignore[index]  # parsed above
     return info
 
 
@@ -119,7 +118,7 @@ def read_runtime_file(run_dir: os.PathLike[str] | str) -> RuntimeInfo | None:
     path = os.path.join(run_dir, RUNTIME_FILE)
     if not os.path.lexists(path):
         return None
-    text, _problem = read_head(path, MAX_RUNTIME_BYTES, run_dir)
+    text, _problem = read_head(path, MAX_RUNTIME_BYTES, os.fspath(run_dir))
     return from_runtime_json(json_or_none(text))
 
 
@@ -141,9 +140,9 @@ def from_graph_execution(payloads: Iterable[str | None]) -> RuntimeInfo | None:
     info = RuntimeInfo("graph_execution", not_recorded=list(_LOG_NOT_RECORDED))
     for cid, n in calls.items():
         p = parse_compile_id(cid)
-        info.entries.setdefault(p[0], []).append(EntryCalls(cid, n, None))
+        info.entries.setdefault(p[0], []).append(EntryCalls(cid, n, None))  # type: ignore[index]  # parsed above
     for lst in info.entries.values():
-        lst.sort(key=lambda ec: parse_compile_id(ec.compile_id)[1])
+        lst.sort(key=lambda ec: parse_compile_id(ec.compile_id)[1])  # type: ignore[index]  # parsed above
     return info
 
 

@@ -17,6 +17,7 @@ import os
 import threading
 from array import array
 from pathlib import Path
+from typing import Callable
 
 from magi_tui.model import files as _files
 
@@ -38,7 +39,7 @@ class TextFile:
 
     def __init__(self, path: str | os.PathLike[str] | None, *, text: str | None = None,
                  name: str | None = None, root: str | os.PathLike[str] | None = None,
-                 cancelled=None) -> None:
+                 cancelled: Callable[[], bool] | None = None) -> None:
         self.path = Path(path) if path is not None else None
         try:
             self.name = name or (self.path.name if self.path else "")
@@ -76,10 +77,10 @@ class TextFile:
         self._text_lines = [problem]
         self.close()
 
-    def _index(self, root, cancelled=None) -> None:
+    def _index(self, root: str | os.PathLike[str] | None, cancelled: Callable[[], bool] | None = None) -> None:
         assert self.path is not None
         try:
-            fd, st = _files.open_regular(self.path, root)
+            fd, st = _files.open_regular(self.path, None if root is None else os.fspath(root))
         except _files.FileProblem as exc:
             self._fail(str(exc))
             return
@@ -216,7 +217,7 @@ class TextFile:
         return out
 
     def search(self, needle: str, start: int, *, forward: bool = True,
-               case_sensitive: bool = False, cancelled=None) -> int | None:
+               case_sensitive: bool = False, cancelled: Callable[[], bool] | None = None) -> int | None:
         """The next line (from ``start``, exclusive, wrapping) containing ``needle``.
 
         ``cancelled`` (a callable) is polled between blocks, so a worker can stop a long search."""

@@ -80,8 +80,11 @@ class RunTree:
 
     def add(self, item: TreeItem) -> tuple[Group, bool]:
         """File ``item`` under its group; returns ``(group, group_is_new)``."""
-        is_span = type(item) is Span
-        ev = item.first if is_span else item
+        if isinstance(item, Span):
+            span: Span | None = item
+            ev = item.first
+        else:
+            span, ev = None, item
         key = (ev.session, ev.compile_id, ev.scope)
         group = self._groups.get(key)
         if group is not None:  # the common case: a known group (its compile node exists)
@@ -89,8 +92,8 @@ class RunTree:
             if summary is not None and summary.get("frame"):
                 self._compile(ev)  # a recompile event comes before the frame is known
             group.items.append(item)
-            if is_span:
-                item.group = group
+            if span is not None:
+                span.group = group
             if ev.phase == "failed":
                 self.mark_failed(group)
             return group, False

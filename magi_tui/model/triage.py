@@ -224,15 +224,16 @@ class TriageBuilder:
         kind = ev.kind
         if ev.phase == "failed":
             prev = self._prev
+            cascade = self._cascade
             new_cascade = prev is None or prev.phase != "failed" or prev.session != ev.session \
-                or self._cascade is None
-            if not new_cascade and self._cascade.restart:
+                or cascade is None
+            if cascade is not None and not new_cascade and cascade.restart:
                 # a restart propagates its own exception up the enclosing lifecycles; a failed event with
                 # another, non-restart exception right after it is a failure of its own, never folded
                 et = _attr(ev, "exception_type", "error_type", "fail_type")
-                if et and not et.endswith("RestartAnalysis") and et != self._cascade.head.exception_type:
+                if et and not et.endswith("RestartAnalysis") and et != cascade.head.exception_type:
                     new_cascade = True
-            head = ev if new_cascade else self._cascade.head.event
+            head = ev if new_cascade or cascade is None else cascade.head.event
             # the failed lifecycle's own key: from its ``before`` when it has one (the failed event may
             # lack an attribute such as graph_index that the before carried)
             own = span.before.pair_key if span is not None and span.before is not None else ev.pair_key
@@ -257,8 +258,8 @@ class TriageBuilder:
                 t.cascades.append(self._cascade)
                 if restart:
                     t.restarts.append(Restart(ev, reason, self._cascade))
-            else:
-                self._cascade.members.append(f)
+            elif cascade is not None:  # always, when not new
+                cascade.members.append(f)
             f.cascade = self._cascade
         elif ev.phase == "after":
             waiting = None

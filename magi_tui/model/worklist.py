@@ -125,7 +125,7 @@ def annotate_triage(out: dict[str, Any], a: Analysis) -> dict[str, Any]:
         entry["id"] = break_id(b)
     for entry, r in zip(out.get("recompiles", []), a.recompiles):
         entry["id"] = recompile_id(r, frames)
-    result = {"schema_version": SCHEMA_VERSION}
+    result: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     result.update(out)
     result["worklist"] = worklist(a)
     return result

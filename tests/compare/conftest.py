@@ -1,5 +1,6 @@
 """Real traced programs shared by the compare / ranks / check tests: traced once per session, each in
-its own process (as two CI runs would be), with the eager backend."""
+its own process (as two CI runs would be), with the eager backend. Only the tests that use them need
+torch (the skip is here, in the fixtures): the others in this folder run without it."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ import pytest
 
 from tests.support.paths import ROOT
 
-pytest.importorskip("torch")
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 
 def _trace(root: Path, program: str, **env: str) -> subprocess.Popen:
+    pytest.importorskip("torch")
     e = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", **env)
     return subprocess.Popen([sys.executable, "-m", "tracer", "-o", str(root), str(PROGRAMS / program)],
                             cwd=ROOT, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

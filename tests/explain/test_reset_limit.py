@@ -71,16 +71,3 @@ def test_the_tracers_own_counts_carry_the_generation(runs):
     got = [(f["key"], [(e["compile_id"], e["calls"]) for e in f["entries"]], f["eager_calls"]) for f in j["frames"]]
     assert got == [("0", [("0/0", 1)], 0), ("R1/0", [("R1/0/0", 1)], 0), ("R1/1", [("R1/1/0", 1)], 2)]
     assert [(i["compile_id"], i["calls"]) for i in j["fallbacks"]["items"]] == [("R1/1/1", 2)]
-
-
-def test_a_user_event_after_a_reset_gets_the_generation():
-    from magi_format.torch_mapping import TraceMapper
-    from magi_format.torch_records import UserEvent
-
-    m = TraceMapper()
-    start = {"dynamo_start": {"stack": []}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}
-    m.handle(dict(start), None)
-    (before,) = m.events(UserEvent("fullgraph_perf_hint", {"compile_id": "0/0"}, {}, 0.0))
-    m.handle(dict(start), None)  # the same first attempt again: torch._dynamo.reset() was called
-    (after,) = m.events(UserEvent("fullgraph_perf_hint", {"compile_id": "0/0"}, {}, 0.0))
-    assert (before[1]["compile_id"], after[1]["compile_id"]) == ("0/0", "R1/0/0")

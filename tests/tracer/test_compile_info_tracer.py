@@ -8,12 +8,12 @@ import subprocess
 import sys
 
 import pytest
-import torch
 
 from magi_tui.model import RunModel
 from magi_tui.model.metrics import compile_infos, kernel_provenance, stack_trie, write_reproducer
 from tracer import explain_compilation
 
+torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 

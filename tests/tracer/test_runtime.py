@@ -13,10 +13,10 @@ import traceback
 from pathlib import Path
 
 import pytest
-import torch
 
 from tracer import explain_compilation
 
+torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 

@@ -14,6 +14,7 @@ import pytest
 from magi_tui.cli import main
 from tests.support.paths import ROOT
 
+pytest.importorskip("torch")  # the program it traces imports torch
 pytestmark = pytest.mark.slow
 
 PROGRAM = """\

@@ -13,13 +13,13 @@ import warnings
 from pathlib import Path
 
 import pytest
-import torch
 
 from magi_tui.model import RunModel
 from tracer import explain_compilation, observe_lifecycle, piecewise_backend
 from tracer.writer import RunWriter, TracerWarning
 
 ROOT = Path(__file__).resolve().parents[2]
+torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 

@@ -262,7 +262,7 @@ class DebugDirReader:
             if fname is None:
                 continue  # a later stage is already there: this one will not come
             mtime = files[fname].st_mtime
-            ref = [(fname, (INDUCTOR_DIR, name, fname))]
+            ref: list[tuple[str, tuple[str, ...]]] = [(fname, (INDUCTOR_DIR, name, fname))]
             if phase is None:
                 self._emit(result, point_event(base), dict(a), ref, mtime)
             else:

@@ -118,4 +118,4 @@ def is_trace_log(path: str | os.PathLike[str]) -> bool:
         return False
     head = head.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark, as an editor on Windows leaves it
     m = GLOG_RE.match(head)
-    return bool(m) and head[m.end():m.end() + 1] == b"{"
+    return m is not None and head[m.end():m.end() + 1] == b"{"

@@ -431,7 +431,7 @@ class TraceLogReader:
             start = pos
             if data[pos] == 9:  # "\t": this payload line and every one right after it
                 if cur is not None:
-                    stop = payload_end(data, pos, end_complete).end()
+                    stop = payload_end(data, pos, end_complete).end()  # type: ignore[union-attr]  # "\n" ends it
                     cur.runs.append((base + start, base + stop, blanks))
                     blanks = 0
                     line_no += data.count(b"\n", start, stop)
@@ -729,7 +729,8 @@ class TraceLogReader:
             off = self._lines.append(line)
             if files:
                 self._files[self.seq] = [
-                    (str(fname), rng if (rng is not None and text is payload and len(text) > INLINE_BYTES)
+                    (str(fname), rng if (rng is not None and text is payload and text is not None
+                                         and len(text) > INLINE_BYTES)
                      else self._keep_text(str(text))) for fname, text in files.items()]
         ev = Event.from_obj(obj, seq=self.seq, session=0, line_no=line_no, offset=off, length=len(line))
         self.seq += 1
