@@ -48,18 +48,18 @@ class Rule:
     id: str
     what: str           # one line: what it checks (``check --list-rules``, docs/HEADLESS.md)
     make: Callable[[Ctx], Iterable[Check]]
-
-    def as_json(self) -> dict[str, str]:
-        return {"id": self.id, "what": self.what}
+    #: its checks are all ``ok`` (information): it can never fail, so ``--fail-on`` refuses it
+    informs_only: bool = False
 
 
 _RULES: list[Rule] = []
 
 
-def rule(rule_id: str, what: str) -> Callable[[Callable[[Ctx], Iterable[Check]]], Callable[[Ctx], Iterable[Check]]]:
+def rule(rule_id: str, what: str, informs_only: bool = False
+         ) -> Callable[[Callable[[Ctx], Iterable[Check]]], Callable[[Ctx], Iterable[Check]]]:
     def add(fn: Callable[[Ctx], Iterable[Check]]) -> Callable[[Ctx], Iterable[Check]]:
         assert all(r.id != rule_id for r in _RULES), rule_id
-        _RULES.append(Rule(rule_id, what, fn))
+        _RULES.append(Rule(rule_id, what, fn, informs_only))
         return fn
     return add
 
@@ -129,7 +129,8 @@ def _auto_other(a: Analysis) -> tuple[list, list]:
     return ([r for r in a.recompiles if r.automatic_dynamic], [r for r in a.recompiles if not r.automatic_dynamic])
 
 
-@rule("automatic-dynamic", "recompiles that were torch's automatic dynamic shapes (the normal path; never a warning)")
+@rule("automatic-dynamic", "recompiles that were torch's automatic dynamic shapes (the normal path; never a warning)",
+      informs_only=True)
 def _automatic_dynamic(c: Ctx) -> Iterable[Check]:
     auto, _other = _auto_other(c.a)
     if auto:
@@ -325,8 +326,13 @@ def parse_fail_on(value: str | Iterable[str] | None, what: str = "--fail-on") ->
     names = list(dict.fromkeys(str(w).strip() for w in items if str(w).strip()))
     bad = [n for n in names if n not in RULE_IDS and n not in FAIL_ON_KINDS]
     if bad:
-        raise UnknownRule(f"{what}: unknown {', '.join(bad)} (rule ids: {', '.join(RULE_IDS)}; "
+        ids = [r.id for r in RULES if not r.informs_only]
+        raise UnknownRule(f"{what}: unknown {', '.join(bad)} (rule ids: {', '.join(ids)}; "
                           f"kinds: {', '.join(FAIL_ON_KINDS)}; magi-tui check --list-rules)")
+    info = [r.id for r in RULES if r.informs_only and r.id in names]
+    if info:
+        raise UnknownRule(f"{what}: {', '.join(info)} only informs (its checks are ok): it can never fail; "
+                          "the kind recompile fails on any recompile")
     return tuple(names)
 
 
