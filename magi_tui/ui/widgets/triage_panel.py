@@ -248,6 +248,8 @@ class TriagePanel(Vertical):
         options: list[Option] = []
         used: set[str] = set()
         for sec in triage_sections(self.run, a, CAP, self._expanded):
+            if not sec.panel:
+                continue
             options.append(Option(Text(f"{sec.title} ({sec.count})", style="bold underline"), disabled=True))
             for r in sec.rows:
                 body = row_text(r)
