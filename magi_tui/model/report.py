@@ -120,6 +120,8 @@ def triage_json(run: RunModel) -> dict[str, Any]:
                     "ran_eagerly": len(a.ran_eagerly),
                     "cache_state": a.cache["state"]},
         "checks": [c.as_json() for c in a.checks],
+        # the findings' sections as the panel lists them: title, count, where their items are here
+        "sections": [s.as_json() for s in triage_sections(run, a, panel=False)],
         "not_recorded": sorted(a.not_recorded),
         "companion_log": a.companion_log,
         "first_failure": cascade_json(first) if first is not None else None,

@@ -65,6 +65,11 @@ class Section:
     note: Row | None = None         # a closing note (shown after the rows)
     lines: list[list[Span]] = field(default_factory=list)
     panel: bool = True
+    #: where ``triage --json`` holds this section's items (``cache.misses``); None: not a list there
+    json: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "count": self.count, "json": self.json}
 
 
 def folded_row(f: Any) -> Row:
@@ -93,8 +98,9 @@ class _Builder:
         self.panel, self.report, self.show_all = panel, report, show_all
         self.out: list[Section] = []
 
-    def section(self, sid: str, title: str, items: list, panel: bool = True) -> tuple[Section, list]:
-        sec = Section(sid, title, len(items), panel=panel)
+    def section(self, sid: str, title: str, items: list, panel: bool = True,
+                json: str | None = None) -> tuple[Section, list]:
+        sec = Section(sid, title, len(items), panel=panel, json=json)
         self.out.append(sec)
         if not (self.panel and panel):
             return sec, []
@@ -147,7 +153,7 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
     b = _Builder(cap, expanded, panel, report, show_all)
     t = run.triage
     if a.problems:
-        sec, items = b.section("failures", "Failures", a.problems)
+        sec, items = b.section("failures", "Failures", a.problems, json="failures")
         if report:
             _failures_report(b, sec, run, a)
         for c in items:
@@ -159,7 +165,7 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
             sec.rows.append(Row(spans, c.head.event, "fail"))
             sec.rows += [folded_row(m) for m in c.members[1:]]
     if a.restarts:
-        sec, items = b.section("restarts", "Restarts", a.restarts)
+        sec, items = b.section("restarts", "Restarts", a.restarts, json="restarts")
         if report:
             _restarts_report(b, sec, run, a)
         for r in items:
@@ -171,7 +177,7 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
             if r.cascade is not None:
                 sec.rows += [folded_row(m) for m in r.cascade.members[1:]]
     if a.ran_eagerly:
-        sec, items = b.section("ran_eagerly", "Ran eagerly", a.ran_eagerly)
+        sec, items = b.section("ran_eagerly", "Ran eagerly", a.ran_eagerly, json="ran_eagerly")
         if report:
             _line(sec, f"  ran eagerly: {len(a.ran_eagerly)} frame(s) not compiled (the program finished)")
             shown, left = b.capped(a.ran_eagerly, 5)
@@ -190,7 +196,7 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
                 spans.append(Span(f"\n    at {literal(e.where, 140)}", "path"))
             sec.rows.append(Row(spans, e.event, "eager"))
     if a.worklist:
-        sec, items = b.section("graph_breaks", "Graph breaks", a.worklist)
+        sec, items = b.section("graph_breaks", "Graph breaks", a.worklist, json="graph_breaks")
         if report:
             _graph_breaks_report(b, sec, a)
         for gb in items:
@@ -217,13 +223,13 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
                 spans.append(Span(f"\n    evidence: {literal(gb.resume_fns[0], 160)}", "dim"))
             sec.rows.append(Row(spans, gb.events[0] if gb.events else None, "gb"))
     if a.recompiles:
-        sec, items = b.section("recompiles", "Recompiles", a.recompiles)
+        sec, items = b.section("recompiles", "Recompiles", a.recompiles, json="recompiles")
         if report:
             _recompiles_report(b, sec, a)
         for r in items:
             sec.rows.append(Row(_recompile(r), r.event, "rc"))
     if a.frames:
-        sec, items = b.section("frames", "Frames", a.frames)
+        sec, items = b.section("frames", "Frames", a.frames, json="frames")
         if report:
             _line(sec, f"  frames: {len(a.frames)}")
             _line(sec, (f"    {'COMPILES':>8} {'BREAKS':>6} {'CACHE h/m/b':>11} {'TIME':>8} {'LIMIT':>5} "
@@ -244,7 +250,7 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
                 spans.append(Span("  LIMIT HIT → eager", "worst"))
             sec.rows.append(Row(spans, f.limit_event or f.first_event, "frame"))
     if a.fallbacks:
-        sec, items = b.section("fallbacks", "Silent fallbacks", a.fallbacks)
+        sec, items = b.section("fallbacks", "Silent fallbacks", a.fallbacks, json="fallbacks.items")
         if report:
             _line(sec, f"  silent fallbacks: {len(a.fallbacks)} (ran uncompiled or compiled worse, no error)")
             shown, left = b.capped(a.fallbacks, 8)
@@ -279,20 +285,21 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
                                 inert=True))
         if ct.get("note") and sec.panel and b.panel:
             sec.note = Row([Span("  " + literal(ct["note"], 200), "dim")], inert=True)
-    lists = (("cache_bypasses", "Cache bypasses", t.cache_bypasses), ("cache_misses", "Cache misses", t.cache_misses),
-             ("cache_skipped_stores", "Skipped cache stores", t.cache_skipped_stores),
-             ("recompile_limit_hits", "Recompile limit hit", t.recompile_limit_hits),
-             ("tracer_stopped", "Tracer stopped", t.tracer_stopped))
-    for sid, title, found in lists if panel else ():
+    lists = (("cache_bypasses", "Cache bypasses", t.cache_bypasses, "cache.bypasses"),
+             ("cache_misses", "Cache misses", t.cache_misses, "cache.misses"),
+             ("cache_skipped_stores", "Skipped cache stores", t.cache_skipped_stores, "cache.skipped_stores"),
+             ("recompile_limit_hits", "Recompile limit hit", t.recompile_limit_hits, "recompile_limit_hits"),
+             ("tracer_stopped", "Tracer stopped", t.tracer_stopped, "tracer_stopped"))
+    for sid, title, found, where in lists:
         if found:
-            sec, items = b.section(sid, title, found)
+            sec, items = b.section(sid, title, found, json=where)
             for it in items:
                 spans = [Span(f"#{it.event.index:04d} ", "dim"), Span(literal(it.event.short_name, 50))]
                 if it.reason:
                     spans.append(Span("  " + literal(it.reason, 160), "warn"))
                 sec.rows.append(Row(spans, it.event, title))
     if run.open_spans:
-        sec, items = b.section("open", "Never closed", run.open_spans)
+        sec, items = b.section("open", "Never closed", run.open_spans, json="open")
         if report:
             _line(sec, f"  never closed: {len(run.open_spans)}")
             shown, left = b.capped(run.open_spans, 5)
