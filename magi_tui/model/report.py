@@ -15,7 +15,7 @@ from magi_tui.model.checks import analyse, export_issue_json, run_status
 from magi_tui.model.fallbacks import fallbacks_json
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade, Failure, Restart
-from magi_tui.model.triage_sections import frame_calls_text, triage_sections  # noqa: F401  (frame_calls_text: kept here)
+from magi_tui.model.triage_sections import CHECK_ICONS, frame_calls_text, triage_sections  # noqa: F401  (frame_calls_text: kept here)
 from magi_tui.model.worklist import annotate_triage
 
 
@@ -157,9 +157,6 @@ def _with_source(j: dict[str, Any], src: tuple | None) -> dict[str, Any]:
     return j
 
 
-_ICON = {"ok": "✓", "warn": "⚠", "fail": "✗", "unknown": "?"}
-
-
 def triage_text(run: RunModel, show_all: bool = False) -> str:
     """The report for people: status, the checks, then where to look and why: the findings' sections
     (:func:`~magi_tui.model.triage_sections.triage_sections`, the panel's), each as a few lines (lists
@@ -182,7 +179,7 @@ def triage_text(run: RunModel, show_all: bool = False) -> str:
             lines.append("  (no run.log or captured stderr beside the run: rerun the program to see its error)")
     lines.append("  checks:")
     for c in a.checks:
-        lines.append(f"    {_ICON.get(c.level, '?')} {c.message}")
+        lines.append(f"    {CHECK_ICONS.get(c.level, '?')} {c.message}")
     for sec in triage_sections(run, a, panel=False, report=True, show_all=show_all):
         lines += ["".join(sp.text for sp in line) for line in sec.lines]
     for m in [m for m in run.malformed if m.line_no > 0][:3]:

@@ -23,7 +23,7 @@ from magi_tui.model.run import RunModel
 
 #: every role a span may have; a renderer maps each to its own look (the panel: a Rich style)
 ROLES = ("", "dim", "label", "warn", "bad", "strong", "key", "path", "good", "worst", "changed", "alarm",
-         "title", "bar")
+         "title", "bar", "info")
 
 
 @dataclass(frozen=True)
@@ -350,7 +350,7 @@ def _recompile(r: Any) -> list[Span]:
 # -- the text report's lines, section by section --------------------------------------------------
 def _failures_report(b: _Builder, sec: Section, run: RunModel, a: Analysis) -> None:
     probs = a.problems
-    ff = next((c for c in probs if not c.recovered), probs[0])
+    ff = first_failure(a)
     ev = ff.head.event
     _line(sec, f"  first failure: #{ev.index} {ev.name}  ",
           ("[recovered]", "warn") if ff.recovered else ("[NOT recovered]", "alarm"))
@@ -505,3 +505,55 @@ def _compile_time_report(b: _Builder, sec: Section, ct: dict) -> None:
     if ct.get("per_piece"):
         _line(sec, "    per piece: " + ", ".join(
             f"{p['piece']}: {fmt_seconds(p['seconds'])} ({p['lifecycle']})" for p in ct["per_piece"][:8]))
+
+
+# -- the summary above the findings --------------------------------------------------------------------
+#: each check level's mark, in the panel and the text report alike
+CHECK_ICONS = {"ok": "✓", "warn": "⚠", "fail": "✗", "unknown": "?"}
+CHECK_ROLES = {"ok": "good", "warn": "warn", "fail": "worst"}
+STATUS_ROLES = {"failed": "worst", "incomplete": "worst", "recovered": "warn", "degraded": "key", "ok": "good",
+                "empty": "warn"}
+
+
+def first_failure(a: Analysis) -> Any:
+    """The failure to look at first: the first not recovered, else the first (a cascade), else None."""
+    return next((c for c in a.problems if not c.recovered), a.problems[0] if a.problems else None)
+
+
+def triage_summary(run: RunModel, a: Analysis) -> list[Span]:
+    """The panel's summary: status and counts (a fact the source cannot know is ``?``, never a zero), what
+    an empty run means, the checks, and where to look first."""
+    out = [Span("Status ", "strong"), Span(a.status.upper(), STATUS_ROLES.get(a.status, "info"))]
+    cc = a.cache["counts"]
+    nr = a.not_recorded
+
+    def n(fact: str, value: object) -> str:
+        return "?" if fact in nr else str(value)
+    out.append(Span(f"   {len(run.events)} events · {len(a.problems)} failures · {n('restarts', len(a.restarts))} "
+                    f"restarts · {n('recompiles', len(a.recompiles))} recompiles · "
+                    f"{n('graph_breaks', a.graph_break_total)} breaks · "
+                    + ("cache not recorded\n" if "cache" in nr else
+                       f"cache {cc['hits']} hit / {cc['misses']} miss / {cc['bypasses']} bypass\n")))
+    if a.empty_note:
+        out.append(Span("  " + literal(a.empty_note) + "\n", "warn"))
+        if a.log_tail:
+            out.append(Span(f"  last lines of {literal(a.log_path or '', 80)}:\n", "dim"))
+            out += [Span("    | " + literal(ln, 160) + "\n", "dim") for ln in a.log_tail[-6:]]
+    for c in a.checks:
+        out += [Span(f"  {CHECK_ICONS.get(c.level, '?')} ", CHECK_ROLES.get(c.level, "")),
+                Span(literal(c.message, 300) + "\n")]
+    ff = first_failure(a)
+    if ff is not None:
+        look = ff.head
+        out += [Span("Look first: ", "strong"), Span(f"#{look.event.index} {literal(look.event.name, 60)}", "worst")]
+        if look.exception_type:
+            out.append(Span(f"  {literal(look.exception_type, 50)}"))
+        # a run dir's event folder; a log's LOG:line (a log has no folders: it named one inside timeline_events/)
+        where = look.folder if run.has_event_folders else run.where(look.event, look.folder)
+        if where:
+            out.append(Span(f"\n  {literal(where)}", "dim"))
+        out.append(Span("   (f jumps there)", "dim"))
+    elif a.worklist:
+        gb = a.worklist[0]
+        out += [Span("Look first: ", "strong"), Span(f"graph break ×{gb.count} at {literal(gb.where, 80)}", "warn")]
+    return out

@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from magi_format.text import literal
 from magi_tui.model.checks import Analysis, Check, analyse
 from magi_tui.model.run import RunModel
-from magi_tui.model.triage_sections import Row, failure_spans, folded_row, triage_sections
+from magi_tui.model.triage_sections import Row, failure_spans, folded_row, triage_sections, triage_summary
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.labels import time_bar
 from magi_tui.ui.messages import EventMessage
@@ -33,11 +33,10 @@ REANALYSE_S = 1.0
 THREAD_MIN_S = 0.03
 #: threaded analyses overtaken by updates in a row before the next one is done on the loop
 MAX_RACES = 3
-_ICON = {"ok": ("  ✓ ", "green"), "warn": ("  ⚠ ", "yellow"), "fail": ("  ✗ ", "bold red")}
 #: how the panel shows each role of the model's spans (model/triage_sections.py ROLES)
 ROLE_STYLE = {"": "", "dim": "dim", "label": "magenta", "warn": "yellow", "bad": "red", "strong": "bold",
               "key": "bold yellow", "path": "cyan", "good": "green", "worst": "bold red", "changed": "bold reverse",
-              "alarm": "bold reverse red", "title": "bold underline", "bar": "cyan"}
+              "alarm": "bold reverse red", "title": "bold underline", "bar": "cyan", "info": "cyan"}
 
 
 def row_text(row: Row) -> Text:
@@ -178,50 +177,11 @@ class TriagePanel(Vertical):
 
     # -- summary ---------------------------------------------------------------------------------
     def summary_text(self, a: Analysis | None = None) -> Text:
-        run = self.run
+        """The model's summary (:func:`triage_summary`) in the panel's styles."""
         a = a if a is not None else self.analysis()
         text = Text(end="")
-        text.append("Status ", style="bold")
-        style = {"failed": "bold red", "incomplete": "bold red", "recovered": "yellow", "degraded": "bold yellow",
-                 "ok": "green",
-                 "empty": "yellow"}.get(a.status, "cyan")
-        text.append(a.status.upper(), style=style)
-        cc = a.cache["counts"]
-        nr = a.not_recorded  # a fact the source cannot know is "?", never a zero
-
-        def n(fact: str, value: object) -> str:
-            return "?" if fact in nr else str(value)
-        text.append(f"   {len(run.events)} events · {len(a.problems)} failures · {n('restarts', len(a.restarts))} "
-                    f"restarts · {n('recompiles', len(a.recompiles))} recompiles · "
-                    f"{n('graph_breaks', a.graph_break_total)} breaks · "
-                    + ("cache not recorded\n" if "cache" in nr else
-                       f"cache {cc['hits']} hit / {cc['misses']} miss / {cc['bypasses']} bypass\n"))
-        if a.empty_note:
-            text.append("  " + a.empty_note + "\n", style="yellow")
-            if a.log_tail:
-                text.append(f"  last lines of {literal(a.log_path or '', 80)}:\n", style="dim")
-                for ln in a.log_tail[-6:]:
-                    text.append("    | " + literal(ln, 160) + "\n", style="dim")
-        for c in a.checks:
-            icon, st = _ICON.get(c.level, ("  ? ", ""))
-            text.append(icon, style=st)
-            text.append(literal(c.message, 300) + "\n")
-        look = next((c.head for c in a.problems if not c.recovered), None) or (
-            a.problems[0].head if a.problems else None)
-        if look is not None:
-            text.append("Look first: ", style="bold")
-            text.append(f"#{look.event.index} {literal(look.event.name, 60)}", style="bold red")
-            if look.exception_type:
-                text.append(f"  {literal(look.exception_type, 50)}")
-            # a run dir's event folder; a log's LOG:line (a log has no folders: it named one inside timeline_events/)
-            where = look.folder if self.run.has_event_folders else self.run.where(look.event, look.folder)
-            if where:
-                text.append(f"\n  {literal(where)}", style="dim")
-            text.append("   (f jumps there)", style="dim")
-        elif a.worklist:
-            b = a.worklist[0]
-            text.append("Look first: ", style="bold")
-            text.append(f"graph break ×{b.count} at {literal(b.where, 80)}", style="yellow")
+        for sp in triage_summary(self.run, a):
+            text.append(sp.text, style=ROLE_STYLE[sp.role])
         return text
 
     # -- the list --------------------------------------------------------------------------------
