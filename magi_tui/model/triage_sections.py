@@ -4,8 +4,13 @@ rows), each :class:`Row` made of plain-text :class:`Span` s with a *role* ('bad'
 triage panel maps roles to styles and rows to list options; a test can read what the panel lists
 without starting the app.
 
-Names from the run are made literal here (:func:`magi_format.text.literal`): a frame called
-``[red]x`` is shown as written, never as markup, whatever renders the spans.
+The same walk builds the text report's lines (``report=True``: :func:`magi_tui.model.report.triage_text`
+prints them) and the section list of ``triage --json`` (``sections``), so the panel, the text and the
+JSON cannot disagree on which findings there are, in which order, how many.
+
+Names from the run are made literal in the panel's rows and summary (:func:`magi_format.text.literal`):
+a frame called ``[red]x`` is shown as written, never as markup. The report's lines hold the run's text
+as it is; the CLI makes the whole report literal when it prints it (newlines in a name kept).
 
 A section builds at most ``cap`` rows (a recompile storm must not cost a row per recompile) unless it
 is in ``expanded``; :attr:`Section.left` says how many items it left out.
