@@ -482,7 +482,8 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Exit 0: every budget holds; 1: a budget is broken (one line each); "
                                     "2: unusable input (no run, a bad policy, no baseline run).")
     sp.add_argument("path", nargs="?")
-    sp.add_argument("--policy", metavar="FILE", help="TOML with a [budget] table (see README: Compare and CI gate)")
+    sp.add_argument("--policy", metavar="FILE", help="TOML with a [budget] and/or a [checks] table (see README: Compare "
+                    "and CI gate)")
     sp.add_argument("--baseline", metavar="RUN", help="fail on regressions against this run")
     sp.add_argument("--junit", metavar="FILE", help="write JUnit XML, one test case per budget")
     sp.add_argument("--fail-on", metavar="RULES", default="", help=FAIL_ON_HELP.replace("exit 1", "fail the gate")
