@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,13 @@ def test_every_check_carries_a_registered_rule_id(path):
     assert checks and all(c.rule in RULE_IDS for c in checks)
     order = [RULE_IDS.index(c.rule) for c in checks]
     assert order == sorted(order)  # shown in the registry's order
+
+
+@needs_fixtures
+def test_a_named_rule_is_a_junit_test_case(capsys, tmp_path):
+    xml = tmp_path / "gate.xml"
+    code, _, _ = run_cli(capsys, "check", str(TOY), "--fail-on", "graph-breaks,recompiles", "--junit", str(xml))
+    cases = {c.get("name"): c for c in ET.parse(xml).getroot().iter("testcase")}
+    assert code == 1 and cases["fail_on.graph-breaks"].find("failure") is not None
+    assert cases["fail_on.recompiles"].find("failure") is None
+    assert "torch_compile_toy_example.py:35" in cases["fail_on.graph-breaks"].find("failure").get("message")
