@@ -122,21 +122,24 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-FAIL_ON = ("recovered", "recompile", "graph-break", "fallback")
+#: the ``--fail-on`` help; the names are the model's (model/checks/rules.py: RULES and FAIL_ON_KINDS)
+FAIL_ON_HELP = ("also exit 1 on these (comma-separated): rule ids (magi-tui check --list-rules) or the kinds "
+                "recovered, recompile, graph-break, fallback")
 
 
-def _fail_on(value: str | None) -> set[str]:
-    wanted = {w.strip() for w in (value or "").split(",") if w.strip()}
-    bad = wanted - set(FAIL_ON)
-    if bad:
-        raise SystemExit(f"--fail-on: unknown {', '.join(sorted(bad))} (choose from {', '.join(FAIL_ON)})")
-    return wanted
+def _fail_on(value: str | None) -> tuple[str, ...]:
+    from magi_tui.model.checks import UnknownRule, parse_fail_on
+
+    try:
+        return parse_fail_on(value)
+    except UnknownRule as exc:
+        raise SystemExit(str(exc)) from None
 
 
-def triage_exit_code(runs, fail_on: set[str] = frozenset()) -> int:
+def triage_exit_code(runs, fail_on: tuple[str, ...] | frozenset = frozenset()) -> int:
     """0: no unrecovered failure; 1: an unrecovered failure or an incomplete run (or what ``--fail-on``
-    adds); 2: no usable run (docs/HEADLESS.md)."""
-    from magi_tui.model.checks import analyse
+    adds: a named rule that does not hold, a named kind that does); 2: no usable run (docs/HEADLESS.md)."""
+    from magi_tui.model.checks import analyse, failing
 
     if not runs or all(r.error for r in runs):
         return 2
@@ -146,13 +149,7 @@ def triage_exit_code(runs, fail_on: set[str] = frozenset()) -> int:
         a = analyse(r)
         if a.exit_failed:
             return 1
-        if "fallback" in fail_on and a.ran_eagerly:
-            return 1
-        if "recovered" in fail_on and a.status == "recovered":
-            return 1
-        if "recompile" in fail_on and a.recompiles:
-            return 1
-        if "graph-break" in fail_on and a.worklist:
+        if fail_on and failing(a, fail_on):
             return 1
     return 0
 
@@ -243,10 +240,18 @@ def cmd_ranks(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """The CI gate: exit 0 when every budget holds, 1 when one is broken, 2 on unusable input."""
-    from magi_tui.model.budget import PolicyError, check, junit_xml, load_policy
+    from magi_tui.model.budget import PolicyError, check, junit_xml, load_policy, rules_table
 
+    if args.list_rules:
+        rows = rules_table()
+        if args.json:
+            _print_json(rows)
+        else:
+            print("\n".join(f"{r['id']:22} {r['what']}" + ("  (information: never fails)" if r["kind"] == "information"
+                                                             else "") for r in rows))
+        return 0
     try:
-        policy = load_policy(args.policy)
+        policy = load_policy(args.policy).with_fail_on(_fail_on(args.fail_on))
     except PolicyError as exc:
         return _fail(str(exc))
     path = Path(args.path) if args.path else _default_path()
@@ -443,8 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("path", nargs="?")
     sp.add_argument("--json", action="store_true", help="the whole analysis as JSON (never capped)")
     sp.add_argument("--all", action="store_true", help="text output: show every row (lists are capped otherwise)")
-    sp.add_argument("--fail-on", metavar="KINDS", default="",
-                    help="also exit 1 on: " + ",".join(FAIL_ON) + " (comma-separated)")
+    sp.add_argument("--fail-on", metavar="RULES", default="", help=FAIL_ON_HELP)
     sp.set_defaults(func=cmd_triage)
 
     sp = sub.add_parser("compare", help="run vs run: graph breaks, recompiles, failures, cache, compile time, "
@@ -478,9 +482,13 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Exit 0: every budget holds; 1: a budget is broken (one line each); "
                                     "2: unusable input (no run, a bad policy, no baseline run).")
     sp.add_argument("path", nargs="?")
-    sp.add_argument("--policy", metavar="FILE", help="TOML with a [budget] table (see README: Compare and CI gate)")
+    sp.add_argument("--policy", metavar="FILE", help="TOML with a [budget] and/or a [checks] table (see README: Compare "
+                    "and CI gate)")
     sp.add_argument("--baseline", metavar="RUN", help="fail on regressions against this run")
     sp.add_argument("--junit", metavar="FILE", help="write JUnit XML, one test case per budget")
+    sp.add_argument("--fail-on", metavar="RULES", default="", help=FAIL_ON_HELP.replace("exit 1", "fail the gate")
+                    + " (a policy's [checks] fail_on adds to them)")
+    sp.add_argument("--list-rules", action="store_true", help="print the rule ids --fail-on takes, and exit")
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_check)
 

@@ -16,6 +16,12 @@ The policy is TOML; its ``[budget]`` table names the budgets (a key left out is 
     allow_new_break_ids = false             # with --baseline: a worklist id (GB0170@model.py:42) it lacks
     allow_new_recompile_ids = false         # with --baseline: a recompile cause id (size:x:0@model.py:40) it lacks
 
+A ``[checks]`` table names the triage rules (docs/HEADLESS.md, *Rule ids*) that break the gate when they do
+not hold, as ``check --fail-on`` does::
+
+    [checks]
+    fail_on = ["recompiles", "graph-breaks"]  # rule ids, or the kinds recovered / recompile / graph-break / fallback
+
 With no policy file, ``allow_unrecovered_failures``, ``allow_recompile_limit_hit``, ``allow_incomplete``
 and ``allow_nothing_recorded`` are checked (all false). With a baseline run, four more budgets compare against it: no new graph break, no more
 recompiles, no new failure, compile time up by at most ``max_compile_time_increase`` (default 0.25).
@@ -34,7 +40,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from magi_format.text import u_escaped
-from magi_tui.model.checks import Analysis, BreakEntry, analyse
+from magi_tui.model.checks import FAIL_ON_KINDS, Analysis, BreakEntry, UnknownRule, analyse, failing, parse_fail_on
 from magi_tui.model.compare import Comparison, compare_runs
 from magi_tui.model.run import RunModel
 
@@ -75,9 +81,15 @@ class PolicyError(ValueError):
 class Policy:
     budget: dict[str, Any]
     source: str | None = None
+    #: rule ids (and ``--fail-on`` kinds) that break the gate when they do not hold: ``[checks] fail_on``
+    fail_on: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
-        return {"file": self.source, "budget": dict(self.budget)}
+        return {"file": self.source, "budget": dict(self.budget), "fail_on": list(self.fail_on)}
+
+    def with_fail_on(self, names: tuple[str, ...]) -> "Policy":
+        """This policy with ``--fail-on``'s names added (once each, the policy's first)."""
+        return Policy(self.budget, self.source, tuple(dict.fromkeys(self.fail_on + tuple(names))))
 
 
 def parse_policy(text: str, source: str | None = None) -> Policy:
@@ -88,10 +100,14 @@ def parse_policy(text: str, source: str | None = None) -> Policy:
     except tomllib.TOMLDecodeError as exc:
         raise PolicyError(f"{source or 'policy'}: not valid TOML: {exc}") from None
     table = data.get("budget")
-    if table is None:
-        raise PolicyError(f"{source or 'policy'}: no [budget] table (keys: {', '.join(BUDGET_KEYS)})")
+    checks = data.get("checks")
+    if table is None and checks is None:
+        raise PolicyError(f"{source or 'policy'}: no [budget] table (keys: {', '.join(BUDGET_KEYS)}) "
+                          "and no [checks] table (fail_on = [rule ids])")
+    table = {} if table is None else table
     if not isinstance(table, dict):
         raise PolicyError(f"{source or 'policy'}: budget must be a table")
+    fail_on = _policy_fail_on(checks, source or "policy")
     budget: dict[str, Any] = {}
     for k, v in table.items():
         if k not in BUDGET_KEYS:
@@ -108,7 +124,25 @@ def parse_policy(text: str, source: str | None = None) -> Policy:
         if not ok:
             raise PolicyError(f"{source or 'policy'}: budget.{k} must be {what}, not {v!r}")
         budget[k] = v
-    return Policy(budget, source)
+    return Policy(budget, source, fail_on)
+
+
+def _policy_fail_on(checks: Any, source: str) -> tuple[str, ...]:
+    """``[checks] fail_on``: a list of rule ids (or kinds); anything else is a bad policy (exit 2)."""
+    if checks is None:
+        return ()
+    if not isinstance(checks, dict):
+        raise PolicyError(f"{source}: checks must be a table")
+    bad = [k for k in checks if k != "fail_on"]
+    if bad:
+        raise PolicyError(f"{source}: unknown checks key {bad[0]!r} (known: fail_on)")
+    names = checks.get("fail_on", [])
+    if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+        raise PolicyError(f"{source}: checks.fail_on must be a list of rule ids, not {names!r}")
+    try:
+        return parse_fail_on(names, f"{source}: checks.fail_on")
+    except UnknownRule as exc:
+        raise PolicyError(str(exc)) from None
 
 
 def load_policy(path: str | Path | None) -> Policy:
@@ -134,9 +168,10 @@ class Result:
     skipped: str | None = None          # why the budget could not be measured (not a failure)
     line: str = ""                       # the one line for a broken budget
     details: list[str] = field(default_factory=list)
+    rule: str | None = None              # a triage rule's id (``fail_on.<id>``), else None
 
     def as_json(self) -> dict[str, Any]:
-        return {"name": self.name, "limit": self.limit, "actual": self.actual, "ok": self.ok,
+        return {"name": self.name, "rule": self.rule, "limit": self.limit, "actual": self.actual, "ok": self.ok,
                 "skipped": self.skipped, "message": self.line or None, "details": self.details}
 
 
@@ -161,7 +196,9 @@ class CheckReport:
                 "baseline": [str(r.path) for r in self.baseline] or None,
                 "policy": self.policy.as_json(),
                 "budgets": [r.as_json() for r in self.results],
-                "broken": [r.line for r in self.broken]}
+                "broken": [r.line for r in self.broken],
+                # every run's triage checks with their rule ids: the names --fail-on and [checks] take
+                "checks": [{"run": str(run.path), **c.as_json()} for run in self.runs for c in analyse(run).checks]}
 
     def text(self) -> str:
         lines = []
@@ -442,6 +479,33 @@ def _check_new_ids(policy: Policy, pairs: list[tuple[RunModel, RunModel]], many:
     return out
 
 
+def _check_fail_on(policy: Policy, runs: list[RunModel]) -> list[Result]:
+    """One result per name in ``fail_on``: broken when a named rule does not hold (a warn / fail / unknown
+    check) or a named kind's condition holds, in any run."""
+    many = len(runs) > 1
+    out = []
+    for name in policy.fail_on:
+        res = Result(f"fail_on.{name}", False, 0, rule=None if name in FAIL_ON_KINDS else name)
+        for run in runs:
+            found = failing(analyse(run), (name,))
+            res.actual += len(found)
+            res.details += [why for _n, why in found]
+            if found and res.ok:
+                res.ok = False
+                more = f"; and {len(found) - 1} more" if len(found) > 1 else ""
+                res.line = f"fail_on.{name}: {found[0][1]}{_run_tag(run, many)}{more}"
+        out.append(res)
+    return out
+
+
+def rules_table() -> list[dict[str, str]]:
+    """Every name ``--fail-on`` and ``[checks] fail_on`` take: the rules, then the kinds."""
+    from magi_tui.model.checks import RULES
+
+    return ([{"id": r.id, "kind": "information" if r.informs_only else "rule", "what": r.what} for r in RULES]
+            + [{"id": k, "kind": "condition", "what": what} for k, (what, _f) in FAIL_ON_KINDS.items()])
+
+
 def pair_with_baseline(runs: list[RunModel], base: list[RunModel]) -> tuple[list[tuple[RunModel, RunModel]], str | None]:
     """``[(baseline run, run)]``: one to one, else by label, model index and rank."""
     if len(runs) == 1 and len(base) == 1:
@@ -472,6 +536,7 @@ def check(runs: list[RunModel], policy: Policy, baseline: list[RunModel] | None 
             raise PolicyError(problem)
         results += _check_baseline(policy, pairs)
     results += _check_new_ids(policy, pairs, len(runs) > 1)
+    results += _check_fail_on(policy, runs)
     for r in results:  # one line per broken budget, whatever the run's text held (a message with newlines)
         r.line = " ".join(r.line.split())
         r.details = [" ".join(d.split()) for d in r.details]

@@ -18,10 +18,10 @@ from textual.containers import Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
-from magi_format.text import fmt_seconds, literal
+from magi_format.text import literal
 from magi_tui.model.checks import Analysis, Check, analyse
-from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
+from magi_tui.model.triage_sections import Row, failure_spans, folded_row, triage_sections, triage_summary
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.labels import time_bar
 from magi_tui.ui.messages import EventMessage
@@ -33,7 +33,19 @@ REANALYSE_S = 1.0
 THREAD_MIN_S = 0.03
 #: threaded analyses overtaken by updates in a row before the next one is done on the loop
 MAX_RACES = 3
-_ICON = {"ok": ("  ✓ ", "green"), "warn": ("  ⚠ ", "yellow"), "fail": ("  ✗ ", "bold red")}
+#: how the panel shows each role of the model's spans (model/triage_sections.py ROLES)
+ROLE_STYLE = {"": "", "dim": "dim", "label": "magenta", "warn": "yellow", "bad": "red", "strong": "bold",
+              "key": "bold yellow", "path": "cyan", "good": "green", "worst": "bold red", "changed": "bold reverse",
+              "alarm": "bold reverse red", "title": "bold underline", "bar": "cyan", "info": "cyan"}
+
+
+def row_text(row: Row) -> Text:
+    """One finding as the list shows it: the first span is the row's base style, as it always was."""
+    first, *rest = row.spans
+    text = Text(first.text, style=ROLE_STYLE[first.role], end="")
+    for sp in rest:
+        text.append(time_bar(sp.value or 0.0) if sp.role == "bar" else sp.text, style=ROLE_STYLE[sp.role])
+    return text
 
 
 class TriageList(OptionList):
@@ -165,50 +177,11 @@ class TriagePanel(Vertical):
 
     # -- summary ---------------------------------------------------------------------------------
     def summary_text(self, a: Analysis | None = None) -> Text:
-        run = self.run
+        """The model's summary (:func:`triage_summary`) in the panel's styles."""
         a = a if a is not None else self.analysis()
         text = Text(end="")
-        text.append("Status ", style="bold")
-        style = {"failed": "bold red", "incomplete": "bold red", "recovered": "yellow", "degraded": "bold yellow",
-                 "ok": "green",
-                 "empty": "yellow"}.get(a.status, "cyan")
-        text.append(a.status.upper(), style=style)
-        cc = a.cache["counts"]
-        nr = a.not_recorded  # a fact the source cannot know is "?", never a zero
-
-        def n(fact: str, value: object) -> str:
-            return "?" if fact in nr else str(value)
-        text.append(f"   {len(run.events)} events · {len(a.problems)} failures · {n('restarts', len(a.restarts))} "
-                    f"restarts · {n('recompiles', len(a.recompiles))} recompiles · "
-                    f"{n('graph_breaks', a.graph_break_total)} breaks · "
-                    + ("cache not recorded\n" if "cache" in nr else
-                       f"cache {cc['hits']} hit / {cc['misses']} miss / {cc['bypasses']} bypass\n"))
-        if a.empty_note:
-            text.append("  " + a.empty_note + "\n", style="yellow")
-            if a.log_tail:
-                text.append(f"  last lines of {literal(a.log_path or '', 80)}:\n", style="dim")
-                for ln in a.log_tail[-6:]:
-                    text.append("    | " + literal(ln, 160) + "\n", style="dim")
-        for c in a.checks:
-            icon, st = _ICON.get(c.level, ("  ? ", ""))
-            text.append(icon, style=st)
-            text.append(literal(c.message, 300) + "\n")
-        look = next((c.head for c in a.problems if not c.recovered), None) or (
-            a.problems[0].head if a.problems else None)
-        if look is not None:
-            text.append("Look first: ", style="bold")
-            text.append(f"#{look.event.index} {literal(look.event.name, 60)}", style="bold red")
-            if look.exception_type:
-                text.append(f"  {literal(look.exception_type, 50)}")
-            # a run dir's event folder; a log's LOG:line (a log has no folders: it named one inside timeline_events/)
-            where = look.folder if self.run.has_event_folders else self.run.where(look.event, look.folder)
-            if where:
-                text.append(f"\n  {literal(where)}", style="dim")
-            text.append("   (f jumps there)", style="dim")
-        elif a.worklist:
-            b = a.worklist[0]
-            text.append("Look first: ", style="bold")
-            text.append(f"graph break ×{b.count} at {literal(b.where, 80)}", style="yellow")
+        for sp in triage_summary(self.run, a):
+            text.append(sp.text, style=ROLE_STYLE[sp.role])
         return text
 
     # -- the list --------------------------------------------------------------------------------
@@ -232,198 +205,27 @@ class TriagePanel(Vertical):
         ol = self.query_one("#triage-list", OptionList)
         highlighted = ol.highlighted
         ol.clear_options()
-        run, t = self.run, self.run.triage
         options: list[Option] = []
         used: set[str] = set()
-        current = [""]
-
-        def section(title: str, count: int) -> None:
-            current[0] = title
-            options.append(Option(Text(f"{title} ({count})", style="bold underline"), disabled=True))
-
-        def cap() -> int | None:
-            return None if current[0] in self._expanded else CAP
-
-        def row(ev: Event | None, body: Text, key: str) -> None:
-            oid = f"{key}:{ev.seq}" if ev is not None else None
-            if oid is None or oid in used:
-                options.append(Option(body, disabled=ev is None))
-                return
-            used.add(oid)
-            options.append(Option(body, id=oid))
-
-        def more(n: int) -> None:
-            if n > 0 and current[0] not in self._expanded:
-                options.append(Option(Text(f"… {n} more (Enter shows them)", style="dim"),
-                                      id=f"more:{current[0]}"))
-
-        if a.problems:
-            section("Failures", len(a.problems))
-            for c in a.problems[:cap()]:
-                body = self._failure_text(c.head)
-                src = a.failure_sources.get(id(c))
-                if src and src[0]:
-                    body.append(("\n    raised at " if src[2] == "raised" else "\n    in frame ")
-                                + literal(f"{src[0]}:{src[1]}", 140), style="cyan")
-                row(c.head.event, body, "fail")
-                for m in c.members[1:]:
-                    row(m.event, self._folded_text(m), "fail")
-            more(len(a.problems) - CAP)
-        if a.restarts:
-            section("Restarts", len(a.restarts))
-            for r in a.restarts[:cap()]:
-                body = Text(f"#{r.event.index:04d} ", style="dim", end="")
-                body.append(literal(r.event.name, 60), style="magenta")
-                body.append("  recovered" if r.recovered else "  NOT recovered",
-                            style="yellow" if r.recovered else "red")
-                if r.reason:
-                    body.append("  " + literal(r.reason, 160), style="dim")
-                row(r.event, body, "fail" if r.cascade is not None else "restart")
-                if r.cascade is not None:
-                    for m in r.cascade.members[1:]:
-                        row(m.event, self._folded_text(m), "fail")
-            more(len(a.restarts) - CAP)
-        if a.ran_eagerly:
-            section("Ran eagerly", len(a.ran_eagerly))
-            for e in a.ran_eagerly[:cap()]:
-                body = Text(literal(e.frame, 80), style="bold", end="")
-                if e.compile_id:
-                    body.append(f" {literal(e.compile_id, 20)}", style="dim")
-                body.append(f"  {e.cause.replace('_', ' ')}: ", style="bold yellow")
-                body.append(literal(e.reason, 160))
-                if e.where:
-                    body.append(f"\n    at {literal(e.where, 140)}", style="cyan")
-                row(e.event, body, "eager")
-            more(len(a.ran_eagerly) - CAP)
-        if a.worklist:
-            section("Graph breaks", len(a.worklist))
-            for b in a.worklist[:cap()]:
-                body = Text(f"×{b.count} ", style="bold yellow", end="")
-                if b.gb_id:
-                    body.append(literal(b.gb_id, 20) + " ", style="dim")
-                body.append(literal(b.reason, 120))
-                body.append(f"\n    at {literal(b.where, 120)}" + (f" in {literal(b.function, 60)}" if b.function else ""),
-                            style="cyan")
-                if b.source_line:
-                    body.append(f"\n    {literal(b.source_line, 120)}", style="dim")
-                if b.in_user_code is False:
-                    body.append("\n    in a library", style="bold")
-                    if b.call_site:
-                        f, ln, fn, _src = b.call_site
-                        body.append(f" · your call: {literal(f, 100)}:{ln}" + (f" in {literal(fn, 60)}" if fn else ""),
-                                    style="cyan")
-                if b.explanation:
-                    body.append(f"\n    why: {literal(b.explanation, 200)}", style="dim")
-                for h in b.hints[:3]:
-                    body.append(f"\n    hint: {literal(h, 200)}", style="green")
-                if b.compile_ids:
-                    body.append(f"\n    compile ids: {literal(', '.join(b.compile_ids[:10]), 120)}", style="dim")
-                elif b.resume_fns:
-                    body.append(f"\n    evidence: {literal(b.resume_fns[0], 160)}", style="dim")
-                row(b.events[0] if b.events else None, body, "gb")
-            more(len(a.worklist) - CAP)
-        if a.recompiles:
-            section("Recompiles", len(a.recompiles))
-            for r in a.recompiles[:cap()]:
-                body = Text(literal(r.frame, 80), style="bold", end="")
-                if r.compile_id:
-                    body.append(f" {literal(r.compile_id, 20)}", style="dim")
-                p = r.primary
-                if p is not None:
-                    body.append("  " + literal(p.guard, 120), style="yellow")
-                    if p.expected is not None:
-                        body.append(f"  expected {literal(p.expected, 40)}")
-                        body.append(f"  actual {literal(p.actual, 40)}" if p.actual is not None else
-                                    "  actual not recorded")
-                    if r.automatic_dynamic:
-                        body.append("  automatic dynamic: normal", style="dim")
-                    if p.suggestion:
-                        body.append(f"\n    → {literal(p.suggestion, 200)}", style="green")
-                    if len(r.reasons) > 1:
-                        body.append(f"\n    +{len(r.reasons) - 1} more reason(s) ({literal(', '.join(r.kinds), 80)}): "
-                                    + literal("; ".join(x.text for x in r.reasons[1:4]), 200), style="dim")
+        for sec in triage_sections(self.run, a, CAP, self._expanded):
+            if not sec.panel:
+                continue
+            options.append(Option(Text(f"{sec.title} ({sec.count})", style="bold underline"), disabled=True))
+            for r in sec.rows:
+                body = row_text(r)
+                oid = f"{r.nav}:{r.target.seq}" if r.target is not None and not r.inert else None
+                if oid is None or oid in used:
+                    options.append(Option(body, disabled=oid is None))
                 else:
-                    body.append("  reason not recorded", style="dim")
-                d = r.guard_diff
-                if d is not None and not d.empty:
-                    head = d.headline()
-                    if head:  # the changed tokens first; reverse so they stand out without colour too
-                        body.append("\n    changed: ", style="dim")
-                        body.append(literal(head, 160), style="bold reverse")
-                    lines = d.as_json()["changed_lines"][:2]
-                    for c in lines:
-                        body.append(f"\n    - {literal(c['older'], 140)}", style="red")
-                        body.append(f"\n    + {literal(c['newer'], 140)}", style="green")
-                    if not lines:
-                        for x in d.removed[:2]:
-                            body.append(f"\n    - {literal(x, 140)}", style="red")
-                        for x in d.added[:2]:
-                            body.append(f"\n    + {literal(x, 140)}", style="green")
-                elif d is not None:
-                    body.append("\n    guards: no difference past the noise (cut at 120 chars)", style="dim")
-                row(r.event, body, "rc")
-            more(len(a.recompiles) - CAP)
-        if a.frames:
-            section("Frames", len(a.frames))
-            for f in a.frames[:cap()]:
-                body = Text(f"{f.compiles:>3}× ", style="bold yellow" if f.compiles > 1 else "dim", end="")
-                body.append(literal(f.frame, 100))
-                body.append(f"  breaks {f.graph_breaks} · cache {f.cache_hits}/{f.cache_misses}/{f.cache_bypasses}"
-                            f" · {fmt_seconds(f.compile_s)} · limit {f.recompile_limit}", style="dim")
-                if f.limit_hit:
-                    body.append("  LIMIT HIT → eager", style="bold red")
-                row(f.limit_event or f.first_event, body, "frame")
-            more(len(a.frames) - CAP)
-        if a.fallbacks:
-            section("Silent fallbacks", len(a.fallbacks))
-            for fb in a.fallbacks[:cap()]:
-                body = Text(literal(fb.kind, 30), style="bold red" if fb.calls else "bold yellow", end="")
-                if fb.calls is not None:
-                    body.append(f"  {fb.calls} eager call(s)", style="bold red" if fb.calls else "dim")
-                body.append("  " + literal(fb.what, 160))
-                where = fb.frame or (f"compile {fb.compile_id}" if fb.compile_id else None)
-                if where:
-                    body.append(f"\n    at {literal(where, 120)}", style="cyan")
-                row(fb.event, body, "fallback")
-            more(len(a.fallbacks) - CAP)
-        ct = a.compile_time
-        ranked = [(p["phase"], p["seconds"], None) for p in ct.get("phases", []) if p.get("seconds")]
-        ranked += [(f"frame {name}", secs, None) for name, secs in sorted(
-            (ct.get("per_frame") or {}).items(), key=lambda kv: -(kv[1] or 0)) if secs]
-        ranked += [(f"piece {p['piece']} ({p.get('lifecycle', '')})", p["seconds"], None)
-                   for p in ct.get("per_piece", []) if p.get("seconds")]
-        if ranked:
-            section("Where compile time went", len(ranked))
-            top = max(secs for _, secs, _ in ranked)
-            for name, secs, _ in ranked[:cap()]:
-                body = Text(f"{fmt_seconds(secs):>8} ", style="bold", end="")
-                body.append(time_bar(secs / top if top else 0.0), style="cyan")
-                body.append(" " + literal(name, 100))
-                options.append(Option(body, disabled=True))
-            more(len(ranked) - CAP)
-            if ct.get("note"):
-                options.append(Option(Text("  " + literal(ct["note"], 200), style="dim"), disabled=True))
-        lists = (("Cache bypasses", t.cache_bypasses), ("Cache misses", t.cache_misses),
-                 ("Skipped cache stores", t.cache_skipped_stores), ("Recompile limit hit", t.recompile_limit_hits),
-                 ("Tracer stopped", t.tracer_stopped))
-        for title, items in lists:
-            if items:
-                section(title, len(items))
-                for it in items[:cap()]:
-                    body = Text(f"#{it.event.index:04d} ", style="dim", end="")
-                    body.append(literal(it.event.short_name, 50))
-                    if it.reason:
-                        body.append("  " + literal(it.reason, 160), style="yellow")
-                    row(it.event, body, title)
-                more(len(items) - CAP)
-        if run.open_spans:
-            section("Never closed", len(run.open_spans))
-            for s in run.open_spans[:cap()]:
-                body = Text(f"#{s.first.index:04d} ", style="dim", end="")
-                body.append(literal(s.first.name, 80))
-                body.append("  … open", style="cyan")
-                row(s.first, body, "open")
-            more(len(run.open_spans) - CAP)
+                    used.add(oid)
+                    options.append(Option(body, id=oid))
+            if sec.left > 0:
+                options.append(Option(Text(f"… {sec.left} more (Enter shows them)", style="dim"),
+                                      id=f"more:{sec.title}"))
+            if sec.note is not None:
+                note = row_text(sec.note)
+                note.end = "\n"
+                options.append(Option(note, disabled=True))
         if len(options) == 0:
             msg = ("Nothing recorded: see the summary above." if a.status == "empty" else
                    "Nothing to triage: no failures, restarts, recompiles, graph breaks or cache misses.")
@@ -434,26 +236,11 @@ class TriagePanel(Vertical):
 
     @staticmethod
     def _folded_text(f) -> Text:
-        ev = f.event
-        body = Text("    ↳ ", style="dim", end="")
-        body.append(f"#{ev.index:04d} ", style="dim")
-        body.append(literal(ev.name, 60), style="yellow" if f.recovered else "red")
-        body.append("  folded: failed with it" + ("  (recovered)" if f.recovered else "  NOT recovered"),
-                    style="dim" if f.recovered else "bold red")
-        return body
+        return row_text(folded_row(f))
 
     @staticmethod
     def _failure_text(f) -> Text:
-        ev = f.event
-        body = Text(f"#{ev.index:04d} ", style="dim", end="")
-        body.append(literal(ev.name, 60), style="yellow" if f.recovered else "bold red")
-        # what matters most stands out without colour too (NO_COLOR): bold / reverse, never dim
-        body.append("  recovered" if f.recovered else "  NOT recovered", style="yellow" if f.recovered else "bold reverse red")
-        if f.exception_type:
-            body.append("  " + literal(f.exception_type, 60), style="bold")
-        if f.message:
-            body.append(": " + literal(" ".join(f.message.split()), 160))
-        return body
+        return row_text(Row(failure_spans(f)))
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()

@@ -1,0 +1,162 @@
+"""What the analysis reads about single events: their attributes, their files (on a budget), where a
+failure was raised, why a frame fell back to eager, torch.export's issues, and the facts a source
+cannot know. Small helpers shared by the analyser and the rules."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from magi_tui.model.checks.results import Analysis, FrameRow
+from magi_tui.model.events import Event
+from magi_tui.model.frames import parse_compile_id
+from magi_tui.model.run import RunModel
+
+MAX_TEXT = 64 * 1024
+
+
+_ANOTHER_BREAK = "*** While handling this graph break, another graph break occurred: ***"
+
+
+def fallback_reason(message: str) -> str:
+    """Why Dynamo gave up on a frame: the last graph break of an ``Unsupported`` message (torch chains
+    "While handling this graph break, another graph break occurred"), its type line."""
+    tail = message.rsplit(_ANOTHER_BREAK, 1)[-1]
+    return _first_line(tail) or _first_line(message) or "unsupported"
+
+
+def failure_source(run: RunModel, ev: Event) -> tuple[str | None, int | None, str | None]:
+    """Where a failure happened in the user's code, as tlparse's "Failure Source" says it: torch's
+    ``fail_user_frame_filename`` / ``_lineno`` (``raised``: the line Dynamo was tracing), from the event's
+    ``fail_user_frame`` or its metrics.json; when torch recorded none (a backend crash), the frame being
+    compiled (``frame``: its ``co_filename`` / ``co_firstlineno``)."""
+    a = event_attrs(run, ev)
+    uf = _s(a.get("fail_user_frame"))
+    if uf and ":" in uf:
+        f, _, ln = uf.rpartition(":")
+        if _int(ln) is not None:
+            return f, _int(ln), "raised"
+    m = None
+    if "metrics.json" in (ev.files or ()):
+        text = _read_event_file(run, ev, "metrics.json", [1])
+        try:
+            m = json.loads(text) if text else None
+        except ValueError:
+            m = None
+    if isinstance(m, dict):
+        if _s(m.get("fail_user_frame_filename")):
+            return str(m["fail_user_frame_filename"]), _int(m.get("fail_user_frame_lineno")), "raised"
+        if _s(m.get("co_filename")):
+            return str(m["co_filename"]), _int(m.get("co_firstlineno")), "frame"
+    if _s(a.get("co_filename")):
+        return str(a["co_filename"]), _int(a.get("co_firstlineno")), "frame"
+    return None, None, None
+
+
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def event_attrs(run: RunModel, ev: Event) -> dict[str, Any]:
+    """An event's attributes, ``{}`` when they cannot be read back or are not a map."""
+    try:
+        a = run.attributes(ev)
+    except Exception:
+        a = {}
+    return a if isinstance(a, dict) else {}
+
+
+def _read_event_file(run: RunModel, ev: Event, name: str, budget: list[int]) -> str | None:
+    """The text of one of the event's files; each try spends one of ``budget`` (found or not: looking
+    costs as much as reading, and a run can list 100k files that are not there)."""
+    if budget[0] <= 0 or name not in (ev.files or ()):
+        return None
+    budget[0] -= 1
+    return run.file_text(ev, name, MAX_TEXT)
+
+
+#: what each of torch.export's issues means, in a sentence's words
+EXPORT_ISSUE_WORDS = {"data_dependent": "data-dependent expression assumed from real tensors",
+                      "data_dependent_error": "data-dependent guard export could not decide",
+                      "guard_added": "guard export added on an input's shape",
+                      "missing_fake_kernel": "custom op without a fake kernel",
+                      "mismatched_fake_kernel": "custom op whose fake kernel disagrees with the real one"}
+
+
+def export_issue_json(run: RunModel, ev: Event) -> dict[str, Any]:
+    a = event_attrs(run, ev)
+    return {"index": ev.index, "issue": a.get("issue"), "expr": a.get("expr"), "result": a.get("result"),
+            "op": a.get("op"), "reason": a.get("reason"), "locals": a.get("locals"),
+            "user_frame": a.get("user_frame"), "user_function": a.get("user_function"),
+            "source_line": a.get("source_line")}
+
+
+
+def _first_line(text: str | None) -> str:
+    for ln in str(text or "").splitlines():
+        if ln.strip():
+            return ln.strip()
+    return ""
+
+
+def _s(v: Any) -> str | None:
+    return None if v is None or v == "" else str(v)
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        return int(v)
+    return None
+
+
+def _see(a: "Analysis") -> str:
+    """Where the facts a source cannot know are: its companion TORCH_TRACE log, when there is one."""
+    if a.companion_log:
+        return f" (a TORCH_COMPILE_DEBUG folder does not; the TORCH_TRACE log of the same run does: {a.companion_log})"
+    return " (a TORCH_COMPILE_DEBUG folder does not; run with TORCH_TRACE or the tracer to see them)"
+
+
+def _hints(v: Any) -> list[str]:
+    if isinstance(v, list):
+        return [str(x) for x in v if x not in (None, "")][:20]
+    if isinstance(v, str) and v:
+        return [v]
+    return []
+
+
+def not_recorded(run: RunModel) -> frozenset[str]:
+    """The facts this run's source cannot know (``graph_breaks``, ``recompiles``, ``restarts``, ``cache``):
+    a TORCH_COMPILE_DEBUG folder holds Inductor's files, not Dynamo's decisions. Shown as "not recorded
+    here", never as a green zero."""
+    from magi_tui.model.debugdir.reader import DebugDirReader
+
+    if isinstance(run.reader, DebugDirReader):
+        from magi_tui.model.debugdir import NOT_RECORDED
+        return NOT_RECORDED
+    return frozenset()
+
+
+def run_status(run: RunModel) -> tuple[str, list[str]]:
+    """``(status, why incomplete)``: the run's own rule (:meth:`RunModel.status_why`)."""
+    return run.status_why()
+
+
+def frame_events(run: RunModel, frame: FrameRow, n_frames: int, limit: int = 500) -> list[Event]:
+    """A frame's events: those whose compile id names its frame; in a run recorded without compile ids
+    (upstream), every event when it is the only frame; else its first event, if known."""
+    out = []
+    for e in run.events:
+        p = parse_compile_id(e.compile_id)
+        if p is not None and p[0] == frame.key:
+            out.append(e)
+            if len(out) >= limit:
+                break
+    if out:
+        return out
+    if n_frames == 1 and not any(e.compile_id for e in run.events[:1000]):
+        return list(run.events[:limit])
+    return [frame.first_event] if frame.first_event is not None else []
+

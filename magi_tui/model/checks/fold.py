@@ -1,0 +1,162 @@
+"""The one pass over a run's events the analysis needs (:class:`TimelineFold`): compile ids, each
+frame's events and the compile time sums, fed one event at a time by the analysis or by a headless
+load that keeps no event list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from magi_format.names import AFTER_BUILD_GUARDS, SHAPE_SYMBOL
+from magi_tui.model.events import Event
+from magi_tui.model.fallbacks import MAX_HINTS, PERF_HINT_NAME
+from magi_tui.model.frames import parse_compile_id
+from magi_tui.model.run import RunModel
+from magi_tui.model.runtime import GRAPH_EXECUTION_FILE
+
+MAX_SYMBOLS = 20_000         # shape_symbol events kept for explaining recompiles, at most
+
+
+# -- what the analysis reads from every event ------------------------------------------------------
+class _FrameFold:
+    """One frame key's events (compile ids ``<frame>/<n>``), as :meth:`_Analyser._timeline_frames` reads
+    them."""
+
+    __slots__ = ("first_event", "name", "any_ids", "compile_ids", "compile_s", "first_before", "first_closer")
+
+    def __init__(self, first: Event) -> None:
+        self.first_event = first
+        self.name = ""
+        self.any_ids: set[int] = set()
+        self.compile_ids: set[int] = set()
+        self.compile_s: float | None = None
+        self.first_before: Event | None = None   # its first compile ``before`` (co_filename / line)
+        self.first_closer: Event | None = None   # its first compile ``after`` / ``failed`` (metrics.json)
+
+
+_NO_PARSE = object()
+
+
+class TimelineFold:
+    """What the analysis needs from every event, folded in one event at a time, in file order: whether
+    compile ids were recorded, each frame's events (:class:`_FrameFold`) and the compile time sums (per
+    lifecycle, per piece, top level). The analysis folds ``run.events`` through it; a headless load that
+    keeps no event list (``RunModel.load(fold=TimelineFold())``) feeds it as it reads, so both give the
+    same answer from one implementation. Files (metrics.json, attributes read back) are read by the
+    analysis, not here."""
+
+    def __init__(self) -> None:
+        self.has_cids = False
+        self.frames: dict[str, _FrameFold] = {}
+        self.spans: dict[str, list] = {}          # lifecycle -> [seconds, count]
+        self.pieces: dict[int, list] = {}         # piece -> [depth, seconds, [lifecycles], count]
+        self.top = 0.0
+        self.top_n = 0
+        self.metrics_events: list[Event] = []     # compile ends with a duration and a metrics.json
+        #: compile id -> its ``shape_symbol`` events (the sizes / ints that compile treated as dynamic)
+        self.symbols: dict[str, list[Event]] = {}
+        self._n_symbols = 0
+        #: compile id -> its ``after_build_guards`` event (guards.txt): recompile guard diffs from a log
+        self.guards: dict[str, Event] = {}
+        self.exec_events: list[Event] = []        # torch's graph_execution records (calls per compile id)
+        self.hint_events: list[Event] = []        # Inductor's performance hints (the tracer's perf_hint)
+        self._cids: dict[str, Any] = {}
+
+    def add(self, ev: Event) -> None:
+        if ev.files and GRAPH_EXECUTION_FILE in ev.files:
+            self.exec_events.append(ev)
+        elif ev.name == PERF_HINT_NAME and len(self.hint_events) < MAX_HINTS:
+            self.hint_events.append(ev)
+        cid = ev.compile_id
+        if cid and ev.name.endswith(AFTER_BUILD_GUARDS) and len(self.guards) < MAX_SYMBOLS:
+            self.guards.setdefault(cid, ev)
+        if ev.frag == SHAPE_SYMBOL and cid and self._n_symbols < MAX_SYMBOLS:
+            self._n_symbols += 1
+            self.symbols.setdefault(cid, []).append(ev)
+        if cid is not None:
+            if cid:
+                self.has_cids = True
+            self._frame(ev, cid)
+        phase = ev.phase
+        if phase != "after" and phase != "failed":
+            return
+        lifecycle = ev.lifecycle
+        if lifecycle is None:
+            return
+        span = ev.span
+        d = ev.duration_ms
+        if d is None:
+            d = span.duration_ms if span else None
+            if d is None:
+                return
+        sec = d / 1000.0
+        acc = self.spans.get(lifecycle)
+        if acc is None:
+            acc = self.spans[lifecycle] = [0.0, 0]
+        acc[0] += sec
+        acc[1] += 1
+        piece = ev.subgraph_index
+        if piece is None:
+            piece = ev.graph_index
+        if span is not None:
+            depth = span.depth
+            if piece is not None:
+                cur = self.pieces.get(piece)
+                if cur is None or depth < cur[0]:  # the outermost lifecycles of the piece (siblings add up)
+                    self.pieces[piece] = [depth, sec, [lifecycle], 1]
+                elif depth == cur[0]:
+                    cur[1] += sec
+                    cur[3] += 1
+                    if lifecycle not in cur[2]:
+                        cur[2].append(lifecycle)
+            if depth == 0:
+                self.top += sec
+                self.top_n += 1
+        if lifecycle == "compile" and "metrics.json" in (ev.files or ()):
+            self.metrics_events.append(ev)
+
+    def _frame(self, ev: Event, cid: str) -> None:
+        p = self._cids.get(cid, _NO_PARSE)
+        if p is _NO_PARSE:
+            p = parse_compile_id(cid)
+            if len(self._cids) < 100_000:
+                self._cids[cid] = p
+        if p is None:
+            return
+        f = self.frames.get(p[0])
+        if f is None:
+            f = self.frames[p[0]] = _FrameFold(ev)
+        name = (ev.summary or {}).get("frame")
+        if name and not f.name:
+            f.name = name
+        f.any_ids.add(p[1])
+        closing = ev.phase in ("after", "failed")
+        span = ev.span
+        top = span is not None and span.depth == 0
+        if closing and (top or (span is None and ev.lifecycle == "compile")):
+            # a frame's compile time is every top-level lifecycle of its compile ids: Dynamo's ``compile``
+            # and the backend work done after Dynamo returned (a piecewise backend compiles its pieces at
+            # the first call), so the frames' times add up to the total
+            d = ev.duration_ms if ev.duration_ms is not None else (span.duration_ms if span else None)
+            if d is not None:
+                f.compile_s = (f.compile_s or 0.0) + d / 1000.0
+        if ev.lifecycle == "compile":
+            f.compile_ids.add(p[1])
+            if closing and f.first_closer is None:
+                f.first_closer = ev
+            elif ev.phase == "before" and f.first_before is None:
+                f.first_before = ev
+
+
+def timeline_fold(run: RunModel) -> TimelineFold:
+    """The run's fold: the one its headless load fed, else one over its events."""
+    fold = getattr(run, "fold", None)
+    if fold is not None:
+        return fold
+    fold = TimelineFold()
+    add = fold.add
+    for ev in run.events:
+        add(ev)
+    return fold
+
+
+# -- the analysis -----------------------------------------------------------------------------------

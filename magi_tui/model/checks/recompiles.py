@@ -1,0 +1,170 @@
+"""Recompiles explained: torch's reasons per recompile, guard differences between consecutive compiles
+(or cache entries), what automatic dynamic shapes made dynamic, and each frame's recompile limit. A part
+of :class:`~.analyser._Analyser`."""
+
+from __future__ import annotations
+
+import re
+
+from magi_tui.model.checks.evidence import (
+    _int,
+    _read_event_file,
+    _s,
+    event_attrs,
+)
+from magi_tui.model.checks.results import (
+    AUTO_DYNAMIC_KINDS,
+    RecompileInfo,
+)
+from magi_tui.model.frames import CfFrame, parse_compile_id
+from magi_tui.model.guards import (
+    GuardDiff,
+    diff_guards,
+    parse_reason,
+    read_guards,
+    reason_from_diff,
+)
+
+_SYMBOL_SOURCE = re.compile(r"^(?P<src>.+?)\.size\(\)\[(?P<dim>\d+)\]$")
+
+
+class RecompilesMixin:
+    """Methods of :class:`~.analyser._Analyser`, which holds the state they read (``run``, ``t``, ``cf``,
+    ``fold``, ``frames``, ``budget``)."""
+
+    def _diff_for(self, name: str, compile_index: int, total: int | None) -> tuple[GuardDiff | None, tuple | None]:
+        """Guards of compile ``compile_index`` (0-based per frame) vs the one before, when the frame's
+        cache entries can be matched (one folder of that name; entries newest first)."""
+        same = [f for f in self.cf.by_name(name) if f.compiles]
+        if len(same) != 1 or compile_index < 1:
+            return None, None
+        cf = same[0]
+        n = cf.compiles
+        if total is not None and total != n:
+            return None, None  # entries missing (evicted, failed compiles): no safe match
+        newer_i, older_i = n - 1 - compile_index, n - compile_index
+        if newer_i < 0 or older_i >= n:
+            return None, None
+        return self._diff_entries(cf, older_i, newer_i)
+
+    def _diff_compiles(self, older_cid: str, newer_cid: str) -> tuple[GuardDiff | None, tuple | None]:
+        """The guards ``after_build_guards`` recorded for two compile ids, compared (logs and our runs)."""
+        g = self.fold.guards
+        a_ev, b_ev = g.get(older_cid), g.get(newer_cid)
+        if a_ev is None or b_ev is None:
+            return None, None
+        a = _read_event_file(self.run, a_ev, "guards.txt", self.budget)
+        b = _read_event_file(self.run, b_ev, "guards.txt", self.budget)
+        if a is None or b is None:
+            return None, None
+        names = (f"compile {older_cid}", f"compile {newer_cid}")
+        return diff_guards(a.splitlines(), b.splitlines(), names[0] + " guards", names[1] + " guards"), names
+
+    def _diff_entries(self, cf: CfFrame, older_i: int, newer_i: int):
+        ent = {e.index: e for e in cf.entries}
+        older, newer = ent.get(older_i), ent.get(newer_i)
+        if older is None or newer is None:
+            return None, None
+        base = self.run.path
+        a, b = read_guards(older.guards, base), read_guards(newer.guards, base)
+        names = (f"{cf.rel}/entry_{older_i}", f"{cf.rel}/entry_{newer_i}")
+        if a is None or b is None:
+            return None, names
+        return diff_guards(a, b, names[0] + "/guards.txt", names[1] + "/guards.txt"), names
+
+    def _recompiles(self) -> list[RecompileInfo]:
+        run = self.run
+        out: list[RecompileInfo] = []
+        for item in self.t.recompiles:
+            ev = item.event
+            a = event_attrs(run, ev)
+            raw = a.get("reasons")
+            reasons = [str(r) for r in raw] if isinstance(raw, list) else []
+            if not reasons:
+                r0 = _s(a.get("reason")) or item.reason
+                if r0:
+                    reasons = [r0]
+            parsed = [parse_reason(r) for r in reasons]
+            p = parse_compile_id(ev.compile_id)
+            row = self.frames.get(p[0]) if p else None
+            name = (row.name if row else None) or _s(a.get("frame")) or "?"
+            lim = _int(a.get("recompile_limit"))
+            if row is not None and lim is not None:
+                row.recompile_limit, row.limit_recorded = lim, True
+            info = RecompileInfo(row.frame if row else name, row.key if row else None, ev.compile_id, parsed,
+                                 event=ev)
+            if ev.compile_id and parsed:
+                info.dynamic_sources = self._dynamic_sources(ev.compile_id)
+                pr = parsed[0]
+                if info.dynamic_sources and pr.kind in AUTO_DYNAMIC_KINDS and not (
+                        pr.subject or "").startswith("___stack"):
+                    # everything torch made dynamic together: one entry alone can be specialised back by
+                    # another input of the same length (input_ids and attention_mask)
+                    env = ",".join(info.dynamic_sources)
+                    pr.suggestion = ((pr.suggestion or "").split(" To compile it dynamic")[0].rstrip(".")
+                                     + f". Torch's automatic dynamic shapes made {len(info.dynamic_sources)} "
+                                     "source(s) dynamic in this recompile, so new sizes run without compiling "
+                                     f'(the normal path); to start dynamic: TORCH_COMPILE_DYNAMIC_SOURCES="{env}"')
+            if p is not None and name != "?":
+                info.guard_diff, info.entries = self._diff_for(name, p[1], row.compiles if row else None)
+            if info.guard_diff is None and parsed and parsed[0].entry_compile_id and ev.compile_id:
+                # no compiled_functions/ (a TORCH_TRACE log): the guards each compile built, the failed
+                # entry's against the new compile's
+                info.guard_diff, _names = self._diff_compiles(parsed[0].entry_compile_id, ev.compile_id)
+            if p is not None:
+                pr = info.primary
+                d = info.guard_diff
+                if pr is not None and pr.actual is None and pr.expected is not None and d is not None:
+                    # torch names the expected value only (``n == 3``): the newer entry's guard has the actual
+                    act = next((b for x, b in d.changes if x == pr.expected), None)
+                    if act is not None:
+                        pr.actual = act
+            out.append(info)
+        if not out:
+            for f in self.cf.frames:
+                for k in range(1, f.compiles):
+                    # entry_<n-1> is the first compile: recompile k compares entry_{n-k} with entry_{n-1-k}
+                    d, names = self._diff_entries(f, f.compiles - k, f.compiles - 1 - k)
+                    reasons = []
+                    if d is not None:
+                        r = reason_from_diff(d)
+                        if r is not None:
+                            reasons.append(r)
+                    out.append(RecompileInfo(f.code.label, "cf:" + f.rel, None, reasons, d, None, names))
+        return out
+
+    def _dynamic_sources(self, compile_id: str) -> list[str]:
+        """``TORCH_COMPILE_DYNAMIC_SOURCES`` entries for the backed symbols compile ``compile_id`` created."""
+        out: list[str] = []
+        for sev in self.fold.symbols.get(compile_id, ())[:200]:
+            a = event_attrs(self.run, sev)
+            src = _s(a.get("source"))
+            if not src or a.get("unbacked"):
+                continue
+            m = _SYMBOL_SOURCE.match(src)
+            entry = f"{m.group('src')}:{m.group('dim')}" if m else (src if "(" not in src else None)
+            if entry and "," not in entry and entry not in out:
+                out.append(entry)
+        return sorted(out)
+
+    def _limits(self) -> None:
+        run = self.run
+        for item in self.t.recompile_limit_hits:
+            ev = item.event
+            a = event_attrs(run, ev)
+            p = parse_compile_id(ev.compile_id)
+            row = self.frames.get(p[0]) if p else None
+            if row is None:
+                fname = _s(a.get("frame"))
+                row = next((r for r in self.frames.values() if fname and r.name == fname), None)
+            for rc in self._recompile_list:
+                if rc.event is not None and ev.compile_id and rc.compile_id == ev.compile_id \
+                        and rc.event.session == ev.session:
+                    rc.refused = True
+            if row is not None:
+                row.limit_hit = True
+                row.limit_event = ev
+                lim = _int(a.get("recompile_limit"))
+                if lim is not None:
+                    row.recompile_limit, row.limit_recorded = lim, True
+

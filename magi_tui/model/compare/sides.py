@@ -1,0 +1,153 @@
+"""One side of a comparison: what one run says, indexed (:func:`side_facts`: compiles per frame with
+their op count and graph hash, passes in order), and frames aligned by code object (:func:`align_frames`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from magi_tui.model.checks import Analysis, FrameRow, analyse, event_attrs
+from magi_tui.model.compare.graphs import GraphRef, _base, _GraphReader, graph_ref
+from magi_tui.model.frames import parse_compile_id
+from magi_tui.model.run import RunModel
+
+_SKIP_LIFECYCLES = frozenset({"compile", "dynamo_capture"})
+
+
+# -- one side ----------------------------------------------------------------------------------------
+@dataclass
+class CompileFacts:
+    """One compile of a frame: its id, the Dynamo graph's op count and hash, its time and status."""
+
+    compile_id: str
+    frame_compile_id: int
+    op_count: int | None = None
+    graph_hash: str | None = None
+    graph_hash_source: str | None = None   # "recorded" (an attribute) or "captured_graph" (computed)
+    compile_s: float | None = None
+    status: str | None = None                # ok | failed | None (never closed)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "op_count": self.op_count, "graph_hash": self.graph_hash,
+                "compile_s": None if self.compile_s is None else round(self.compile_s, 6),
+                "status": self.status}
+
+
+@dataclass
+class PassFacts:
+    key: tuple
+    lifecycle: str
+    subgraph_index: int | None
+    graph_index: int | None
+    compile_id: str | None
+    before: GraphRef | None
+    after: GraphRef | None
+    changed_graph: bool | None = None      # the pass changed its graph (before vs after) on this side
+
+
+@dataclass
+class Side:
+    """What one run says, indexed for comparison."""
+
+    run: RunModel
+    analysis: Analysis
+    frames: list[FrameRow]
+    #: frame key -> frame compile id -> facts
+    compiles: dict[str, dict[int, CompileFacts]] = field(default_factory=dict)
+    #: frame key -> passes in order
+    passes: dict[str | None, list[PassFacts]] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return str(self.run.path)
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def side_facts(run: RunModel, reader: _GraphReader | None = None) -> Side:
+    """Index one run: its analysis, compiles per frame (op count, graph hash) and its passes."""
+    reader = reader or _GraphReader()
+    a = analyse(run)
+    side = Side(run, a, list(a.frames))
+    occurrences: Counter = Counter()
+    for ev in run.events:
+        p = parse_compile_id(ev.compile_id)
+        fkey = p[0] if p else None
+        if p is not None and (ev.lifecycle == "compile" or ev.frag == "dynamo_capture"):
+            cf = side.compiles.setdefault(fkey, {}).get(p[1])
+            if cf is None:
+                cf = side.compiles[fkey][p[1]] = CompileFacts(f"{fkey}/{p[1]}", p[1])
+            if ev.lifecycle == "compile" and ev.phase in ("after", "failed"):
+                attrs = event_attrs(run, ev)
+                n = _int(attrs.get("graph_op_count"))
+                if n is not None and (cf.op_count is None or n > 0):
+                    cf.op_count = n
+                h = attrs.get("graph_hash")
+                if isinstance(h, str) and h:
+                    cf.graph_hash, cf.graph_hash_source = h, "recorded"
+                d = ev.duration_ms if ev.duration_ms is not None else (ev.span.duration_ms if ev.span else None)
+                if d is not None:
+                    cf.compile_s = (cf.compile_s or 0.0) + d / 1000.0
+                cf.status = "ok" if ev.phase == "after" and cf.status != "failed" else "failed"
+            elif ev.frag == "dynamo_capture" and ev.phase == "after" and cf.graph_hash_source != "recorded":
+                h = reader.digest(GraphRef(run, ev, "captured_graph.py") if "captured_graph.py" in (ev.files or ())
+                                  else graph_ref(run, ev))
+                if h is not None:
+                    cf.graph_hash, cf.graph_hash_source = h, "captured_graph"
+            continue
+        span = ev.span
+        if ev.phase != "after" or span is None or span.before is None or span.end is not ev:
+            continue
+        lc = span.lifecycle
+        if lc in _SKIP_LIFECYCLES:
+            continue
+        after = graph_ref(run, ev)
+        if after is None:
+            continue
+        before = graph_ref(run, span.before)
+        gi = ev.graph_index if ev.graph_index is not None else span.before.graph_index
+        base = (fkey, p[1] if p else None, ev.subgraph_index, gi, lc)
+        occurrences[base] += 1
+        pf = PassFacts(base + (occurrences[base],), lc, ev.subgraph_index, gi, ev.compile_id, before, after)
+        side.passes.setdefault(fkey, []).append(pf)
+    return side
+
+
+# -- aligning frames ---------------------------------------------------------------------------------
+def align_frames(a: list[FrameRow], b: list[FrameRow]) -> list[tuple[FrameRow | None, FrameRow | None]]:
+    """Pairs of frames, one per code object: by name + file name + line, then by name when that is
+    unique among the frames left on both sides, then by order of appearance among same-named frames."""
+    left = list(a)
+    right = list(b)
+    pairs: list[tuple[FrameRow | None, FrameRow | None]] = []
+
+    def take(keyf) -> None:
+        idx: dict[tuple, list[FrameRow]] = {}
+        for r in right:
+            k = keyf(r)
+            if k is not None:
+                idx.setdefault(k, []).append(r)
+        for fa in list(left):
+            k = keyf(fa)
+            if k is None or not idx.get(k):
+                continue
+            fb = idx[k].pop(0)
+            pairs.append((fa, fb))
+            left.remove(fa)
+            right.remove(fb)
+
+    take(lambda r: (r.name, _base(r.file), r.line) if r.file and r.line is not None else None)
+    names_a = Counter(r.name for r in left)
+    names_b = Counter(r.name for r in right)
+    take(lambda r: (r.name,) if names_a[r.name] == 1 and names_b[r.name] == 1 else None)
+    take(lambda r: (r.name,))
+    pairs.extend((fa, None) for fa in left)
+    pairs.extend((None, fb) for fb in right)
+    order = {id(r): i for i, r in enumerate(a)}
+    order_b = {id(r): i for i, r in enumerate(b)}
+    pairs.sort(key=lambda p: (order.get(id(p[0]), 10**6), order_b.get(id(p[1]), 10**6)))
+    return pairs
+
