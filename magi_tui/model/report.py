@@ -103,7 +103,7 @@ def triage_json(run: RunModel) -> dict[str, Any]:
     t = run.triage
     a = analyse(run)
     first = next((c for c in t.cascades if not c.fallback), None)  # a frame that ran eagerly is no failure
-    out = {
+    out: dict[str, Any] = {
         "run": str(run.path),
         "status": a.status,
         "events": run.event_count,

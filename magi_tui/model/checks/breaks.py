@@ -18,12 +18,13 @@ from magi_tui.model.checks.evidence import (
 from magi_tui.model.checks.results import (
     BreakEntry,
 )
+from magi_tui.model.checks.state import AnalyserState
 from magi_tui.model.frames import parse_compile_id
 
 
-class BreaksMixin:
+class BreaksMixin(AnalyserState):
     """Methods of :class:`~.analyser._Analyser`, which holds the state they read (``run``, ``t``, ``cf``,
-    ``fold``, ``frames``, ``budget``)."""
+    ``fold``, ``frames``, ``budget``; declared in :class:`~.state.AnalyserState`)."""
 
     def _worklist(self) -> list[BreakEntry]:
         run = self.run

@@ -16,9 +16,11 @@ from magi_tui.model.checks.results import (
     AUTO_DYNAMIC_KINDS,
     RecompileInfo,
 )
+from magi_tui.model.checks.state import AnalyserState
 from magi_tui.model.frames import CfFrame, parse_compile_id
 from magi_tui.model.guards import (
     GuardDiff,
+    Reason,
     diff_guards,
     parse_reason,
     read_guards,
@@ -28,9 +30,9 @@ from magi_tui.model.guards import (
 _SYMBOL_SOURCE = re.compile(r"^(?P<src>.+?)\.size\(\)\[(?P<dim>\d+)\]$")
 
 
-class RecompilesMixin:
+class RecompilesMixin(AnalyserState):
     """Methods of :class:`~.analyser._Analyser`, which holds the state they read (``run``, ``t``, ``cf``,
-    ``fold``, ``frames``, ``budget``)."""
+    ``fold``, ``frames``, ``budget``; declared in :class:`~.state.AnalyserState`)."""
 
     def _diff_for(self, name: str, compile_index: int, total: int | None) -> tuple[GuardDiff | None, tuple | None]:
         """Guards of compile ``compile_index`` (0-based per frame) vs the one before, when the frame's
@@ -60,7 +62,8 @@ class RecompilesMixin:
         names = (f"compile {older_cid}", f"compile {newer_cid}")
         return diff_guards(a.splitlines(), b.splitlines(), names[0] + " guards", names[1] + " guards"), names
 
-    def _diff_entries(self, cf: CfFrame, older_i: int, newer_i: int):
+    def _diff_entries(self, cf: CfFrame, older_i: int, newer_i: int
+                      ) -> tuple[GuardDiff | None, tuple[str, str] | None]:
         ent = {e.index: e for e in cf.entries}
         older, newer = ent.get(older_i), ent.get(newer_i)
         if older is None or newer is None:
@@ -112,25 +115,25 @@ class RecompilesMixin:
                 # entry's against the new compile's
                 info.guard_diff, _names = self._diff_compiles(parsed[0].entry_compile_id, ev.compile_id)
             if p is not None:
-                pr = info.primary
+                prim = info.primary
                 d = info.guard_diff
-                if pr is not None and pr.actual is None and pr.expected is not None and d is not None:
+                if prim is not None and prim.actual is None and prim.expected is not None and d is not None:
                     # torch names the expected value only (``n == 3``): the newer entry's guard has the actual
-                    act = next((b for x, b in d.changes if x == pr.expected), None)
+                    act = next((b for x, b in d.changes if x == prim.expected), None)
                     if act is not None:
-                        pr.actual = act
+                        prim.actual = act
             out.append(info)
         if not out:
             for f in self.cf.frames:
                 for k in range(1, f.compiles):
                     # entry_<n-1> is the first compile: recompile k compares entry_{n-k} with entry_{n-1-k}
                     d, names = self._diff_entries(f, f.compiles - k, f.compiles - 1 - k)
-                    reasons = []
+                    why: list[Reason] = []
                     if d is not None:
                         r = reason_from_diff(d)
                         if r is not None:
-                            reasons.append(r)
-                    out.append(RecompileInfo(f.code.label, "cf:" + f.rel, None, reasons, d, None, names))
+                            why.append(r)
+                    out.append(RecompileInfo(f.code.label, "cf:" + f.rel, None, why, d, None, names))
         return out
 
     def _dynamic_sources(self, compile_id: str) -> list[str]:

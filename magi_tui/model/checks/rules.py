@@ -20,6 +20,7 @@ from magi_tui.model.checks.evidence import _see, export_issue_json
 from magi_tui.model.checks.results import Analysis, Check
 from magi_tui.model.frames import CfIndex
 from magi_tui.model.run import RunModel
+from magi_tui.model.triage import Triage
 
 #: torch.export's issues, what each means in a sentence's words
 EXPORT_ISSUE_WORDS = {"data_dependent": "data-dependent expression assumed from real tensors",
@@ -39,7 +40,7 @@ class Ctx:
     cf: CfIndex
 
     @property
-    def t(self):
+    def t(self) -> Triage:
         return self.run.triage
 
 

@@ -11,12 +11,13 @@ from magi_tui.model.checks.evidence import (
     _first_line,
     _read_event_file,
 )
+from magi_tui.model.checks.state import AnalyserState
 from magi_tui.model.frames import parse_compile_id
 
 
-class TalliesMixin:
+class TalliesMixin(AnalyserState):
     """Methods of :class:`~.analyser._Analyser`, which holds the state they read (``run``, ``t``, ``cf``,
-    ``fold``, ``frames``, ``budget``)."""
+    ``fold``, ``frames``, ``budget``; declared in :class:`~.state.AnalyserState`)."""
 
     def _cache(self) -> dict[str, Any]:
         t = self.t

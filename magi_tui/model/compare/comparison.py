@@ -3,9 +3,10 @@ failures, cache and passes matched as the package's docstring says, and :func:`o
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Hashable, Iterable
 
 from magi_tui.model.cache_explain import explain_misses, run_lookups
 from magi_tui.model.checks import BreakEntry, FrameRow, RecompileInfo
@@ -255,7 +256,7 @@ class Comparison:
         }
 
 
-def _multiset_diff(a: Iterable, b: Iterable, key) -> tuple[list, list]:
+def _multiset_diff(a: Iterable, b: Iterable, key: Callable[[Any], Hashable]) -> tuple[list, list]:
     """Items of ``b`` beyond ``a``'s count of their key (added), and of ``a`` beyond ``b``'s (removed)."""
     a, b = list(a), list(b)
     ca = Counter(key(x) for x in a)
@@ -285,7 +286,7 @@ def compare_runs(run_a: RunModel, run_b: RunModel) -> Comparison:
     frames: list[FrameCompare] = []
     name_of: dict[tuple[str, str], str] = {}   # (side, frame key) -> aligned frame label
     for fa, fb in align_frames(a.frames, b.frames):
-        ref = fa or fb
+        ref: FrameRow = fa or fb  # type: ignore[assignment]  # align_frames never pairs None with None
         label = ref.frame
         if fa is not None and fb is not None and fa.frame != fb.frame:
             label = fa.frame if fa.file else fb.frame
@@ -308,7 +309,7 @@ def compare_runs(run_a: RunModel, run_b: RunModel) -> Comparison:
     unchanged = [(idx_a[k], e) for k, e in idx_b.items() if k in idx_a]
 
     # recompiles
-    def rkey(side: str):
+    def rkey(side: str) -> Callable[[RecompileInfo], tuple]:
         def key(r: RecompileInfo) -> tuple:
             return recompile_key(r, name_of.get((side, r.frame_key or ""), r.frame))
         return key
@@ -322,7 +323,8 @@ def compare_runs(run_a: RunModel, run_b: RunModel) -> Comparison:
     return Comparison(a, b, frames, added, removed, unchanged, r_added, r_removed, f_new, f_fixed, passes)
 
 
-def _recompile_diff(ra: list[RecompileInfo], rb: list[RecompileInfo], ka, kb) -> tuple[list, list]:
+def _recompile_diff(ra: list[RecompileInfo], rb: list[RecompileInfo], ka: Callable[[RecompileInfo], tuple],
+                    kb: Callable[[RecompileInfo], tuple]) -> tuple[list, list]:
     tagged_a = [(ka(r), r) for r in ra]
     tagged_b = [(kb(r), r) for r in rb]
     added, removed = _multiset_diff(tagged_a, tagged_b, lambda t: t[0])
@@ -362,7 +364,7 @@ def _compare_passes(a: Side, b: Side, name_of: dict, reader: _GraphReader) -> li
             if la is not None and lb is not None:
                 pc.after_differs = la != lb
     for pc in out:
-        if pc.after_differs is not None:
+        if pc.after_differs is not None and pc.a is not None and pc.b is not None:  # set only for both
             la, lb = reader.lines(pc.a.before), reader.lines(pc.b.before)
             if la is not None and lb is not None:
                 pc.before_differs = _strip_header(la) != _strip_header(lb)
@@ -381,7 +383,7 @@ def _strip_header(lines: tuple[str, ...]) -> tuple[str, ...]:
 
 
 # -- loading -----------------------------------------------------------------------------------------
-def one_run(path) -> tuple[RunModel | None, str | None]:
+def one_run(path: str | os.PathLike[str]) -> tuple[RunModel | None, str | None]:
     """The single run under ``path`` (a run dir or a root holding exactly one), else a reason."""
     from pathlib import Path
 

@@ -4,7 +4,7 @@ a budget and hashing them with addresses and generated names masked (:class:`_Gr
 from __future__ import annotations
 
 import hashlib
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from magi_format.layout import event_folder_rel as fmt_event_folder_rel
@@ -82,7 +82,7 @@ class GraphRef:
         return self._found
 
     @property
-    def path(self):
+    def path(self) -> Path | None:
         """The file (a regular file inside the run), else None (see ``problem``)."""
         return self._locate()[0]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from magi_tui.model.checks import Analysis, FrameRow, analyse, event_attrs
 from magi_tui.model.compare.graphs import GraphRef, _base, _GraphReader, graph_ref
@@ -76,7 +76,7 @@ def side_facts(run: RunModel, reader: _GraphReader | None = None) -> Side:
     for ev in run.events:
         p = parse_compile_id(ev.compile_id)
         fkey = p[0] if p else None
-        if p is not None and (ev.lifecycle == "compile" or ev.frag == "dynamo_capture"):
+        if p is not None and fkey is not None and (ev.lifecycle == "compile" or ev.frag == "dynamo_capture"):
             cf = side.compiles.setdefault(fkey, {}).get(p[1])
             if cf is None:
                 cf = side.compiles[fkey][p[1]] = CompileFacts(f"{fkey}/{p[1]}", p[1])
@@ -124,7 +124,7 @@ def align_frames(a: list[FrameRow], b: list[FrameRow]) -> list[tuple[FrameRow | 
     right = list(b)
     pairs: list[tuple[FrameRow | None, FrameRow | None]] = []
 
-    def take(keyf) -> None:
+    def take(keyf: Callable[[FrameRow], tuple | None]) -> None:
         idx: dict[tuple, list[FrameRow]] = {}
         for r in right:
             k = keyf(r)

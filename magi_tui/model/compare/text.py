@@ -37,7 +37,7 @@ def compare_lines(c: Comparison, show_all: bool = False) -> list[tuple[str, str]
 class _Rows(list):
     """``(style, text, object)`` rows; ``append((style, text))`` carries no object."""
 
-    def append(self, row) -> None:  # type: ignore[override]
+    def append(self, row: Any) -> None:
         super().append(tuple(row) if len(row) == 3 else (row[0], row[1], None))
 
 
@@ -113,8 +113,8 @@ def compare_rows(c: Comparison, show_all: bool = False, cap: int | None = None) 
                     "  none on either side"))
 
     out.append(("head", "Failures"))
-    for style, word, lst in (("add", "new", c.failures_new), ("del", "fixed", c.failures_fixed)):
-        for cas in lst[: cap or len(lst)]:
+    for style, word, cases in (("add", "new", c.failures_new), ("del", "fixed", c.failures_fixed)):
+        for cas in cases[: cap or len(cases)]:
             ev = cas.head.event
             rec = " (recovered)" if cas.recovered else ""
             out.append((style, f"  {word}: {ev.lifecycle or ev.frag}: {cas.reason or '-'}{rec}"))
