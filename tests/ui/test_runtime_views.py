@@ -28,7 +28,7 @@ async def test_frames_view_shows_calls_and_eager_calls_and_each_entry(run_dir):
         await wait_for(pilot, lambda: isinstance(app.screen, FramesScreen) and app.screen.rows, what="frames")
         table = app.screen.query_one(FramesTable)
         row = [str(c) for c in table.get_row_at(0)]
-        assert row[6:8] == ["50", "5"]                 # calls served by its entries, eager calls
+        assert row[7:9] == ["50", "5"]                 # calls served by its entries, eager calls
         await pilot.press("enter")
         await wait_for(pilot, lambda: "entries 0/0 ×30" in screen_text(app), what="the entries line")
         assert "0/1 ×20" in screen_text(app) and "eager ×5" in screen_text(app)

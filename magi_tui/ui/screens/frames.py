@@ -28,11 +28,15 @@ from magi_tui.ui.labels import event_label
 from magi_tui.ui.widgets.footer import MagiFooter
 
 #: (column title, key)
-COLUMNS: tuple[tuple[str, str], ...] = (  # numbers first: at 80 columns the frame name is what is cut
-    ("compiles", "compiles"), ("recomp", "recompiles"), ("breaks", "graph_breaks"),
+COLUMNS: tuple[tuple[str, str], ...] = (  # the name first (what a user looks for), cut to leave the numbers room
+    ("frame", "frame"), ("compiles", "compiles"), ("recomp", "recompiles"), ("breaks", "graph_breaks"),
     ("hit/miss/byp", "cache"), ("time", "compile_s"), ("limit", "recompile_limit"), ("calls", "calls"),
-    ("eager", "eager_calls"), ("frame", "frame"),
+    ("eager", "eager_calls"),
 )
+#: columns the numbers take (titles, widest values, DataTable's padding): the frame name gets the rest,
+#: at least FRAME_MIN (at 80 columns the last numbers scroll off, not the name: ``nested_br`` was all it showed)
+NUMBERS_WIDTH = 66
+FRAME_MIN, FRAME_MAX = 20, 80
 SORTS = ("compile_s", "compiles", "recompiles", "graph_breaks", "calls", "eager_calls", "frame")
 MAX_EVENTS = 500  # per frame shown: the tree holds them all
 
@@ -110,10 +114,12 @@ class FramesScreen(Screen):
         table.clear()
         rows = sorted(self.rows, key=lambda f: _sort_value(f, self.sort_key),
                       reverse=self.sort_key != "frame")
+        name_width = max(FRAME_MIN, min(FRAME_MAX, self.app.size.width - NUMBERS_WIDTH))
         for f in rows:
             cache = f"{f.cache_hits}/{f.cache_misses}/{f.cache_bypasses}"
             limit = f"{f.compiles}/{f.recompile_limit}" + (" HIT" if f.limit_hit else "")
             table.add_row(
+                Text(literal(short_frame(f.frame), name_width), style="bold red" if f.limit_hit else ""),
                 Text(str(f.compiles), justify="right"),
                 Text(str(f.recompiles), justify="right", style="yellow" if f.recompiles else ""),
                 Text(str(f.graph_breaks), justify="right", style="yellow" if f.graph_breaks else ""),
@@ -123,7 +129,6 @@ class FramesScreen(Screen):
                 Text("-" if f.calls is None else str(f.calls), justify="right", style="" if f.calls else "dim"),
                 Text("-" if f.eager_calls is None else str(f.eager_calls), justify="right",
                      style="bold red" if f.eager_calls else "dim"),
-                Text(literal(short_frame(f.frame), 80), style="bold red" if f.limit_hit else ""),
                 key=f.key,
             )
         title = Text.assemble((" frames ", "bold reverse"), " ", (literal(self.run.path.name), "bold"),

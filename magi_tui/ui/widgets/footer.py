@@ -2,7 +2,9 @@
 
 Textual's footer lists the active keys left to right and cuts what does not fit, so at 80 columns the
 app-level help key (listed last) disappeared. Here it is docked on the right, like the palette key,
-and dropped from the flowing list; the other keys keep the catalogue's order, remapped or not.
+and dropped from the flowing list; the other keys keep the catalogue's order, remapped or not. A key
+that does not fit whole is left out rather than cut mid-word (80 columns showed ``F Fi``): every key is
+in ``?`` and the palette.
 """
 
 from __future__ import annotations
@@ -40,6 +42,24 @@ class MagiFooter(Footer):
             self._bindings_ready = True
             return
         super().bindings_changed(screen)
+
+    async def recompose(self) -> None:
+        await super().recompose()
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """Show the flowing keys, in order, while each fits whole beside the docked help key."""
+        keys = list(self.query(FooterKey))
+        room = self.size.width - sum(w.outer_size.width for w in keys if w.has_class("-help"))
+        for w in keys:
+            if w.has_class("-help"):
+                continue
+            need = w.render().cell_len + w.styles.margin.left + w.styles.margin.right
+            w.display = need <= room
+            room -= need if w.display else room  # keys after one left out are left out too: order is meaning
 
     def compose(self):
         help_key = None
