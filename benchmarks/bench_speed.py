@@ -26,8 +26,9 @@ shared and wall time is noisy; wall seconds are printed beside them.
   first frame with the diff handed to the terminal, i.e. the diff on screen: the row to read for
   "visible". The pilot's ``pause()`` ends only after a 20 ms window with under 1 ms of CPU
   (``textual._wait.wait_for_idle``), and the window holding the frame is not one, so ``wall_s`` is the
-  frame plus ~40 ms of waiting that no user sees and the anchor does not pay. These processes and the anchor run with bytecode compiled beforehand, as installed
-  (this workspace sets ``PYTHONDONTWRITEBYTECODE``, and ``d`` imports the diff screen on first use).
+  frame plus ~40 ms of waiting that no user sees and the anchor does not pay. These processes and
+  the anchor run with bytecode compiled beforehand, as installed (this workspace sets
+  ``PYTHONDONTWRITEBYTECODE``, and ``d`` imports the diff screen on first use).
   Where the time goes: ``diff_20k_model`` is the diff alone in that process (both sides read, lines
   matched, rows laid out) against ``difflib.unified_diff`` alone in the same process;
   ``diff_screen_200_lines`` is the same screen on a 200-line pair (mounting, keys, painting).
