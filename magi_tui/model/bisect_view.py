@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from magi_format.safepath import UnsafePath, safe_join
-from magi_tui.model.bugreport import find_bisect
 
 __all__ = ["is_bisect_folder", "step_line", "culprit_lines", "load_bisect", "GraphFile", "culprit_diff"]
 
@@ -60,6 +59,9 @@ def is_bisect_folder(path: Path) -> bool:
 
 def load_bisect(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     """A finished bisect's result (``bisect.json`` in ``path`` or a parent), or a problem in words."""
+    # bugreport pulls in the whole analysis (checks, metrics); every launch asks is_bisect_folder
+    from magi_tui.model.bugreport import find_bisect
+
     try:
         f, obj = find_bisect(Path(path))
     except OSError as exc:

@@ -16,7 +16,6 @@ from textual.command import Hit, Hits, Provider
 
 from magi_format.text import literal
 from magi_tui.config import keymap_path, load_keymap
-from magi_tui.live.runner import ProgramRunner, tracer_command
 from magi_tui.model.bisect_view import is_bisect_folder
 from magi_tui.model.discovery import find_runs, normalise
 from magi_tui.ui.actions import bindings, display_keys, keymap_ids, palette_acts
@@ -147,6 +146,8 @@ class MagiApp(App):
 
         With a command (``magi-tui run``), the program is started under the tracer first; its output
         goes to the log panel and its run is opened as soon as the tracer names it."""
+        from magi_tui.live.runner import ProgramRunner, tracer_command  # only attach / run need it
+
         runner = None
         if self.command is not None:
             runner = ProgramRunner(tracer_command(self.command, self.path))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -21,18 +21,9 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Static, Tab, Tabs
 
 from magi_format.text import literal
-from magi_tui.live.follower import (
-    Deleted,
-    FilesMayHaveChanged,
-    Finished,
-    FollowFailed,
-    Restored,
-    RunFollower,
-    Updated,
-)
 from magi_tui.model.events import Event
-from magi_tui.model.provenance import Jump, follow, reverse
 from magi_tui.model.run import RunModel, RunUpdate
+from magi_tui.model.run import _gc_held as gc_held  # the headless load's hold, shared: loads may overlap
 from magi_tui.ui.actions import bindings
 from magi_tui.ui.mark import Mark
 from magi_tui.ui.messages import LiveEvent
@@ -44,9 +35,15 @@ from magi_tui.ui.widgets.footer import MagiFooter
 from magi_tui.ui.widgets.timeline_view import TimelineView
 from magi_tui.ui.widgets.triage_panel import TriagePanel
 
+if TYPE_CHECKING:  # imported where used: a run read once never follows, a P / K is a key away
+    from magi_tui.live.follower import RunFollower
+    from magi_tui.model.provenance import Jump
+
 LOAD_FIRST_BYTES = 1 << 18  # the first read (~700 events): the first screen comes after it
 LOAD_READ_BYTES = 1 << 20   # each later read (~2,700 events: a few ms to fold in on the UI loop)
-LOAD_SHOW_EVENTS = 20_000   # while loading, bring the tree up to date every this many events
+LOAD_SHOW_EVENTS = 20_000   # while loading, bring the tree up to date after at least this many events ...
+#: ... and no fewer than it shows already: the tree doubles each time (3 updates on the way to 100k events, not
+#: 5; 6 on the way to 1M, not 50), and each update is a relayout and repaint of the screen (~15 ms)
 LIVE_GC_THRESHOLDS = (10_000, 50, 100)  # gc.set_threshold while following (default 700, 10, 10)
 LIVE_TITLE_S = 0.25         # live: the title's event count follows at most this often
 DETAIL_SETTLE_S = 0.06  # the detail pane follows the cursor once it rests this long
@@ -79,6 +76,8 @@ class RunScreen(Screen):
         #: where provenance jumps left from: (event, file name, cursor line, marked lines); backspace pops
         self._jumps: list[tuple[Event, str, int, frozenset[int]]] = []
         self._step_token = 0  # the latest P / K: an older step's answer is dropped
+        #: the timeline (hidden behind the tree) has not followed the model since it was last shown
+        self._timeline_stale = True
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -134,7 +133,8 @@ class RunScreen(Screen):
         if mark is not None:
             t.append("  mark: ", style="dim")
             t.append(literal(mark.title, 50), style="magenta")
-        self.query_one("#run-title", Static).update(t)
+        # one line high (app.tcss): a new title needs no relayout of the screen
+        self.query_one("#run-title", Static).update(t, layout=False)
 
     # -- loading -------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="load")
@@ -142,23 +142,26 @@ class RunScreen(Screen):
         """Parse the file in a thread, in bounded reads; each read is folded into the model on the UI
         loop (``call_from_thread`` waits for it, so reading never runs ahead of what is shown and the
         model is only ever changed on the loop). The first read is small, so the first screen comes
-        at once; the tree is then brought up to date every ``LOAD_SHOW_EVENTS`` events (a cadence in
-        events, not in time, so a busy machine does not do more work)."""
+        at once; the tree is then brought up to date in doubling steps (see ``apply_update``: a cadence
+        in events, not in time, so a busy machine does not do more work). The cycle collector is held
+        off meanwhile, as for a headless load (``RunModel.load``): its passes walked what was read so
+        far, again and again (~50 ms of a 100k-event load); ``_ingest`` freezes what was read."""
         from textual.worker import get_current_worker
 
         worker = get_current_worker()
         started = time.perf_counter()
         reader = self.run.reader
         first = True
-        while not worker.is_cancelled:
-            before = reader.offset
-            res = reader.read(LOAD_FIRST_BYTES if first else LOAD_READ_BYTES)
-            moved = reader.offset != before or bool(res.reset)
-            if not self._call_ui(self._ingest, res, first):
-                return
-            first = False
-            if not moved:
-                break
+        with gc_held():
+            while not worker.is_cancelled:
+                before = reader.offset
+                res = reader.read(LOAD_FIRST_BYTES if first else LOAD_READ_BYTES)
+                moved = reader.offset != before or bool(res.reset)
+                if not self._call_ui(self._ingest, res, first):
+                    return
+                first = False
+                if not moved:
+                    break
         if not worker.is_cancelled:
             self._call_ui(self._loaded_after_refresh, len(self.run.events), time.perf_counter() - started)
 
@@ -197,8 +200,9 @@ class RunScreen(Screen):
     def apply_update(self, up: RunUpdate, *, initial: bool = False) -> None:
         """Show what one ``RunModel.update()`` read (called on the UI loop, in read order).
 
-        While the initial load is running, updates are coalesced and shown every ``LOAD_SHOW_EVENTS``
-        events (each tree change re-renders the visible rows, a title change relayouts the screen). Once
+        While the initial load is running, updates are coalesced and shown once ``LOAD_SHOW_EVENTS``
+        events and as many as are shown already have come in (each tree change relayouts the screen and
+        re-renders the visible rows, so the count of them grows with the log of the file's length). Once
         loaded (live), every update is shown at once."""
         if initial or up.reset or self.loaded:
             if self._pending is not None:
@@ -208,8 +212,9 @@ class RunScreen(Screen):
             self._show_update(up, initial=initial)
             return
         self._pending = up if self._pending is None else self._pending.merge(up)
-        if len(self._pending.events) >= LOAD_SHOW_EVENTS:
-            self.flush_pending()  # the title too: updating it relayouts and repaints the screen
+        pending = len(self._pending.events)
+        if pending >= max(LOAD_SHOW_EVENTS, len(self.run.events) - pending):
+            self.flush_pending()  # the title too
 
     def flush_pending(self) -> None:
         if self._pending is not None:
@@ -231,9 +236,7 @@ class RunScreen(Screen):
         if up.malformed and self.loaded:
             m = up.malformed[0]
             self.notify(f"malformed line {m.line_no}: {m.reason}", severity="warning")
-        tl = self.query_one(TimelineView)
-        tl.follow = self.follow
-        tl.refresh_size(None if initial or up.reset else up.recovered)
+        self._refresh_timeline(None if initial or up.reset else up.recovered)
         if up.failures and self.loaded:
             f = up.failures[0]
             self.notify(f"failure: #{f.event.index} {literal(f.event.name, 60)} {literal(f.exception_type, 40)}",
@@ -254,6 +257,17 @@ class RunScreen(Screen):
             self._update_title()
         else:
             self._update_title_soon()
+
+    def _refresh_timeline(self, recovered: list | None = None) -> None:
+        """The timeline follows the model while it is shown; hidden, it is brought up to date when ``t``
+        shows it (its new length is a relayout of the screen: five of them during a 100k-event load)."""
+        tl = self.query_one(TimelineView)
+        tl.follow = self.follow
+        if self.query_one("#left", ContentSwitcher).current != "timeline":
+            self._timeline_stale = True
+            return
+        tl.refresh_size(None if self._timeline_stale else recovered)
+        self._timeline_stale = False
 
     def _update_title_soon(self) -> None:
         """Live: the title (a relayout of the screen) at most every ``LIVE_TITLE_S``, and surely after."""
@@ -278,7 +292,7 @@ class RunScreen(Screen):
         self.load_seconds = seconds
         self.log(f"loaded {events} events in {seconds:.3f}s")
         self.query_one(TriagePanel).refresh_contents()
-        self.query_one(TimelineView).refresh_size()
+        self._refresh_timeline()
         if self.run.triage.failures and not self._triage_default_done:
             self.query_one("#right", ContentSwitcher).current = "triage"
         self._triage_default_done = True
@@ -287,6 +301,8 @@ class RunScreen(Screen):
             self.start_live()
 
     def start_live(self) -> None:
+        from magi_tui.live.follower import RunFollower
+
         if self.follower is None:
             self.follower = RunFollower(self.run, lambda e: self.post_message(LiveEvent(e)))
         self.follower.start()
@@ -298,6 +314,8 @@ class RunScreen(Screen):
 
     def on_live_event(self, message: LiveEvent) -> None:
         """Show what the follower read (on the UI loop, in the order it was read)."""
+        from magi_tui.live.follower import Deleted, FilesMayHaveChanged, Finished, FollowFailed, Restored, Updated
+
         message.stop()
         ev = message.event
         if not self.is_attached:
@@ -460,6 +478,7 @@ class RunScreen(Screen):
         self.set_class(sw.current == "tree", "-timeline")
         if sw.current == "tree":
             sw.current = "timeline"
+            self._refresh_timeline()
             sel = self.query_one(EventDetail).current_event
             if sel is not None:
                 tl.show_event(sel)
@@ -602,6 +621,8 @@ class RunScreen(Screen):
     @work(thread=True, group="provenance")
     def _provenance_step(self, ev: Event, name: str, line: int, direction: int,
                          here: tuple[Event, str, int, frozenset[int]], token: int) -> None:
+        from magi_tui.model.provenance import follow, reverse
+
         try:
             res: Jump | str = (follow if direction > 0 else reverse)(self.run, ev, name, line)
         except Exception as exc:  # a step that cannot be taken says why; it never takes the app down
