@@ -241,8 +241,6 @@ class FrameRow:
     entries: list = field(default_factory=list)      # runtime: [EntryCalls] (model/runtime.py)
     eager_calls: int | None = None                   # runtime: None when nothing counted them
     first_event: Event | None = None
-    compile_ids: set = field(default_factory=set)
-    any_ids: set = field(default_factory=set)
     asked: bool = False
 
     @property
@@ -432,14 +430,30 @@ class _FrameFold:
     def __init__(self, first: Event) -> None:
         self.first_event = first
         self.name = ""
-        self.any_ids: set[int] = set()
-        self.compile_ids: set[int] = set()
+        # the frame's compile indices (``<frame>/<n>``) seen, and those of a ``compile`` lifecycle: one int
+        # while there is one (most frames of a big run compile once; an empty set is 216 bytes), a set after
+        self.any_ids: int | set[int] | None = None
+        self.compile_ids: int | set[int] | None = None
         self.compile_s: float | None = None
         self.first_before: Event | None = None   # its first compile ``before`` (co_filename / line)
         self.first_closer: Event | None = None   # its first compile ``after`` / ``failed`` (metrics.json)
 
 
 _NO_PARSE = object()
+
+
+def _with_id(ids: int | set[int] | None, i: int) -> int | set[int]:
+    """``ids`` (:class:`_FrameFold`'s compact set) with ``i`` in it."""
+    if ids is None or ids == i:
+        return i
+    if type(ids) is set:
+        ids.add(i)
+        return ids
+    return {ids, i}
+
+
+def _n_ids(ids: int | set[int] | None) -> int:
+    return 0 if ids is None else len(ids) if type(ids) is set else 1
 
 
 class TimelineFold:
@@ -534,7 +548,7 @@ class TimelineFold:
         name = (ev.summary or {}).get("frame")
         if name and not f.name:
             f.name = name
-        f.any_ids.add(p[1])
+        f.any_ids = _with_id(f.any_ids, p[1])
         closing = ev.phase in ("after", "failed")
         span = ev.span
         top = span is not None and span.depth == 0
@@ -546,7 +560,7 @@ class TimelineFold:
             if d is not None:
                 f.compile_s = (f.compile_s or 0.0) + d / 1000.0
         if ev.lifecycle == "compile":
-            f.compile_ids.add(p[1])
+            f.compile_ids = _with_id(f.compile_ids, p[1])
             if closing and f.first_closer is None:
                 f.first_closer = ev
             elif ev.phase == "before" and f.first_before is None:
@@ -619,18 +633,17 @@ class _Analyser:
     def _timeline_frames(self) -> None:
         run = self.run
         for fkey, f in self.fold.frames.items():
+            # compiles that ran (a ``compile`` lifecycle); a recompile or limit-hit event names the next
+            # compile id even when that compile never happens (the frame fell back to eager)
             row = self.frames[fkey] = FrameRow(frame="", key=fkey, name=f.name, first_event=f.first_event,
-                                              compile_s=f.compile_s, compile_ids=set(f.compile_ids),
-                                              any_ids=set(f.any_ids))
+                                              compile_s=f.compile_s,
+                                              compiles=_n_ids(f.compile_ids) or _n_ids(f.any_ids))
             if f.first_before is not None:  # once per frame: the attributes are re-read from the file
                 row.asked = True
                 a = event_attrs(run, f.first_before)
                 row.file = _s(a.get("co_filename"))
                 row.line = _int(a.get("co_firstlineno"))
         for row in self.frames.values():
-            # compiles that ran (a ``compile`` lifecycle); a recompile or limit-hit event names the next
-            # compile id even when that compile never happens (the frame fell back to eager)
-            row.compiles = len(row.compile_ids) if row.compile_ids else len(row.any_ids)
             if not row.name:
                 row.name = "?"
         # where the code object is: from metrics.json of its first compile when no attribute said

@@ -171,10 +171,15 @@ class _LineStore:
         return b"".join(zlib.decompress(b) for b in self._blocks) + bytes(self._tail)
 
 
-class _Kept(tuple):
-    """A small file's text kept in the reader's text store: ``(offset, length)`` of its UTF-8 bytes."""
+class _Kept(int):
+    """A small file's text kept in the reader's text store: the offset of its UTF-8 bytes there, shifted
+    left 40 bits, or'ed with their length (one int, not a tuple of two: a log of 100k frames keeps 200k)."""
 
     __slots__ = ()
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return self >> 40, self & 0xFF_FFFF_FFFF
 
 
 @dataclass(frozen=True)
@@ -259,7 +264,7 @@ class TraceLogReader:
         self._last_second: tuple = (None, 0.0)
         self._lines = _LineStore()  # the events as timeline.jsonl lines (Event.offset points here)
         self._texts = _LineStore()  # small files' texts (metrics.json, user_stack.txt, ...): _Kept
-        self._files: dict[int, list[tuple[str, Any]]] = {}
+        self._files: dict[int, tuple[tuple[str, Any], ...]] = {}
         self._attrs_of: dict[int, int] = {}
         #: what tlparse calls its stats: ok / fail_glog / fail_json / fail_payload_md5 / unknown
         self.stats: Counter = Counter()
@@ -728,9 +733,9 @@ class TraceLogReader:
         with self._lock:
             off = self._lines.append(line)
             if files:
-                self._files[self.seq] = [
+                self._files[self.seq] = tuple(
                     (str(fname), rng if (rng is not None and text is payload and len(text) > INLINE_BYTES)
-                     else self._keep_text(str(text))) for fname, text in files.items()]
+                     else self._keep_text(str(text))) for fname, text in files.items())
         ev = Event.from_obj(obj, seq=self.seq, session=0, line_no=line_no, offset=off, length=len(line))
         self.seq += 1
         result.events.append(ev)
@@ -738,14 +743,14 @@ class TraceLogReader:
     # -- files ---------------------------------------------------------------------------------
     def _keep_text(self, text: str) -> _Kept:
         data = text.encode("utf-8", "surrogatepass")
-        return _Kept((self._texts.append(data, b""), len(data)))
+        return _Kept(self._texts.append(data, b"") << 40 | len(data))
 
     def _text_of(self, src: Any) -> str | None:
         """A file's text: re-read from the log (a payload), or from the text store (the lock is held)."""
         if isinstance(src, _Range):
             return self._read_payload(src)
         if isinstance(src, _Kept):
-            data = self._texts.get(*src)
+            data = self._texts.get(*src.span)
             return None if data is None else data.decode("utf-8", "surrogatepass")
         return src
 
