@@ -538,8 +538,9 @@ class TimelineFold:
         p = self._cids.get(cid, _NO_PARSE)
         if p is _NO_PARSE:
             p = parse_compile_id(cid)
-            if len(self._cids) < 100_000:
-                self._cids[cid] = p
+            if len(self._cids) >= 4096:  # a compile's events come together: the recent ids are the ones
+                self._cids.clear()       # asked again (100k kept were ~180 bytes a frame of a big log)
+            self._cids[cid] = p
         if p is None:
             return
         f = self.frames.get(p[0])
