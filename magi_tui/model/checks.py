@@ -219,7 +219,7 @@ def failure_source(run: RunModel, ev: Event) -> tuple[str | None, int | None, st
     return None, None, None
 
 
-@dataclass
+@dataclass(slots=True)
 class FrameRow:
     frame: str
     key: str
