@@ -301,7 +301,7 @@ def _summary_of(sv: tuple) -> tuple[dict[str, str] | None, str, bool]:
     return got
 
 
-_FIELD_DEFAULTS = tuple(zip(_FIELDS, Attrs.__struct_defaults__))
+_FIELD_POS = {k: i for i, k in enumerate(_FIELDS)}
 _NO_VALUES = _astuple(_NO_ATTRS)
 
 
@@ -310,8 +310,13 @@ def attrs_values(attrs: dict[str, Any]) -> tuple:
     taken as it is, a missing key is the field's default)."""
     if not attrs:
         return _NO_VALUES
-    get = attrs.get
-    return tuple([get(k, d) for k, d in _FIELD_DEFAULTS])
+    vals = list(_NO_VALUES)
+    pos = _FIELD_POS.get
+    for k, v in attrs.items():  # a map holds a few of the fields: walk it, not all the fields
+        i = pos(k)
+        if i is not None:
+            vals[i] = v
+    return tuple(vals)
 
 
 def attrs_struct(attrs: dict[str, Any]) -> Attrs:
