@@ -179,8 +179,11 @@ class ResetCounter:
 
 # -- the mapper -------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class CompileState:
+    """What the mapping remembers of one compile id (one per compile id of a log: 100k frames, 100k of
+    these, so slots, and the chromium span lists only where a compile has spans)."""
+
     compile_id: str
     frame_key: tuple | None = None
     frame: str | None = None
@@ -195,8 +198,8 @@ class CompileState:
     recompile_limit: Any = None
     backward_open: bool = False
     inductor_backward: bool = False                   # the graph Inductor is on is a backward graph
-    phases: list[dict[str, Any]] = field(default_factory=list)     # closed chromium spans (phases.json)
-    phase_stack: list[tuple[str, float]] = field(default_factory=list)  # open chromium spans: (name, ts µs)
+    phases: list[dict[str, Any]] | None = None        # closed chromium spans (phases.json)
+    phase_stack: list[tuple[str, float]] | None = None  # open chromium spans: (name, ts µs)
 
 
 @dataclass
@@ -430,6 +433,8 @@ class TraceMapper:
         name, ts = str(ev.get("name", "?"))[:200], ev.get("ts")
         if st is None or not isinstance(ts, (int, float)) or isinstance(ts, bool):
             return
+        if st.phase_stack is None:
+            st.phase_stack = []
         if ev["ph"] == "B":
             if len(st.phase_stack) < 64:
                 st.phase_stack.append((name, float(ts)))
@@ -438,6 +443,8 @@ class TraceMapper:
             if st.phase_stack[i][0] == name:
                 _, start = st.phase_stack.pop(i)
                 del st.phase_stack[i:]
+                if st.phases is None:
+                    st.phases = []
                 if len(st.phases) < MAX_PHASES:
                     st.phases.append({"name": name, "start_us": start, "dur_us": max(0.0, float(ts) - start),
                                       "depth": i})
@@ -449,7 +456,7 @@ class TraceMapper:
             return {}
         spans = sorted(st.phases, key=lambda p: p["start_us"])
         t0 = spans[0]["start_us"]
-        st.phases = []
+        st.phases = None
         return {"phases.json": json.dumps([{**p, "start_us": round(p["start_us"] - t0, 1),
                                             "dur_us": round(p["dur_us"], 1)} for p in spans])}
 

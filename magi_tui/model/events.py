@@ -125,7 +125,7 @@ class Event:
         attrs = obj.get("attributes")
         attrs = attrs if type(attrs) is dict else {}
         return make_event(obj["name"], obj.get("index"), obj.get("files"), obj.get("timestamp"),
-                          attrs_struct(attrs), attrs, seq, session, line_no, offset, length)
+                          attrs_values(attrs), attrs, seq, session, line_no, offset, length)
 
     # -- classification -------------------------------------------------------------------------
     @property
@@ -297,7 +297,20 @@ _BY_VALUES: dict[tuple, tuple[dict[str, str] | None, str, bool]] = {}
 
 
 def _summary_of(sv: tuple) -> tuple[dict[str, str] | None, str, bool]:
-    summary = _summary(sv)
+    # one pass for the common case (every value a str or absent: :func:`_summary`'s answer, and the
+    # values may be a key of _BY_VALUES); a number or anything else goes the general way
+    summary: dict[str, str] | None = None
+    plain = True
+    for k, v in zip(_SUMMARY_KEYS, sv):
+        if type(v) is str:
+            if summary is None:
+                summary = {}
+            summary[k] = v[:200]
+        elif v is not _UNSET and v is not None:
+            plain = False
+            break
+    if not plain:
+        summary = _summary(sv)
     if summary is not None:
         key = tuple(summary.items())
         shared = _SUMMARY_CACHE.get(key)
@@ -308,11 +321,29 @@ def _summary_of(sv: tuple) -> tuple[dict[str, str] | None, str, bool]:
                 _SUMMARY_CACHE.clear()              # again, so a compile's events still share theirs
             _SUMMARY_CACHE[key] = summary
     got = (summary, kind_of(None, "", summary), sv[3:6] != _NO_3)
-    if all(v is _UNSET or v is None or type(v) is str for v in sv):
+    if plain:
         if len(_BY_VALUES) >= _SHARE_MAX:
             _BY_VALUES.clear()
         _BY_VALUES[sv] = got
     return got
+
+
+_FIELD_POS = {k: i for i, k in enumerate(_FIELDS)}
+_NO_VALUES = _astuple(_NO_ATTRS)
+
+
+def attrs_values(attrs: dict[str, Any]) -> tuple:
+    """``astuple(attrs_struct(attrs))`` without making the struct (the fields are ``Any``: a value is
+    taken as it is, a missing key is the field's default)."""
+    if not attrs:
+        return _NO_VALUES
+    vals = list(_NO_VALUES)
+    pos = _FIELD_POS.get
+    for k, v in attrs.items():  # a map holds a few of the fields: walk it, not all the fields
+        i = pos(k)
+        if i is not None:
+            vals[i] = v
+    return tuple(vals)
 
 
 def attrs_struct(attrs: dict[str, Any]) -> Attrs:
@@ -329,10 +360,11 @@ _SUMMARY_CACHE: dict[tuple, dict[str, str]] = {}
 _SHARE_MAX = 20_000
 
 
-def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs, attrs: dict[str, Any] | None, seq: int,
+def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs | tuple[Any, ...], attrs: dict[str, Any] | None, seq: int,
                session: int, line_no: int, offset: int, length: int) -> Event:
     """Build an :class:`Event` from a line's fields (``name`` a non-empty str, ``a`` its attributes as
-    :class:`Attrs`, ``attrs`` the whole map when the caller has it, else None).
+    :class:`Attrs`, or their values in its field order (:func:`attrs_values`, with ``attrs``), ``attrs``
+    the whole map when the caller has it, else None).
 
     This runs once per line of a possibly huge file, so it avoids regexes (names are parsed once per
     distinct name and cached) and generic helpers on the common, well-typed path. An event triage
@@ -371,7 +403,7 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs, attrs: dict[s
     else:
         ev.files = ()
     ev.timestamp = ts if type(ts) is float and _isfinite(ts) else _opt_float(ts)
-    t = _astuple(a)
+    t = a if isinstance(a, tuple) else _astuple(a)  # isinstance: mypy narrows it (Attrs is no tuple)
     dur, gi, cid, sub, lc, sgi = t[:6]
     ev.duration_ms = dur if dur is None or (type(dur) is float and _isfinite(dur)) else _opt_float(dur)
     ev.graph_index = gi if gi is None or type(gi) is int else None

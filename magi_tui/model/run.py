@@ -232,7 +232,7 @@ class RunModel:
         reference counting, with the collector held off as above."""
         if not self.events and self._tree is not None and not self._tree.sessions:
             self._tree = None
-        if fold is not None and type(self.reader) is TimelineReader and not self.events and not self._count:
+        if fold is not None and self._streams() and not self.events and not self._count:
             self.fold = fold
             reader = self.reader
             with _gc_held(freeze=keep):
@@ -245,6 +245,12 @@ class RunModel:
         with _gc_held(freeze=keep):
             self.update()
         return self
+
+    def _streams(self) -> bool:
+        """Whether this run's reader can be read a block at a time and its events dropped: a run dir's
+        timeline, a TORCH_TRACE log (its own lines and files stay in the reader; not a TORCH_COMPILE_DEBUG
+        folder, read whole)."""
+        return type(self.reader) is TimelineReader or self.is_torch_trace
 
     # -- state ---------------------------------------------------------------------------------
     @property

@@ -236,3 +236,29 @@ def test_interleaved_lifecycles_still_pair(tmp_path):
     run = model(tmp_path, [lc(0, "before", "a"), lc(1, "before", "b"), lc(2, "after", "a"), lc(3, "after", "b")])
     assert run.span_of(idx(run, 1)).end.index == 3
     assert run.open_spans == [] and run.status == "ok"
+
+
+def test_late_ends_close_the_last_matching_set_aside_span_among_many(tmp_path):
+    # every compile leaves ``b`` open inside its ``a`` (set aside), then the ``b`` ends come late, last compile
+    # first, two of them for the same compile id (the last set aside that matches closes first); the set-aside
+    # spans are looked up by what an end must share with its before (issue #21: not by scanning them all)
+    n = 300
+    lines, i = [], 0
+    for c in range(n):
+        for args in (("before", "a"), ("before", "b"), ("after", "a")):
+            lines.append(lc(i, *args, compile_id=f"{c}/0"))
+            i += 1
+    lines.append(lc(i, "before", "b", compile_id="7/0", graph_index=2))  # set aside by the next "a" close
+    lines.append(lc(i + 1, "before", "a", compile_id="7/0"))
+    lines.append(lc(i + 2, "before", "b", compile_id="9/0"))
+    lines.append(lc(i + 3, "after", "a", compile_id="7/0"))
+    late = i + 4
+    for k, c in enumerate([*range(n - 1, -1, -1), 7]):
+        lines.append(lc(late + k, "after", "b", compile_id=f"{c}/0"))
+    run = model(tmp_path, lines)
+    assert run.span_of(idx(run, late)).before.index == (n - 1) * 3 + 1
+    assert run.span_of(idx(run, late + n - 1 - 7)).before.index == i   # compile 7's newest b first
+    assert run.span_of(idx(run, late + n)).before.index == 7 * 3 + 1   # then its older one
+    assert run.span_of(idx(run, late + n - 1 - 9)).before.index == i + 2
+    assert [s.first.index for s in run.open_spans] == [9 * 3 + 1]       # compile 9's older b: no end left
+    assert len(run.pairer._by_key) == 1                                 # closed spans are not kept

@@ -219,3 +219,23 @@ def test_a_streamed_load_keeps_only_the_events_the_answer_holds(tmp_path):
     del before
     assert streamed.event_count == 20_000 and held < 20_000 * 0.3  # the cache events triage lists, the failures
     assert held >= len(streamed.triage.cache_hits)
+
+
+def test_a_streamed_log_gives_the_same_answer(tmp_path):
+    """A TORCH_TRACE log streams too (issue #21): the answer is the one a load that keeps every event gives,
+    on every recorded log and on a synthetic one of many compiles."""
+    from synth import write_trace_log
+
+    from magi_tui.model.report import run_row, triage_text
+    from tests.support.paths import TORCH_TRACE
+
+    logs = sorted((Path(__file__).resolve().parents[1] / "torchtrace" / "logs").glob("*.log"))
+    logs += sorted(TORCH_TRACE.glob("*.log"))
+    synth = tmp_path / "dedicated_log_torch_trace_rank_0_s.log"
+    write_trace_log(synth, 3000)
+    for path in [*logs, synth]:
+        kept, streamed = RunModel(path).load(), _streamed(path)
+        assert streamed.events == [] and streamed.event_count == len(kept.events) > 0, path
+        assert _dump_json(triage_json(streamed)) == _dump_json(triage_json(kept)), path
+        assert triage_text(streamed, show_all=True) == triage_text(kept, show_all=True), path
+        assert run_row(streamed) == run_row(kept), path

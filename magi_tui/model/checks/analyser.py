@@ -20,7 +20,7 @@ from magi_tui.model.checks.evidence import (
     not_recorded,
     run_status,
 )
-from magi_tui.model.checks.fold import timeline_fold
+from magi_tui.model.checks.fold import n_ids, timeline_fold
 from magi_tui.model.checks.recompiles import RecompilesMixin
 from magi_tui.model.checks.results import (
     Analysis,
@@ -94,18 +94,17 @@ class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
     def _timeline_frames(self) -> None:
         run = self.run
         for fkey, f in self.fold.frames.items():
+            # compiles that ran (a ``compile`` lifecycle); a recompile or limit-hit event names the next
+            # compile id even when that compile never happens (the frame fell back to eager)
             row = self.frames[fkey] = FrameRow(frame="", key=fkey, name=f.name, first_event=f.first_event,
-                                              compile_s=f.compile_s, compile_ids=set(f.compile_ids),
-                                              any_ids=set(f.any_ids))
+                                              compile_s=f.compile_s,
+                                              compiles=n_ids(f.compile_ids) or n_ids(f.any_ids))
             if f.first_before is not None:  # once per frame: the attributes are re-read from the file
                 row.asked = True
                 a = event_attrs(run, f.first_before)
                 row.file = _s(a.get("co_filename"))
                 row.line = _int(a.get("co_firstlineno"))
         for row in self.frames.values():
-            # compiles that ran (a ``compile`` lifecycle); a recompile or limit-hit event names the next
-            # compile id even when that compile never happens (the frame fell back to eager)
-            row.compiles = len(row.compile_ids) if row.compile_ids else len(row.any_ids)
             if not row.name:
                 row.name = "?"
         # where the code object is: from metrics.json of its first compile when no attribute said

@@ -5,6 +5,7 @@ cannot know. Small helpers shared by the analyser and the rules."""
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any
 
 from magi_tui.model.checks.results import Analysis, FrameRow
@@ -144,16 +145,37 @@ def run_status(run: RunModel) -> tuple[str, list[str]]:
     return run.status_why()
 
 
+#: run -> (its event count and first event when indexed, frame key -> its events in file order)
+_FRAME_EVENTS: weakref.WeakKeyDictionary[RunModel, tuple[tuple[int, Event | None], dict[str, list[Event]]]] = \
+    weakref.WeakKeyDictionary()
+_NO_PARSE = object()
+
+
+def _events_by_frame(run: RunModel) -> dict[str, list[Event]]:
+    """The run's events by the frame their compile id names, made once per read of the run (the frames
+    screen asks at each move of its cursor; each distinct compile id is parsed once)."""
+    events = run.events
+    stamp = (len(events), events[0] if events else None)
+    got = _FRAME_EVENTS.get(run)
+    if got is not None and got[0][0] == stamp[0] and got[0][1] is stamp[1]:
+        return got[1]
+    index: dict[str, list[Event]] = {}
+    parsed: dict[str | None, Any] = {}
+    for e in events:
+        cid = e.compile_id
+        p = parsed.get(cid, _NO_PARSE)
+        if p is _NO_PARSE:
+            p = parsed[cid] = parse_compile_id(cid)
+        if p is not None:
+            index.setdefault(p[0], []).append(e)
+    _FRAME_EVENTS[run] = (stamp, index)
+    return index
+
+
 def frame_events(run: RunModel, frame: FrameRow, n_frames: int, limit: int = 500) -> list[Event]:
     """A frame's events: those whose compile id names its frame; in a run recorded without compile ids
     (upstream), every event when it is the only frame; else its first event, if known."""
-    out = []
-    for e in run.events:
-        p = parse_compile_id(e.compile_id)
-        if p is not None and p[0] == frame.key:
-            out.append(e)
-            if len(out) >= limit:
-                break
+    out = _events_by_frame(run).get(frame.key, [])[:limit]
     if out:
         return out
     if n_frames == 1 and not any(e.compile_id for e in run.events[:1000]):

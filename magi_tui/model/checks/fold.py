@@ -26,14 +26,31 @@ class _FrameFold:
     def __init__(self, first: Event) -> None:
         self.first_event = first
         self.name = ""
-        self.any_ids: set[int] = set()
-        self.compile_ids: set[int] = set()
+        # the frame's compile indices (``<frame>/<n>``) seen, and those of a ``compile`` lifecycle: one int
+        # while there is one (most frames of a big run compile once; an empty set is 216 bytes), a set after
+        self.any_ids: int | set[int] | None = None
+        self.compile_ids: int | set[int] | None = None
         self.compile_s: float | None = None
         self.first_before: Event | None = None   # its first compile ``before`` (co_filename / line)
         self.first_closer: Event | None = None   # its first compile ``after`` / ``failed`` (metrics.json)
 
 
 _NO_PARSE = object()
+
+
+def _with_id(ids: int | set[int] | None, i: int) -> int | set[int]:
+    """``ids`` (:class:`_FrameFold`'s compact set) with ``i`` in it."""
+    if ids is None or ids == i:
+        return i
+    if type(ids) is set:
+        ids.add(i)
+        return ids
+    return {ids, i}  # type: ignore[arg-type]  # an int here: None and set are handled above
+
+
+def n_ids(ids: int | set[int] | None) -> int:
+    """How many compile indices :func:`_with_id` holds."""
+    return 0 if ids is None else len(ids) if type(ids) is set else 1
 
 
 class TimelineFold:
@@ -118,8 +135,9 @@ class TimelineFold:
         p = self._cids.get(cid, _NO_PARSE)
         if p is _NO_PARSE:
             p = parse_compile_id(cid)
-            if len(self._cids) < 100_000:
-                self._cids[cid] = p
+            if len(self._cids) >= 4096:  # a compile's events come together: the recent ids are the ones
+                self._cids.clear()       # asked again (100k kept were ~180 bytes a frame of a big log)
+            self._cids[cid] = p
         if p is None:
             return
         f = self.frames.get(p[0])
@@ -128,7 +146,7 @@ class TimelineFold:
         name = (ev.summary or {}).get("frame")
         if name and not f.name:
             f.name = name
-        f.any_ids.add(p[1])
+        f.any_ids = _with_id(f.any_ids, p[1])
         closing = ev.phase in ("after", "failed")
         span = ev.span
         top = span is not None and span.depth == 0
@@ -140,7 +158,7 @@ class TimelineFold:
             if d is not None:
                 f.compile_s = (f.compile_s or 0.0) + d / 1000.0
         if ev.lifecycle == "compile":
-            f.compile_ids.add(p[1])
+            f.compile_ids = _with_id(f.compile_ids, p[1])
             if closing and f.first_closer is None:
                 f.first_closer = ev
             elif ev.phase == "before" and f.first_before is None:

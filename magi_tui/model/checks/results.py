@@ -151,7 +151,7 @@ class EagerFrame:
                 "index": self.event.index if self.event else None}
 
 
-@dataclass
+@dataclass(slots=True)
 class FrameRow:
     frame: str
     key: str
@@ -173,8 +173,6 @@ class FrameRow:
     entries: list = field(default_factory=list)      # runtime: [EntryCalls] (model/runtime.py)
     eager_calls: int | None = None                   # runtime: None when nothing counted them
     first_event: Event | None = None
-    compile_ids: set = field(default_factory=set)
-    any_ids: set = field(default_factory=set)
     asked: bool = False
 
     @property

@@ -171,10 +171,19 @@ class _LineStore:
         return b"".join(zlib.decompress(b) for b in self._blocks) + bytes(self._tail)
 
 
-class _Kept(tuple):
-    """A small file's text kept in the reader's text store: ``(offset, length)`` of its UTF-8 bytes."""
+_Kept = int
+"""A small file's text kept in the reader's text store: the offset of its UTF-8 bytes there, shifted
+left 40 bits, or'ed with their length (one plain int, not a tuple of two nor an int subclass: a log of
+100k frames keeps 200k)."""
 
-    __slots__ = ()
+
+def _kept_span(kept: int) -> tuple[int, int]:
+    return kept >> 40, kept & 0xFF_FFFF_FFFF
+
+
+def _pairs(flat: tuple) -> Any:
+    """``(name, source)`` pairs of a flat files tuple (``TraceLogReader._files``)."""
+    return zip(flat[::2], flat[1::2])
 
 
 @dataclass(frozen=True)
@@ -259,7 +268,9 @@ class TraceLogReader:
         self._last_second: tuple = (None, 0.0)
         self._lines = _LineStore()  # the events as timeline.jsonl lines (Event.offset points here)
         self._texts = _LineStore()  # small files' texts (metrics.json, user_stack.txt, ...): _Kept
-        self._files: dict[int, list[tuple[str, Any]]] = {}
+        #: event seq -> its files, flat: ``(name, source, name, source, ...)`` (one tuple an event: a log of
+        #: 100k frames has 200k of these); a source is a :class:`_Range` of the log, a :class:`_Kept`, a str
+        self._files: dict[int, tuple] = {}
         self._attrs_of: dict[int, int] = {}
         #: what tlparse calls its stats: ok / fail_glog / fail_json / fail_payload_md5 / unknown
         self.stats: Counter = Counter()
@@ -326,7 +337,7 @@ class TraceLogReader:
         holds, writing no copy; None when the event has no such file or the log changed. Never raises."""
         try:
             with self._lock:
-                for fname, src in self._files.get(ev.seq) or ():
+                for fname, src in _pairs(self._files.get(ev.seq) or ()):
                     if fname == name:
                         text = self._text_of(src)
                         return None if text is None else text[:limit]
@@ -728,10 +739,13 @@ class TraceLogReader:
         with self._lock:
             off = self._lines.append(line)
             if files:
-                self._files[self.seq] = [
-                    (str(fname), rng if (rng is not None and text is payload and text is not None
+                flat: list[Any] = []
+                for fname, text in files.items():
+                    flat.append(str(fname))
+                    flat.append(rng if (rng is not None and text is payload and text is not None
                                          and len(text) > INLINE_BYTES)
-                     else self._keep_text(str(text))) for fname, text in files.items()]
+                                else self._keep_text(str(text)))
+                self._files[self.seq] = tuple(flat)
         ev = Event.from_obj(obj, seq=self.seq, session=0, line_no=line_no, offset=off, length=len(line))
         self.seq += 1
         result.events.append(ev)
@@ -739,14 +753,14 @@ class TraceLogReader:
     # -- files ---------------------------------------------------------------------------------
     def _keep_text(self, text: str) -> _Kept:
         data = text.encode("utf-8", "surrogatepass")
-        return _Kept((self._texts.append(data, b""), len(data)))
+        return self._texts.append(data, b"") << 40 | len(data)
 
     def _text_of(self, src: Any) -> str | None:
         """A file's text: re-read from the log (a payload), or from the text store (the lock is held)."""
         if isinstance(src, _Range):
             return self._read_payload(src)
-        if isinstance(src, _Kept):
-            data = self._texts.get(*src)
+        if type(src) is int:
+            data = self._texts.get(*_kept_span(src))
             return None if data is None else data.decode("utf-8", "surrogatepass")
         return src
 
@@ -773,7 +787,7 @@ class TraceLogReader:
         folder.mkdir(mode=0o700, exist_ok=True)
         out: list[tuple[str, Path | None, str | None]] = []
         used: set[str] = set()
-        for name, src in entries:
+        for name, src in _pairs(entries):
             fname = _file_name(name)
             while fname in used or fname == "attributes.json":
                 fname = "_" + fname
