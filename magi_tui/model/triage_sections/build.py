@@ -151,11 +151,8 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
     if a.fallbacks:
         sec, items = b.section("fallbacks", "Silent fallbacks", a.fallbacks, json="fallbacks.items")
         if report:
-            _line(sec, f"  silent fallbacks: {len(a.fallbacks)} (ran uncompiled or compiled worse, no error)")
-            shown, left = b.capped(a.fallbacks, 8)
-            for item in shown:
-                _line(sec, f"    {_one(item.text(), 150)}")
-            _more(sec, left)
+            b.listed(sec, f"  silent fallbacks: {len(a.fallbacks)} (ran uncompiled or compiled worse, no error)",
+                     a.fallbacks, 8, lambda item: f"    {_one(item.text(), 150)}")
         for fb in items:
             spans = [Span(literal(fb.kind, 30), "worst" if fb.calls else "key")]
             if fb.calls is not None:
@@ -204,11 +201,8 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
     if run.open_spans:
         sec, items = b.section("open", "Never closed", run.open_spans, json="open")
         if report:
-            _line(sec, f"  never closed: {len(run.open_spans)}")
-            shown, left = b.capped(run.open_spans, 5)
-            for sp in shown:
-                _line(sec, f"    #{sp.first.index} {sp.first.name}")
-            _more(sec, left)
+            b.listed(sec, f"  never closed: {len(run.open_spans)}", run.open_spans, 5,
+                     lambda sp: f"    #{sp.first.index} {sp.first.name}")
         for s in items:
             sec.rows.append(Row([Span(f"#{s.first.index:04d} ", "dim"), Span(literal(s.first.name, 80)),
                                  Span("  … open", "path")], s.first, "open"))

@@ -4,7 +4,7 @@ jumps), :class:`Section`, and the small helpers the panel rows, the report lines
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from magi_tui.model.checks import Analysis
 from magi_tui.model.events import Event
@@ -77,6 +77,15 @@ class _Builder:
             sec.left = len(items) - lim
             items = items[:lim]
         return sec, items
+
+    def listed(self, sec: Section, header: str, items: list, n: int, line_of: Callable[[Any], str]) -> None:
+        """The report's usual list: a header line, up to ``n`` items one line each (``line_of``), and how
+        many more there are."""
+        _line(sec, header)
+        shown, left = self.capped(items, n)
+        for item in shown:
+            _line(sec, line_of(item))
+        _more(sec, left)
 
     def capped(self, items: list, n: int) -> tuple[list, int]:
         """The report's few rows of a list, and how many it leaves out (none with ``show_all``)."""
