@@ -149,6 +149,25 @@ METRICS_KEEP = ("compile_id", "co_name", "co_filename", "co_firstlineno", "frame
                 "restart_reasons", "has_guarded_code", "recompile_reason", "num_graph_breaks",
                 "config_suppress_errors", "is_forward", "cudagraph_skip_reason")
 
+def metrics_json(m: dict[str, Any]) -> str:
+    """A compile's ``metrics.json``: the :data:`METRICS_KEEP` fields of its ``compilation_metrics`` /
+    ``bwd_compilation_metrics`` record body ``m``, indented."""
+    return json_indented({k: m.get(k) for k in METRICS_KEEP if k in m})
+
+
+class _Deferred(str):
+    """A file's text the mapping leaves to its caller to make when the file is opened (see
+    :data:`METRICS_OF_RECORD`); compared by identity."""
+
+    __slots__ = ()
+
+
+#: ``metrics.json`` given as this (only when ``TraceMapper.defer_metrics`` is set): the text is
+#: :func:`metrics_json` of the body of the record being handled. A log reader keeps where that record
+#: is and makes the text when the file is opened, not for every compile of a 100k-frame log.
+METRICS_OF_RECORD = _Deferred("")
+
+
 def in_generation(cid: str, resets: int) -> str:
     """A compile id (or frame key) as it is spelled after the ``resets``-th ``torch._dynamo.reset()``:
     ``R<n>/0/1`` (torch counts from 0/0 again); unchanged before any reset. The one spelling for the
@@ -269,6 +288,9 @@ class TraceMapper:
         self.resets = 0  # torch._dynamo.reset() calls seen: compile ids start again from 0/0
         #: lifecycles open outside any compile id (AOTInductor, export: torch writes no compile id)
         self._open_passes: list[str] = []
+        #: give each ``metrics.json`` as :data:`METRICS_OF_RECORD` (a log reader makes it when opened)
+        self.defer_metrics = False
+        self._body: Any = None  # the body of the record being handled
 
     # -- entry points --------------------------------------------------------------------------
     def events(self, record: Any) -> list[EventSpec]:
@@ -314,6 +336,7 @@ class TraceMapper:
             self._note_reset(md)
         st = self._state(md)
         rec = Rec(kind, md, body if isinstance(body, dict) else {}, payload or "", st, dict(context or {}))
+        self._body = rec.body
         if st is not None:
             if st.pending_recompile is not None and tag not in ("dynamo_start", "artifact:recompile_reasons"):
                 self._flush_recompile(rec)
@@ -581,8 +604,7 @@ class TraceMapper:
             limit = st.recompile_limit
         frame = (st.frame if st is not None else None) or (note.function if note else None)
         reason = (note.reason if note and note.reason else None) or metrics.get("recompile_reason") or ""
-        kept = {k: metrics.get(k) for k in METRICS_KEEP if k in metrics}
-        files = {"metrics.json": json_indented(kept)} if metrics else {}
+        files = {"metrics.json": self._metrics_file(metrics)} if metrics else {}
         attrs: dict[str, Any] = {
             "frame": frame, "recompile_limit": limit,
             "limit_type": limit_type,
@@ -608,7 +630,7 @@ class TraceMapper:
         if tb:
             files["traceback.txt"] = tb
         if metrics:
-            files["metrics.json"] = json_indented({k: metrics.get(k) for k in METRICS_KEEP if k in metrics})
+            files["metrics.json"] = self._metrics_file(metrics)
         etype, msg = exception_from_traceback(tb) if tb else ("", "")
         fail = metrics.get("fail_type")
         fail_reason = metrics.get("fail_reason")
@@ -625,6 +647,13 @@ class TraceMapper:
                 rec.events.append(self._end(st, "skip", lc, reason="compile failed"))
         rec.events.append(self._end(st, "failed", COMPILE, files, exception_type=etype,
                                     exception_message=msg, **extra))
+
+    def _metrics_file(self, m: dict[str, Any]) -> str:
+        """``metrics.json`` of metrics ``m``: deferred (:data:`METRICS_OF_RECORD`) when asked to and ``m`` is
+        the body of the record being handled, else the text."""
+        if self.defer_metrics and m is self._body:
+            return METRICS_OF_RECORD
+        return metrics_json(m)
 
     @staticmethod
     def _metric_attrs(m: dict[str, Any]) -> dict[str, Any]:
@@ -745,7 +774,7 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
                 if lc not in (COMPILE, BACKWARD_COMPILE):  # e.g. an empty graph never closes capture
                     r.events.append(self._end(st, "skip", lc, reason="not completed in this compile"))
         if st is None or not st.failed_written:
-            files = {"metrics.json": json_indented({k: m.get(k) for k in METRICS_KEEP if k in m}), **self._phases_file(st)}
+            files = {"metrics.json": self._metrics_file(m), **self._phases_file(st)}
             r.events.append(self._end(st, "after", COMPILE, files, **self._metric_attrs(m)))
     if st is not None:
         st.closed = True
@@ -761,7 +790,7 @@ def _bwd_metrics(self: TraceMapper, r: Rec) -> None:
             if lc not in (COMPILE, BACKWARD_COMPILE):
                 r.events.append(self._end(st, "skip", lc, reason="not completed in this compile", backward=True))
         st.backward_open = False
-    files = {"metrics.json": json_indented({k: m.get(k) for k in METRICS_KEEP if k in m})}
+    files = {"metrics.json": self._metrics_file(m)}
     secs = m.get("inductor_compile_time_s")
     extra: dict[str, Any] = {"backward": True,
                              "duration_ms": float(secs) * 1000 if isinstance(secs, (int, float)) else None}

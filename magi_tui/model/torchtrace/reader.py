@@ -57,7 +57,7 @@ from magi_format import names
 from magi_format.layout import timeline_record
 from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
-from magi_tui.model.events import Event, name_kind
+from magi_tui.model.events import Event, attrs_values, make_event, name_kind
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader, open_followed
 from magi_tui.model.torchtrace import GLOG_RE, GZ_SUFFIX, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
@@ -126,6 +126,29 @@ class _Pending:
     end: int = 0          # byte offset just past the record
 
 
+def _decode_metadata(raw: bytes, column: int = 0) -> tuple[dict[str, Any] | None, str]:
+    """A record's metadata JSON (``raw``, from ``column`` of its line) -> ``(map, "")`` or ``(None, why)``."""
+    try:  # the common case in C; what msgspec refuses (NaN, lone surrogates, bad bytes, ...) is
+        md = _fast_loads(raw)  # decided, with the stdlib's verdict and messages, below
+        if type(md) is dict and md:
+            return md, ""
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
+        pass
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "metadata is not valid UTF-8"
+    try:
+        md = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        if isinstance(exc, json.JSONDecodeError):
+            return None, f"invalid JSON: {exc.msg} at column {exc.colno + column}"
+        return None, f"invalid JSON: {type(exc).__name__}"
+    if not isinstance(md, dict) or not md:
+        return None, "metadata is not a non-empty JSON object"
+    return md, ""
+
+
 class _LineStore:
     """The events' JSON lines (the log's in-memory ``timeline.jsonl``), in zlib blocks of ``BLOCK``
     bytes; the block being filled stays plain. Offsets are those of the whole text. A line is read
@@ -179,6 +202,17 @@ left 40 bits, or'ed with their length (one plain int, not a tuple of two nor an 
 
 def _kept_span(kept: int) -> tuple[int, int]:
     return kept >> 40, kept & 0xFF_FFFF_FFFF
+
+
+def _derived(start: int, length: int) -> int:
+    """A deferred ``metrics.json`` as a file source: where its record's metadata JSON is in the log, one
+    negative int (a :data:`_Kept` is positive)."""
+    return -1 - (start << 32 | length)
+
+
+def _derived_span(src: int) -> tuple[int, int]:
+    v = -1 - src
+    return v >> 32, v & 0xFFFF_FFFF
 
 
 def _pairs(flat: tuple) -> Any:
@@ -266,6 +300,9 @@ class TraceLogReader:
         self._t0: float | None = None
         self._mapper: Any = None
         self._last_second: tuple = (None, 0.0)
+        #: (timestamp, t0, relative_time, {datetime, timestamp}) of the last event's line: a record's
+        #: events share them, formatted once
+        self._last_record: tuple = (None, None, "", {})
         self._lines = _LineStore()  # the events as timeline.jsonl lines (Event.offset points here)
         self._texts = _LineStore()  # small files' texts (metrics.json, user_stack.txt, ...): _Kept
         #: event seq -> its files, flat: ``(name, source, name, source, ...)`` (one tuple an event: a log of
@@ -281,6 +318,7 @@ class TraceLogReader:
         #: ``(kind, metadata, payload)`` of the records named in ``keep``, in log order
         self.kept: list[tuple[str, dict[str, Any], str | None]] = []
         self._own_names: set[str] = set()
+        self._record_json = 0  # the record being mapped: its metadata JSON's span (_derived)
         self._generation += 1
 
     # -- the TimelineReader interface ----------------------------------------------------------
@@ -516,26 +554,7 @@ class TraceLogReader:
 
     @staticmethod
     def _metadata(cur: _Pending) -> tuple[dict[str, Any] | None, str]:
-        raw = cur.header[cur.match.end():]
-        try:  # the common case in C; what msgspec refuses (NaN, lone surrogates, bad bytes, ...) is
-            md = _fast_loads(raw)  # decided, with the stdlib's verdict and messages, below
-            if type(md) is dict and md:
-                return md, ""
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
-            pass
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return None, "metadata is not valid UTF-8"
-        try:
-            md = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            if isinstance(exc, json.JSONDecodeError):
-                return None, f"invalid JSON: {exc.msg} at column {exc.colno + cur.match.end()}"
-            return None, f"invalid JSON: {type(exc).__name__}"
-        if not isinstance(md, dict) or not md:
-            return None, "metadata is not a non-empty JSON object"
-        return md, ""
+        return _decode_metadata(cur.header[cur.match.end():], cur.match.end())
 
     def _complete_at_eof(self, cur: _Pending, data: bytes, base: int) -> bool:
         """The last record of the file is whole: no payload announced, or its payload matches."""
@@ -579,6 +598,13 @@ class TraceLogReader:
             self.stats["ok"] += 1
         ts = self._timestamp(cur.match)
         rng = _Range(cur.payload_start, cur.end) if cur.runs else None
+        # where the metadata JSON is in the log (a deferred metrics.json is made from it when opened):
+        # the line ends before payload_start's "\n" (and a CRLF's "\r"); the header holds no "\r"
+        eol = cur.payload_start - 1
+        if data[eol - base - 1:eol - base] == b"\r":
+            eol -= 1
+        jlen = len(cur.header) - cur.match.end()
+        self._record_json = _derived(eol - jlen, jlen)
         try:
             specs = self._map(kind, md, payload)
         except Exception as exc:  # a record the mapping chokes on: reported, the rest still read
@@ -592,6 +618,7 @@ class TraceLogReader:
         mapping = _mapping()
         if self._mapper is None:
             self._mapper = mapping.TraceMapper()
+            self._mapper.defer_metrics = True  # metrics.json made when opened (_record_metrics)
         specs = list(self._mapper.handle(md, payload))
         if specs or kind in mapping.IGNORED or kind == "str":
             return specs
@@ -730,7 +757,16 @@ class TraceLogReader:
             ts = spec[3]
         if ts is not None and self._t0 is None:
             self._t0 = ts
-        obj = timeline_record(self.seq, name, list(files), attrs, ts, self._t0)
+        fnames = list(files)
+        last = self._last_record
+        if ts is not None and last[0] == ts and last[1] == self._t0:  # a record's events share its time
+            obj = {"index": self.seq, "name": name, "relative_time": last[2], "files": fnames,
+                   "attributes": attrs, **last[3]}
+        else:
+            obj = timeline_record(self.seq, name, fnames, attrs, ts, self._t0)
+            if ts is not None:
+                tail = {k: obj[k] for k in ("datetime", "timestamp") if k in obj}
+                self._last_record = (ts, self._t0, obj["relative_time"], tail)
         try:  # encoded once, in C: a record's attributes are plain JSON but for a hostile log's
             line = _fast_line(obj)
         except (TypeError, ValueError, OverflowError):  # lone surrogates, what JSON cannot hold, ...
@@ -742,11 +778,18 @@ class TraceLogReader:
                 flat: list[Any] = []
                 for fname, text in files.items():
                     flat.append(str(fname))
+                    if text is _mapping().METRICS_OF_RECORD:
+                        flat.append(self._record_json)
+                        continue
                     flat.append(rng if (rng is not None and text is payload and text is not None
                                          and len(text) > INLINE_BYTES)
                                 else self._keep_text(str(text)))
                 self._files[self.seq] = tuple(flat)
-        ev = Event.from_obj(obj, seq=self.seq, session=0, line_no=line_no, offset=off, length=len(line))
+        attrs = obj["attributes"]  # (json_safe's copy where the line needed one)
+        if type(attrs) is not dict:
+            attrs = {}
+        ev = make_event(name, self.seq, fnames, ts, attrs_values(attrs), attrs, self.seq, 0, line_no, off,
+                        len(line))
         self.seq += 1
         result.events.append(ev)
 
@@ -760,9 +803,23 @@ class TraceLogReader:
         if isinstance(src, _Range):
             return self._read_payload(src)
         if type(src) is int:
+            if src < 0:
+                return self._record_metrics(*_derived_span(src))
             data = self._texts.get(*_kept_span(src))
             return None if data is None else data.decode("utf-8", "surrogatepass")
         return src
+
+    def _record_metrics(self, start: int, length: int) -> str | None:
+        """A deferred ``metrics.json``: made, as the mapping would have, from the record's metadata JSON
+        re-read from the log (None when the log changed since)."""
+        raw = self._read_log(start, length)
+        if raw is None:
+            return None
+        md, _why = _decode_metadata(raw)
+        if md is None:
+            return None
+        body = md.get(next(iter(md)))
+        return _mapping().metrics_json(body if isinstance(body, dict) else {})
 
     @property
     def files_root(self) -> Path:
@@ -825,7 +882,8 @@ class TraceLogReader:
         os.replace(tmp, path)
         return path, None
 
-    def _read_payload(self, rng: _Range) -> str | None:
+    def _read_log(self, start: int, length: int) -> bytes | None:
+        """Bytes [start, start + length) of the log read so far (None when it was replaced or cut)."""
         try:
             fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except OSError:
@@ -834,12 +892,16 @@ class TraceLogReader:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != self._ino:
                 return None
-            data = os.pread(fd, rng.end - rng.start, rng.start)
+            data = os.pread(fd, length, start)
         except OSError:
             return None
         finally:
             os.close(fd)
-        if len(data) != rng.end - rng.start:
+        return data if len(data) == length else None
+
+    def _read_payload(self, rng: _Range) -> str | None:
+        data = self._read_log(rng.start, rng.end - rng.start)
+        if data is None:
             return None
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":
