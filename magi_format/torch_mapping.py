@@ -30,6 +30,7 @@ import json
 import linecache
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -207,7 +208,9 @@ class CompileState:
     frame_key: tuple | None = None
     frame: str | None = None
     attempt: int = 0
-    open: list[str] = field(default_factory=list)   # lifecycle names still open, in order
+    #: lifecycle names still open, in order: a list while any is (:meth:`TraceMapper._before` makes it),
+    #: else the empty tuple (100k compiles of a log, closed, kept 100k empty lists)
+    open: list[str] | tuple[()] = ()
     started: bool = False                             # dynamo_start seen (a "compile" lifecycle opened)
     closed: bool = False                              # compilation_metrics seen
     failed_written: bool = False
@@ -401,7 +404,7 @@ class TraceMapper:
 
     def _set_frame(self, st: CompileState | None, name: Any) -> None:
         if st is not None and name:
-            st.frame = str(name)
+            st.frame = sys.intern(str(name))  # one string per frame name, however many records give it
             if st.frame_key is not None:
                 self.frame_names[st.frame_key] = st.frame
 
@@ -417,7 +420,12 @@ class TraceMapper:
 
     def _before(self, st: CompileState | None, lc: str, files: dict[str, str] | None = None,
                 **extra: Any) -> EventSpec:
-        open_ = st.open if st is not None else self._open_passes
+        if st is None:
+            open_ = self._open_passes
+        else:
+            if not isinstance(st.open, list):
+                st.open = []
+            open_ = st.open
         open_.append(lc)
         if len(open_) > 256:  # a log that never closes what it opens does not grow this without end
             del open_[0]
@@ -428,7 +436,10 @@ class TraceMapper:
         open_ = st.open if st is not None else self._open_passes
         if lc in open_:
             idx = len(open_) - 1 - open_[::-1].index(lc)
-            del open_[idx]
+            if isinstance(open_, list):  # (it holds lc: a list)
+                del open_[idx]
+            if not open_ and st is not None:
+                st.open = ()
         return (lifecycle_event(phase, lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
 
     def _point(self, st: CompileState | None, base: str, files: dict[str, str] | None = None,
