@@ -132,10 +132,11 @@ def test_a_logs_frames_have_their_file_and_line_from_metrics_without_copies_writ
 
 
 def test_a_long_logs_lines_and_small_files_read_back_from_compressed_blocks(tmp_path):
-    """The log reader keeps its events' lines and small files in zlib blocks: every one reads back."""
+    """The log reader keeps its events' lines and small files (the stacks) in zlib blocks: every one reads
+    back; metrics.json is made from its record, re-read from the log, when opened."""
     import json
 
-    log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 1500)
+    log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 2100)
     run = RunModel(log).load()
     reader = run.reader
     assert len(reader._lines._blocks) > 3 and len(reader._texts._blocks) >= 1  # blocks were sealed
@@ -149,3 +150,7 @@ def test_a_long_logs_lines_and_small_files_read_back_from_compressed_blocks(tmp_
         assert metrics["compile_id"] == ev.compile_id and metrics["co_name"] == f"fn_{metrics['compile_id'][:-2]}"
         (name, path, problem), *_ = [f for f in run.files(ev) if f[0] == "metrics.json"]
         assert problem is None and json.loads(path.read_text()) == metrics
+    starts = [ev for ev in run.events if ev.name == "fullgraph_before_compile"]
+    for ev in (starts[0], starts[len(starts) // 2], starts[-1]):
+        fn = ev.compile_id.split("/")[0]
+        assert run.file_text(ev, "user_stack.txt", 1 << 16).endswith(f", in fn_{fn}\n")
