@@ -46,6 +46,7 @@ import tempfile
 import threading
 import time
 import zlib
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -308,6 +309,15 @@ class TraceLogReader:
         #: event seq -> its files, flat: ``(name, source, name, source, ...)`` (one tuple an event: a log of
         #: 100k frames has 200k of these); a source is a :class:`_Range` of the log, a :class:`_Kept`, a str
         self._files: dict[int, tuple] = {}
+        #: the events with one file kept as an int (a :data:`_Kept`, a deferred metrics.json: most events
+        #: with a file), in arrays rather than a tuple each in ``_files``: the event's seq (increasing), the
+        #: file's name (its place in ``_one_names``) and the source, split in two (an int may be 70 bits)
+        self._one_seq = array("q")
+        self._one_name = array("I")
+        self._one_hi = array("q")
+        self._one_lo = array("Q")
+        self._one_names: dict[str, int] = {}
+        self._one_names_list: list[str] = []
         self._attrs_of: dict[int, int] = {}
         #: what tlparse calls its stats: ok / fail_glog / fail_json / fail_payload_md5 / unknown
         self.stats: Counter = Counter()
@@ -375,7 +385,7 @@ class TraceLogReader:
         holds, writing no copy; None when the event has no such file or the log changed. Never raises."""
         try:
             with self._lock:
-                for fname, src in _pairs(self._files.get(ev.seq) or ()):
+                for fname, src in _pairs(self._files_of(ev.seq)):
                     if fname == name:
                         text = self._text_of(src)
                         return None if text is None else text[:limit]
@@ -784,7 +794,10 @@ class TraceLogReader:
                     flat.append(rng if (rng is not None and text is payload and text is not None
                                          and len(text) > INLINE_BYTES)
                                 else self._keep_text(str(text)))
-                self._files[self.seq] = tuple(flat)
+                if len(flat) == 2 and type(flat[1]) is int and len(self._one_names) < 0xFFFF_FFFF:
+                    self._one_file(self.seq, flat[0], flat[1])
+                else:
+                    self._files[self.seq] = tuple(flat)
         attrs = obj["attributes"]  # (json_safe's copy where the line needed one)
         if type(attrs) is not dict:
             attrs = {}
@@ -794,6 +807,26 @@ class TraceLogReader:
         result.events.append(ev)
 
     # -- files ---------------------------------------------------------------------------------
+    def _one_file(self, seq: int, name: str, src: int) -> None:
+        i = self._one_names.get(name)
+        if i is None:
+            i = self._one_names[name] = len(self._one_names_list)
+            self._one_names_list.append(name)
+        self._one_seq.append(seq)
+        self._one_name.append(i)
+        self._one_hi.append(src >> 64)
+        self._one_lo.append(src & 0xFFFF_FFFF_FFFF_FFFF)
+
+    def _files_of(self, seq: int) -> tuple:
+        """The event's files, flat: ``(name, source, name, source, ...)`` (the lock is held)."""
+        got = self._files.get(seq)
+        if got is not None:
+            return got
+        i = bisect.bisect_left(self._one_seq, seq)
+        if i == len(self._one_seq) or self._one_seq[i] != seq:
+            return ()
+        return self._one_names_list[self._one_name[i]], self._one_hi[i] << 64 | self._one_lo[i]
+
     def _keep_text(self, text: str) -> _Kept:
         data = text.encode("utf-8", "surrogatepass")
         return self._texts.append(data, b"") << 40 | len(data)
@@ -837,7 +870,7 @@ class TraceLogReader:
         return d
 
     def _event_files(self, ev: Event) -> list[tuple[str, Path | None, str | None]]:
-        entries = self._files.get(ev.seq)
+        entries = self._files_of(ev.seq)
         if not entries:
             return []
         folder = self._folder() / f"{ev.seq:04d}_{_file_name(ev.name)}"
