@@ -26,6 +26,7 @@ separate ``attempt`` attribute, so the lifecycle opened by attempt 0 (``dynamo_s
 
 from __future__ import annotations
 
+import functools
 import json
 import linecache
 import os
@@ -149,6 +150,10 @@ METRICS_KEEP = ("compile_id", "co_name", "co_filename", "co_firstlineno", "frame
                 "fail_type", "fail_reason", "fail_user_frame_filename", "fail_user_frame_lineno",
                 "restart_reasons", "has_guarded_code", "recompile_reason", "num_graph_breaks",
                 "config_suppress_errors", "is_forward", "cudagraph_skip_reason")
+
+#: a lifecycle event's name by (phase, lifecycle): the mapping's lifecycles are its own few constants
+_lifecycle_name = functools.lru_cache(maxsize=512)(lifecycle_event)
+
 
 def metrics_json(m: dict[str, Any]) -> str:
     """A compile's ``metrics.json``: the :data:`METRICS_KEEP` fields of its ``compilation_metrics`` /
@@ -409,7 +414,7 @@ class TraceMapper:
                 self.frame_names[st.frame_key] = st.frame
 
     def _attrs(self, st: CompileState | None, **extra: Any) -> dict[str, Any]:
-        a: dict[str, Any] = dict(scope_attrs(None))
+        a: dict[str, Any] = scope_attrs(None)  # a new map each call
         if st is not None:
             a["compile_id"] = st.compile_id
             a["frame"] = st.frame
@@ -429,7 +434,7 @@ class TraceMapper:
         open_.append(lc)
         if len(open_) > 256:  # a log that never closes what it opens does not grow this without end
             del open_[0]
-        return (lifecycle_event("before", lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
+        return (_lifecycle_name("before", lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
 
     def _end(self, st: CompileState | None, phase: str, lc: str, files: dict[str, str] | None = None,
              **extra: Any) -> EventSpec:
@@ -440,7 +445,7 @@ class TraceMapper:
                 del open_[idx]
             if not open_ and st is not None:
                 st.open = ()
-        return (lifecycle_event(phase, lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
+        return (_lifecycle_name(phase, lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
 
     def _point(self, st: CompileState | None, base: str, files: dict[str, str] | None = None,
                **extra: Any) -> EventSpec:
