@@ -8,70 +8,41 @@ program under the tracer and follows it. Errors are one clear line on stderr, ne
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
 import sys
 from pathlib import Path
 
-from magi_format.text import json_literal, literal
+from magi_format.text import literal
 from magi_tui import __version__
 
 __all__ = ["main", "literal"]
 
 
-#: a float msgspec spells otherwise than ``repr`` (``0.000051`` / ``1e-7`` for ``5.1e-05`` / ``1e-07``),
-#: as it follows a ``:``, ``,`` or ``[`` in compact JSON; a string may hold the same bytes (see below)
-_FLOAT_CANDIDATE = re.compile(rb"[:,\[]-?(?:0\.0000|\d[\d.]*e)")
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|(?<=[:,\[])(-?(?:0\.0000\d*|\d[\d.]*e[-+]?\d+))(?=[,\]}])')
-
-
-def _py_float(m: re.Match) -> bytes:
-    return m.group(0) if m.group(1) is None else repr(float(m.group(1))).encode()
-
-
-def _json_bytes(obj) -> bytes | str:
-    """:func:`_dump_json`'s text, as bytes when it is plain ASCII with nothing to escape (a big triage
-    is written without ever becoming a str), else as the str."""
-    import msgspec
-
-    try:
-        raw = msgspec.json.encode(obj)
-        if _FLOAT_CANDIDATE.search(raw) is not None:
-            raw = _TOKEN.sub(_py_float, raw)
-        out = msgspec.json.format(raw, indent=2)
-        del raw
-        if out.isascii() and b"\x7f" not in out:  # msgspec escapes C0; the newlines are the indent's
-            return out
-        text = out.decode("utf-8")
-    except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError is a ValueError
-        text = json.dumps(obj, indent=2, ensure_ascii=False)
-    return json_literal(text)
-
-
 def _dump_json(obj) -> str:
-    """JSON with non-ASCII kept readable, but no raw control character reaching the terminal.
+    """JSON with non-ASCII kept readable, but no raw control character reaching the terminal: byte for
+    byte ``json.dumps(obj, indent=2, ensure_ascii=False)`` (model/json_stream.py ``encode``)."""
+    from magi_tui.model.json_stream import encode, materialize
 
-    Byte for byte ``json.dumps(obj, indent=2, ensure_ascii=False)``, written by msgspec (a tenth of
-    the stdlib encoder's time on a big triage); floats it spells otherwise are rewritten as Python
-    spells them (strings skipped). A float that is not finite (a hostile file's durations adding up
-    past 1e308) is written ``null``, valid JSON where the stdlib wrote ``Infinity``. What msgspec
-    refuses (a lone surrogate from a hostile line, a type it does not know) goes through the stdlib
-    encoder."""
-    out = _json_bytes(obj)
+    out = encode(materialize(obj))
     return out.decode("ascii") if type(out) is bytes else out
 
 
 def _print_json(obj) -> None:
-    """``print(_dump_json(obj))``, ASCII text written to stdout's bytes as it is (no copy as a str)."""
-    out = _json_bytes(obj)
+    """``print(_dump_json(obj))``, a piece at a time (model/json_stream.py ``write_json``: a big list is
+    made and encoded a batch at a time); ASCII pieces go to stdout's bytes as they are."""
+    from magi_tui.model.json_stream import write_json
+
     buf = getattr(sys.stdout, "buffer", None)
-    if type(out) is not bytes or buf is None:
-        print(out if type(out) is str else out.decode("ascii"))
+    if buf is None:  # a stdout with no bytes under it (a test's StringIO)
+        write_json(obj, lambda b: sys.stdout.write(b.decode("ascii")), sys.stdout.write)
         return
+
+    def write_bytes(b: bytes) -> None:
+        sys.stdout.flush()  # what went as text first
+        buf.write(b)
+
+    write_json(obj, write_bytes, sys.stdout.write)
     sys.stdout.flush()
-    buf.write(out)
-    buf.write(b"\n")
     buf.flush()
 
 
@@ -155,7 +126,7 @@ def triage_exit_code(runs, fail_on: tuple[str, ...] | frozenset = frozenset()) -
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
-    from magi_tui.model.report import triage_json, triage_text
+    from magi_tui.model.report import triage_document, triage_text
 
     fail_on = _fail_on(args.fail_on)
     path = Path(args.path) if args.path else _default_path()
@@ -163,7 +134,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
     if not runs:
         return _fail(f"no runs under {path} (a run is a directory with timeline_events/ or compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)")
     if args.json:
-        objs = [triage_json(r) for r in runs]
+        objs = [triage_document(r) for r in runs]  # its big lists made as they are written
         _print_json(objs[0] if len(objs) == 1 else objs)
     else:
         print("\n\n".join(literal(triage_text(r, show_all=args.all), multiline=True) for r in runs))

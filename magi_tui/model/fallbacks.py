@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from magi_tui.model.frames import parse_compile_id
+from magi_tui.model.json_stream import Lazy
 
 #: metrics.json files read for ``nothing_compiled``, at most
 #: the tracer's event for one of Inductor's performance hints (``tracer/capture.py``), and how many are kept
@@ -136,7 +137,9 @@ def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: Sequence = 
 
 
 def fallbacks_json(items: list[Fallback]) -> dict[str, Any]:
+    """``triage --json``'s ``fallbacks``; ``items`` a :class:`~magi_tui.model.json_stream.Lazy` (made as
+    it is written)."""
     counts: dict[str, int] = {}
     for it in items:
         counts[it.kind] = counts.get(it.kind, 0) + 1
-    return {"items": [it.as_json() for it in items], "counts": counts, "not_recorded": list(NOT_RECORDED)}
+    return {"items": Lazy(it.as_json() for it in items), "counts": counts, "not_recorded": list(NOT_RECORDED)}

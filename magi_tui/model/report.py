@@ -13,6 +13,7 @@ from magi_format.text import fmt_seconds as fmt_duration  # noqa: F401  (the one
 from magi_tui.model.cache_explain import run_misses_explained
 from magi_tui.model.checks import analyse, export_issue_json, run_status
 from magi_tui.model.fallbacks import fallbacks_json
+from magi_tui.model.json_stream import Lazy, materialize
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade, Failure, Restart
 from magi_tui.model.triage_sections import CHECK_ICONS, frame_calls_text, triage_sections  # noqa: F401  (frame_calls_text: kept here)
@@ -99,10 +100,24 @@ def restart_json(r: Restart) -> dict[str, Any]:
 
 
 def triage_json(run: RunModel) -> dict[str, Any]:
-    """The headless contract (docs/HEADLESS.md). Lists are never capped here."""
+    """The headless contract (docs/HEADLESS.md) as one value. Lists are never capped here."""
+    return materialize(triage_document(run))
+
+
+def triage_document(run: RunModel) -> dict[str, Any]:
+    """:func:`triage_json` with every list that grows with the run (frames, failures, breaks, ...) a
+    :class:`~magi_tui.model.json_stream.Lazy`: its items are made while ``json_stream.write_json``
+    writes it, so a log of 100k frames is never held as 100k dicts (nor its text as one string)."""
     t = run.triage
     a = analyse(run)
     first = next((c for c in t.cascades if not c.fallback), None)  # a frame that ran eagerly is no failure
+    log_backed = not run.has_event_folders  # no event folders: "line" says where to look
+
+    def located(item: dict[str, Any]) -> dict[str, Any]:
+        if log_backed:
+            item["folder"] = None
+        return item
+
     out: dict[str, Any] = {
         "run": str(run.path),
         "status": a.status,
@@ -124,30 +139,27 @@ def triage_json(run: RunModel) -> dict[str, Any]:
         "sections": [s.as_json() for s in triage_sections(run, a, panel=False)],
         "not_recorded": sorted(a.not_recorded),
         "companion_log": a.companion_log,
-        "first_failure": cascade_json(first) if first is not None else None,
-        "failures": [_with_source(cascade_json(c), a.failure_sources.get(id(c))) for c in a.problems],
-        "ran_eagerly": [e.as_json() for e in a.ran_eagerly],
-        "restarts": [restart_json(r) for r in a.restarts],
-        "graph_breaks": [b.as_json() for b in a.worklist],
-        "recompiles": [r.as_json() for r in a.recompiles],
-        "frames": [f.as_json() for f in a.frames],
-        "cache": {**a.cache, "misses_explained": [m.as_json() for m in run_misses_explained(run)]},
+        "first_failure": located(cascade_json(first)) if first is not None else None,
+        "failures": Lazy(located(_with_source(cascade_json(c), a.failure_sources.get(id(c)))) for c in a.problems),
+        "ran_eagerly": Lazy(e.as_json() for e in a.ran_eagerly),
+        "restarts": Lazy(located(restart_json(r)) for r in a.restarts),
+        "graph_breaks": Lazy(b.as_json() for b in a.worklist),
+        "recompiles": Lazy(r.as_json() for r in a.recompiles),
+        "frames": Lazy(f.as_json() for f in a.frames),
+        "cache": {**a.cache, "misses_explained": Lazy(m.as_json() for m in run_misses_explained(run))},
         "compile_time": a.compile_time,
         "runtime": a.runtime.as_json() if a.runtime is not None else None,
         "fallbacks": fallbacks_json(a.fallbacks),
-        "recompile_limit_hits": [i.as_json() for i in t.recompile_limit_hits],
-        "tracer_stopped": [i.as_json() for i in t.tracer_stopped],
-        "export_issues": [export_issue_json(run, i.event) for i in t.export_issues],
+        "recompile_limit_hits": Lazy(i.as_json() for i in t.recompile_limit_hits),
+        "tracer_stopped": Lazy(i.as_json() for i in t.tracer_stopped),
+        "export_issues": Lazy(export_issue_json(run, i.event) for i in t.export_issues),
         "incomplete_reasons": a.incomplete_reasons,
-        "open": [{"index": s.first.index, "name": s.first.name} for s in run.open_spans],
+        "open": Lazy({"index": s.first.index, "name": s.first.name} for s in run.open_spans),
         "empty": None if a.status != "empty" else
         {"note": a.empty_note, "log": a.log_path, "log_tail": a.log_tail},
         "has_compiled_functions": run.has_compiled_functions,
         "error": run.error,
     }
-    if not run.has_event_folders:  # a log-backed run has no event folders: "line" says where to look
-        for item in ([out["first_failure"]] if out["first_failure"] else []) + out["failures"] + out["restarts"]:
-            item["folder"] = None
     return annotate_triage(out, a)
 
 

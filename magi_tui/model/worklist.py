@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from magi_tui.model.checks import Analysis, BreakEntry, FrameRow, RecompileInfo
 from magi_tui.model.guards import user_expr
+from magi_tui.model.json_stream import Lazy
 
 #: the version of ``triage --json``'s shape; raised when a key changes meaning or goes away
 SCHEMA_VERSION = 2
@@ -119,16 +121,32 @@ def worklist(a: Analysis) -> list[dict[str, Any]]:
 
 def annotate_triage(out: dict[str, Any], a: Analysis) -> dict[str, Any]:
     """``triage --json`` with ``schema_version`` first, an ``id`` on every break site and recompile, and the
-    ``worklist`` (the same entries in the same order as the lists they come from)."""
+    ``worklist`` (the same entries in the same order as the lists they come from). A list given as a
+    :class:`~magi_tui.model.json_stream.Lazy` stays one (its entries get their id as they are made)."""
     frames = frames_by_key(a)
-    for entry, b in zip(out.get("graph_breaks", []), a.worklist):
-        entry["id"] = break_id(b)
-    for entry, r in zip(out.get("recompiles", []), a.recompiles):
-        entry["id"] = recompile_id(r, frames)
+    for key, items, id_of in (("graph_breaks", a.worklist, break_id),
+                              ("recompiles", a.recompiles, lambda r: recompile_id(r, frames))):
+        if key in out:
+            entries = _with_ids(out[key], items, id_of)
+            out[key] = Lazy(entries) if isinstance(out[key], Lazy) else list(entries)
     result: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     result.update(out)
     result["worklist"] = worklist(a)
     return result
+
+
+def _with_ids(entries: Iterable[dict[str, Any]], items: Iterable[Any], id_of: Callable[[Any], str]
+              ) -> Iterator[dict[str, Any]]:
+    """Each entry with ``id`` = ``id_of`` its item (the same position in the list it was made from)."""
+    it = iter(items)
+    for entry in entries:
+        item = next(it, _NONE)
+        if item is not _NONE:
+            entry["id"] = id_of(item)
+        yield entry
+
+
+_NONE = object()
 
 
 def worklist_delta(a: Analysis, b: Analysis) -> dict[str, list[dict[str, Any]]]:

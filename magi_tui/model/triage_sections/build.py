@@ -40,6 +40,10 @@ def failure_spans(f: Any) -> list[Span]:
 
 
 
+#: a frame's place in the compile-time ranking when no panel row is made of it (only the count is used)
+_UNRANKED = ("", 0.0)
+
+
 def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded: Iterable[str] = (), *,
                     panel: bool = True, report: bool = False, show_all: bool = False) -> list[Section]:
     """The findings of the analysis, section by section, in the order the panel lists them and the
@@ -165,8 +169,12 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
         _cache_report(b, run, a)
     ct = a.compile_time
     ranked = [(p["phase"], p["seconds"]) for p in ct.get("phases", []) if p.get("seconds")]
-    ranked += [(f"frame {name}", secs) for name, secs in sorted(
-        (ct.get("per_frame") or {}).items(), key=lambda kv: -(kv[1] or 0)) if secs]
+    per_frame = ct.get("per_frame") or {}
+    if b.panel:
+        ranked += [(f"frame {name}", secs) for name, secs in sorted(
+            per_frame.items(), key=lambda kv: -(kv[1] or 0)) if secs]
+    else:  # only counted (the text and the JSON): no 100k "frame …" strings made and sorted for a number
+        ranked += [_UNRANKED] * sum(1 for secs in per_frame.values() if secs)
     ranked += [(f"piece {p['piece']} ({p.get('lifecycle', '')})", p["seconds"])
                for p in ct.get("per_piece", []) if p.get("seconds")]
     if ranked or (report and ct["phases"]):
