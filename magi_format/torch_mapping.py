@@ -168,10 +168,15 @@ class _Deferred(str):
     __slots__ = ()
 
 
-#: ``metrics.json`` given as this (only when ``TraceMapper.defer_metrics`` is set): the text is
+#: ``metrics.json`` given as this (only when ``TraceMapper.defer_files`` is set): the text is
 #: :func:`metrics_json` of the body of the record being handled. A log reader keeps where that record
 #: is and makes the text when the file is opened, not for every compile of a 100k-frame log.
-METRICS_OF_RECORD = _Deferred("")
+METRICS_OF_RECORD = _Deferred("<metrics.json of the record>")
+#: ``user_stack.txt`` given as this (``TraceMapper.defer_files``): the text is
+#: ``TraceMapper.stack_text(body["stack"], strings)`` of the ``dynamo_start`` record being handled, with the
+#: string table of that moment (``TraceMapper.strings``: a ``str`` record that redefines an id makes a new
+#: one, so the table a deferred stack was given stays as it was)
+STACK_OF_RECORD = _Deferred("<user_stack.txt of the record>")
 
 
 def in_generation(cid: str, resets: int) -> str:
@@ -296,8 +301,9 @@ class TraceMapper:
         self.resets = 0  # torch._dynamo.reset() calls seen: compile ids start again from 0/0
         #: lifecycles open outside any compile id (AOTInductor, export: torch writes no compile id)
         self._open_passes: list[str] = []
-        #: give each ``metrics.json`` as :data:`METRICS_OF_RECORD` (a log reader makes it when opened)
-        self.defer_metrics = False
+        #: give each ``metrics.json`` as :data:`METRICS_OF_RECORD` and each ``user_stack.txt`` as
+        #: :data:`STACK_OF_RECORD` (a log reader makes them when opened)
+        self.defer_files = False
         self._body: Any = None  # the body of the record being handled
 
     # -- entry points --------------------------------------------------------------------------
@@ -321,6 +327,8 @@ class TraceMapper:
         body = md.get(kind)
         if kind == "str":
             if isinstance(body, (list, tuple)) and len(body) == 2:  # live: a tuple (torch's lambda)
+                if self.defer_files and self.strings.get(body[1], body[0]) != body[0]:
+                    self.strings = dict(self.strings)  # a deferred stack keeps the table it was given
                 self.strings[body[1]] = body[0]
             return []
         if kind == "chromium_event":  # a side channel: never an event of its own, never closes anything
@@ -541,6 +549,16 @@ class TraceMapper:
 
     def _stack_text(self, stack: Any) -> tuple[str, str | None]:
         """Format an interned stack; returns (text, innermost function name)."""
+        if self.defer_files:
+            if not isinstance(stack, list):
+                return "", None
+            last = next((fr for fr in reversed(stack) if isinstance(fr, dict)), None)
+            return (STACK_OF_RECORD, last.get("name")) if last is not None else ("", None)
+        return self.stack_text(stack, self.strings)
+
+    @staticmethod
+    def stack_text(stack: Any, strings: dict[int, str]) -> tuple[str, str | None]:
+        """An interned stack formatted with the string table ``strings``: (text, innermost function name)."""
         if not isinstance(stack, list):
             return "", None
         lines, last = [], None
@@ -548,7 +566,7 @@ class TraceMapper:
             if not isinstance(fr, dict):
                 continue
             fn = fr.get("filename")
-            fname = self.strings.get(fn, str(fn)) if isinstance(fn, int) else str(fn)
+            fname = strings.get(fn, str(fn)) if isinstance(fn, int) else str(fn)
             last = fr.get("name")
             lines.append(f'  File "{fname}", line {fr.get("line")}, in {fr.get("name")}')
             if fr.get("loc"):
@@ -667,7 +685,7 @@ class TraceMapper:
     def _metrics_file(self, m: dict[str, Any]) -> str:
         """``metrics.json`` of metrics ``m``: deferred (:data:`METRICS_OF_RECORD`) when asked to and ``m`` is
         the body of the record being handled, else the text."""
-        if self.defer_metrics and m is self._body:
+        if self.defer_files and m is self._body:
             return METRICS_OF_RECORD
         return metrics_json(m)
 

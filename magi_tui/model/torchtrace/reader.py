@@ -205,15 +205,23 @@ def _kept_span(kept: int) -> tuple[int, int]:
     return kept >> 40, kept & 0xFF_FFFF_FFFF
 
 
-def _derived(start: int, length: int) -> int:
-    """A deferred ``metrics.json`` as a file source: where its record's metadata JSON is in the log, one
-    negative int (a :data:`_Kept` is positive)."""
-    return -1 - (start << 32 | length)
+#: string tables (``TraceMapper.strings``) a reader tells deferred stacks apart by, at most
+MAX_STRING_TABLES = 1 << 16
 
 
-def _derived_span(src: int) -> tuple[int, int]:
+def _derived(start: int, length: int, table: int = -1, size: int = 0) -> int:
+    """A deferred file as a source, one negative int (a :data:`_Kept` is positive): where its record's
+    metadata JSON is in the log, and for a stack (``user_stack.txt``) the string table it is formatted
+    with: its place in ``TraceLogReader._tables`` and how many ids it held then (ids are only added to a
+    table; one redefined makes a new table); table -1: ``metrics.json``."""
+    return -1 - (((start << 32 | length) << 17 | (table + 1)) << 40 | size)
+
+
+def _derived_span(src: int) -> tuple[int, int, int, int]:
     v = -1 - src
-    return v >> 32, v & 0xFFFF_FFFF
+    size, v = v & 0xFF_FFFF_FFFF, v >> 40
+    span = v >> 17
+    return span >> 32, span & 0xFFFF_FFFF, (v & 0x1FFFF) - 1, size
 
 
 def _pairs(flat: tuple) -> Any:
@@ -328,7 +336,10 @@ class TraceLogReader:
         #: ``(kind, metadata, payload)`` of the records named in ``keep``, in log order
         self.kept: list[tuple[str, dict[str, Any], str | None]] = []
         self._own_names: set[str] = set()
-        self._record_json = 0  # the record being mapped: its metadata JSON's span (_derived)
+        self._record_json = (0, 0)  # the record being mapped: its metadata JSON's (start, length) in the log
+        #: the mapping's string tables deferred stacks were given (a new one when a ``str`` record redefines
+        #: an id), in order
+        self._tables: list[dict[int, str]] = []
         self._generation += 1
 
     # -- the TimelineReader interface ----------------------------------------------------------
@@ -614,7 +625,7 @@ class TraceLogReader:
         if data[eol - base - 1:eol - base] == b"\r":
             eol -= 1
         jlen = len(cur.header) - cur.match.end()
-        self._record_json = _derived(eol - jlen, jlen)
+        self._record_json = (eol - jlen, jlen)
         try:
             specs = self._map(kind, md, payload)
         except Exception as exc:  # a record the mapping chokes on: reported, the rest still read
@@ -628,7 +639,7 @@ class TraceLogReader:
         mapping = _mapping()
         if self._mapper is None:
             self._mapper = mapping.TraceMapper()
-            self._mapper.defer_metrics = True  # metrics.json made when opened (_record_metrics)
+            self._mapper.defer_files = True  # metrics.json, user_stack.txt made when opened (_record_file)
         specs = list(self._mapper.handle(md, payload))
         if specs or kind in mapping.IGNORED or kind == "str":
             return specs
@@ -785,11 +796,15 @@ class TraceLogReader:
         with self._lock:
             off = self._lines.append(line)
             if files:
+                mapping = _mapping()
                 flat: list[Any] = []
                 for fname, text in files.items():
                     flat.append(str(fname))
-                    if text is _mapping().METRICS_OF_RECORD:
-                        flat.append(self._record_json)
+                    if text is mapping.METRICS_OF_RECORD:
+                        flat.append(_derived(*self._record_json))
+                        continue
+                    if text is mapping.STACK_OF_RECORD:
+                        flat.append(self._deferred_stack())
                         continue
                     flat.append(rng if (rng is not None and text is payload and text is not None
                                          and len(text) > INLINE_BYTES)
@@ -837,14 +852,25 @@ class TraceLogReader:
             return self._read_payload(src)
         if type(src) is int:
             if src < 0:
-                return self._record_metrics(*_derived_span(src))
+                return self._record_file(*_derived_span(src))
             data = self._texts.get(*_kept_span(src))
             return None if data is None else data.decode("utf-8", "surrogatepass")
         return src
 
-    def _record_metrics(self, start: int, length: int) -> str | None:
-        """A deferred ``metrics.json``: made, as the mapping would have, from the record's metadata JSON
-        re-read from the log (None when the log changed since)."""
+    def _deferred_stack(self) -> Any:
+        """The source of the record's ``user_stack.txt`` the mapping deferred: the record and the string
+        table of now (the text itself where there have been too many tables)."""
+        strings = self._mapper.strings
+        if not self._tables or self._tables[-1] is not strings:
+            if len(self._tables) >= MAX_STRING_TABLES or len(strings) > 0xFF_FFFF_FFFF:
+                text = self._record_file(*self._record_json, MAX_STRING_TABLES, len(strings))
+                return self._keep_text(text or "")
+            self._tables.append(strings)
+        return _derived(*self._record_json, len(self._tables) - 1, len(strings))
+
+    def _record_file(self, start: int, length: int, table: int, size: int = 0) -> str | None:
+        """A deferred ``metrics.json`` (``table`` -1) or ``user_stack.txt``: made, as the mapping would have,
+        from the record's metadata JSON re-read from the log (None when the log changed since)."""
         raw = self._read_log(start, length)
         if raw is None:
             return None
@@ -852,7 +878,13 @@ class TraceLogReader:
         if md is None:
             return None
         body = md.get(next(iter(md)))
-        return _mapping().metrics_json(body if isinstance(body, dict) else {})
+        body = body if isinstance(body, dict) else {}
+        if table < 0:
+            return _mapping().metrics_json(body)
+        strings = self._mapper.strings if table >= len(self._tables) else self._tables[table]
+        if len(strings) > size:  # the ids it held then (a stack may name one defined only later)
+            strings = dict(itertools.islice(strings.items(), size))
+        return _mapping().TraceMapper.stack_text(body.get("stack"), strings)[0]
 
     @property
     def files_root(self) -> Path:
