@@ -26,7 +26,9 @@ Records become events through the tracer's own mapping (``magi_format.torch_mapp
 a log and a run the tracer wrote from the same compile carry the same events. Each event is kept as the
 JSON line the tracer would have written (an in-memory ``timeline.jsonl``: ``Event.offset`` points into
 it), and its files as references: a payload is a byte range of the log, re-read when the file is asked
-for; small derived files (``metrics.json``, ``recompile_reasons.txt``) are kept as text. A file is
+for; ``metrics.json`` and ``user_stack.txt`` (one each per compile) are made when asked for, from their
+record's metadata re-read from the log (the mapping defers them: ``METRICS_OF_RECORD``, ``STACK_OF_RECORD``);
+other small derived files (``recompile_reasons.txt``, ``phases.json``) are kept as text. A file is
 written, on first use, into a private temporary folder (mode 0700, removed when the process exits), so
 the viewer opens it — and diffs it, marks it — like any run file. Nothing here imports torch, and nothing raises on file contents.
 """
