@@ -26,10 +26,12 @@ separate ``attempt`` attribute, so the lifecycle opened by attempt 0 (``dynamo_s
 
 from __future__ import annotations
 
+import functools
 import json
 import linecache
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -149,6 +151,34 @@ METRICS_KEEP = ("compile_id", "co_name", "co_filename", "co_firstlineno", "frame
                 "restart_reasons", "has_guarded_code", "recompile_reason", "num_graph_breaks",
                 "config_suppress_errors", "is_forward", "cudagraph_skip_reason")
 
+#: a lifecycle event's name by (phase, lifecycle): the mapping's lifecycles are its own few constants
+_lifecycle_name = functools.lru_cache(maxsize=512)(lifecycle_event)
+
+
+def metrics_json(m: dict[str, Any]) -> str:
+    """A compile's ``metrics.json``: the :data:`METRICS_KEEP` fields of its ``compilation_metrics`` /
+    ``bwd_compilation_metrics`` record body ``m``, indented."""
+    return json_indented({k: m.get(k) for k in METRICS_KEEP if k in m})
+
+
+class _Deferred(str):
+    """A file's text the mapping leaves to its caller to make when the file is opened (see
+    :data:`METRICS_OF_RECORD`); compared by identity."""
+
+    __slots__ = ()
+
+
+#: ``metrics.json`` given as this (only when ``TraceMapper.defer_files`` is set): the text is
+#: :func:`metrics_json` of the body of the record being handled. A log reader keeps where that record
+#: is and makes the text when the file is opened, not for every compile of a 100k-frame log.
+METRICS_OF_RECORD = _Deferred("<metrics.json of the record>")
+#: ``user_stack.txt`` given as this (``TraceMapper.defer_files``): the text is
+#: ``TraceMapper.stack_text(body["stack"], strings)`` of the ``dynamo_start`` record being handled, with the
+#: string table of that moment (``TraceMapper.strings``: a ``str`` record that redefines an id makes a new
+#: one, so the table a deferred stack was given stays as it was)
+STACK_OF_RECORD = _Deferred("<user_stack.txt of the record>")
+
+
 def in_generation(cid: str, resets: int) -> str:
     """A compile id (or frame key) as it is spelled after the ``resets``-th ``torch._dynamo.reset()``:
     ``R<n>/0/1`` (torch counts from 0/0 again); unchanged before any reset. The one spelling for the
@@ -188,7 +218,9 @@ class CompileState:
     frame_key: tuple | None = None
     frame: str | None = None
     attempt: int = 0
-    open: list[str] = field(default_factory=list)   # lifecycle names still open, in order
+    #: lifecycle names still open, in order: a list while any is (:meth:`TraceMapper._before` makes it),
+    #: else the empty tuple (100k compiles of a log, closed, kept 100k empty lists)
+    open: list[str] | tuple[()] = ()
     started: bool = False                             # dynamo_start seen (a "compile" lifecycle opened)
     closed: bool = False                              # compilation_metrics seen
     failed_written: bool = False
@@ -269,6 +301,10 @@ class TraceMapper:
         self.resets = 0  # torch._dynamo.reset() calls seen: compile ids start again from 0/0
         #: lifecycles open outside any compile id (AOTInductor, export: torch writes no compile id)
         self._open_passes: list[str] = []
+        #: give each ``metrics.json`` as :data:`METRICS_OF_RECORD` and each ``user_stack.txt`` as
+        #: :data:`STACK_OF_RECORD` (a log reader makes them when opened)
+        self.defer_files = False
+        self._body: Any = None  # the body of the record being handled
 
     # -- entry points --------------------------------------------------------------------------
     def events(self, record: Any) -> list[EventSpec]:
@@ -291,6 +327,8 @@ class TraceMapper:
         body = md.get(kind)
         if kind == "str":
             if isinstance(body, (list, tuple)) and len(body) == 2:  # live: a tuple (torch's lambda)
+                if self.defer_files and self.strings.get(body[1], body[0]) != body[0]:
+                    self.strings = dict(self.strings)  # a deferred stack keeps the table it was given
                 self.strings[body[1]] = body[0]
             return []
         if kind == "chromium_event":  # a side channel: never an event of its own, never closes anything
@@ -314,6 +352,7 @@ class TraceMapper:
             self._note_reset(md)
         st = self._state(md)
         rec = Rec(kind, md, body if isinstance(body, dict) else {}, payload or "", st, dict(context or {}))
+        self._body = rec.body
         if st is not None:
             if st.pending_recompile is not None and tag not in ("dynamo_start", "artifact:recompile_reasons"):
                 self._flush_recompile(rec)
@@ -378,12 +417,12 @@ class TraceMapper:
 
     def _set_frame(self, st: CompileState | None, name: Any) -> None:
         if st is not None and name:
-            st.frame = str(name)
+            st.frame = sys.intern(str(name))  # one string per frame name, however many records give it
             if st.frame_key is not None:
                 self.frame_names[st.frame_key] = st.frame
 
     def _attrs(self, st: CompileState | None, **extra: Any) -> dict[str, Any]:
-        a: dict[str, Any] = dict(scope_attrs(None))
+        a: dict[str, Any] = scope_attrs(None)  # a new map each call
         if st is not None:
             a["compile_id"] = st.compile_id
             a["frame"] = st.frame
@@ -394,19 +433,27 @@ class TraceMapper:
 
     def _before(self, st: CompileState | None, lc: str, files: dict[str, str] | None = None,
                 **extra: Any) -> EventSpec:
-        open_ = st.open if st is not None else self._open_passes
+        if st is None:
+            open_ = self._open_passes
+        else:
+            if not isinstance(st.open, list):
+                st.open = []
+            open_ = st.open
         open_.append(lc)
         if len(open_) > 256:  # a log that never closes what it opens does not grow this without end
             del open_[0]
-        return (lifecycle_event("before", lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
+        return (_lifecycle_name("before", lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
 
     def _end(self, st: CompileState | None, phase: str, lc: str, files: dict[str, str] | None = None,
              **extra: Any) -> EventSpec:
         open_ = st.open if st is not None else self._open_passes
         if lc in open_:
             idx = len(open_) - 1 - open_[::-1].index(lc)
-            del open_[idx]
-        return (lifecycle_event(phase, lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
+            if isinstance(open_, list):  # (it holds lc: a list)
+                del open_[idx]
+            if not open_ and st is not None:
+                st.open = ()
+        return (_lifecycle_name(phase, lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
 
     def _point(self, st: CompileState | None, base: str, files: dict[str, str] | None = None,
                **extra: Any) -> EventSpec:
@@ -502,6 +549,16 @@ class TraceMapper:
 
     def _stack_text(self, stack: Any) -> tuple[str, str | None]:
         """Format an interned stack; returns (text, innermost function name)."""
+        if self.defer_files:
+            if not isinstance(stack, list):
+                return "", None
+            last = next((fr for fr in reversed(stack) if isinstance(fr, dict)), None)
+            return (STACK_OF_RECORD, last.get("name")) if last is not None else ("", None)
+        return self.stack_text(stack, self.strings)
+
+    @staticmethod
+    def stack_text(stack: Any, strings: dict[int, str]) -> tuple[str, str | None]:
+        """An interned stack formatted with the string table ``strings``: (text, innermost function name)."""
         if not isinstance(stack, list):
             return "", None
         lines, last = [], None
@@ -509,7 +566,7 @@ class TraceMapper:
             if not isinstance(fr, dict):
                 continue
             fn = fr.get("filename")
-            fname = self.strings.get(fn, str(fn)) if isinstance(fn, int) else str(fn)
+            fname = strings.get(fn, str(fn)) if isinstance(fn, int) else str(fn)
             last = fr.get("name")
             lines.append(f'  File "{fname}", line {fr.get("line")}, in {fr.get("name")}')
             if fr.get("loc"):
@@ -581,8 +638,7 @@ class TraceMapper:
             limit = st.recompile_limit
         frame = (st.frame if st is not None else None) or (note.function if note else None)
         reason = (note.reason if note and note.reason else None) or metrics.get("recompile_reason") or ""
-        kept = {k: metrics.get(k) for k in METRICS_KEEP if k in metrics}
-        files = {"metrics.json": json_indented(kept)} if metrics else {}
+        files = {"metrics.json": self._metrics_file(metrics)} if metrics else {}
         attrs: dict[str, Any] = {
             "frame": frame, "recompile_limit": limit,
             "limit_type": limit_type,
@@ -608,7 +664,7 @@ class TraceMapper:
         if tb:
             files["traceback.txt"] = tb
         if metrics:
-            files["metrics.json"] = json_indented({k: metrics.get(k) for k in METRICS_KEEP if k in metrics})
+            files["metrics.json"] = self._metrics_file(metrics)
         etype, msg = exception_from_traceback(tb) if tb else ("", "")
         fail = metrics.get("fail_type")
         fail_reason = metrics.get("fail_reason")
@@ -625,6 +681,13 @@ class TraceMapper:
                 rec.events.append(self._end(st, "skip", lc, reason="compile failed"))
         rec.events.append(self._end(st, "failed", COMPILE, files, exception_type=etype,
                                     exception_message=msg, **extra))
+
+    def _metrics_file(self, m: dict[str, Any]) -> str:
+        """``metrics.json`` of metrics ``m``: deferred (:data:`METRICS_OF_RECORD`) when asked to and ``m`` is
+        the body of the record being handled, else the text."""
+        if self.defer_files and m is self._body:
+            return METRICS_OF_RECORD
+        return metrics_json(m)
 
     @staticmethod
     def _metric_attrs(m: dict[str, Any]) -> dict[str, Any]:
@@ -745,7 +808,7 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
                 if lc not in (COMPILE, BACKWARD_COMPILE):  # e.g. an empty graph never closes capture
                     r.events.append(self._end(st, "skip", lc, reason="not completed in this compile"))
         if st is None or not st.failed_written:
-            files = {"metrics.json": json_indented({k: m.get(k) for k in METRICS_KEEP if k in m}), **self._phases_file(st)}
+            files = {"metrics.json": self._metrics_file(m), **self._phases_file(st)}
             r.events.append(self._end(st, "after", COMPILE, files, **self._metric_attrs(m)))
     if st is not None:
         st.closed = True
@@ -761,7 +824,7 @@ def _bwd_metrics(self: TraceMapper, r: Rec) -> None:
             if lc not in (COMPILE, BACKWARD_COMPILE):
                 r.events.append(self._end(st, "skip", lc, reason="not completed in this compile", backward=True))
         st.backward_open = False
-    files = {"metrics.json": json_indented({k: m.get(k) for k in METRICS_KEEP if k in m})}
+    files = {"metrics.json": self._metrics_file(m)}
     secs = m.get("inductor_compile_time_s")
     extra: dict[str, Any] = {"backward": True,
                              "duration_ms": float(secs) * 1000 if isinstance(secs, (int, float)) else None}

@@ -234,6 +234,9 @@ class RunModel:
             self._tree = None
         if fold is not None and self._streams() and not self.events and not self._count:
             self.fold = fold
+            bind = getattr(fold, "bind", None)
+            if bind is not None:  # the fold reads what the analysis will of each frame as it comes
+                bind(self)
             reader = self.reader
             with _gc_held(freeze=keep):
                 while True:

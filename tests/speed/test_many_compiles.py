@@ -131,14 +131,22 @@ def test_a_logs_frames_have_their_file_and_line_from_metrics_without_copies_writ
         ("fn_1 (fuzz_harness.py:101)", "/home/user/project/fuzz_harness.py", 101)]
 
 
-def test_a_long_logs_lines_and_small_files_read_back_from_compressed_blocks(tmp_path):
-    """The log reader keeps its events' lines and small files in zlib blocks: every one reads back."""
+def test_a_long_logs_lines_and_small_files_read_back_from_compressed_blocks(tmp_path, monkeypatch):
+    """The log reader keeps its events' lines and small files (short graphs) in zlib blocks: every one reads
+    back; metrics.json and the stacks are made from their record, re-read from the log, when opened."""
     import json
 
+    from magi_tui.model.torchtrace.reader import _LineStore
+
+    monkeypatch.setattr(_LineStore, "BLOCK", 4 << 10)  # the small files of 1500 frames fill a few
     log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 1500)
     run = RunModel(log).load()
     reader = run.reader
-    assert len(reader._lines._blocks) > 3 and len(reader._texts._blocks) >= 1  # blocks were sealed
+    assert len(reader._lines._blocks) > 3 and len(reader._texts._blocks) > 1  # blocks were sealed
+    graphs = [ev for ev in run.events if "captured_graph.py" in ev.files]
+    assert len(graphs) > 100
+    for ev in graphs[::10]:
+        assert "class GraphModule(torch.nn.Module):" in run.file_text(ev, "captured_graph.py", 1 << 16)
     for ev in run.events[::7] + run.events[-3:]:
         obj = run.line(ev)
         assert obj["name"] == ev.name and obj["index"] == ev.index
@@ -149,3 +157,7 @@ def test_a_long_logs_lines_and_small_files_read_back_from_compressed_blocks(tmp_
         assert metrics["compile_id"] == ev.compile_id and metrics["co_name"] == f"fn_{metrics['compile_id'][:-2]}"
         (name, path, problem), *_ = [f for f in run.files(ev) if f[0] == "metrics.json"]
         assert problem is None and json.loads(path.read_text()) == metrics
+    starts = [ev for ev in run.events if ev.name == "fullgraph_before_compile"]
+    for ev in (starts[0], starts[len(starts) // 2], starts[-1]):
+        fn = ev.compile_id.split("/")[0]
+        assert run.file_text(ev, "user_stack.txt", 1 << 16).endswith(f", in fn_{fn}\n")

@@ -99,7 +99,10 @@ class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
             row = self.frames[fkey] = FrameRow(frame="", key=fkey, name=f.name, first_event=f.first_event,
                                               compile_s=f.compile_s,
                                               compiles=n_ids(f.compile_ids) or n_ids(f.any_ids))
-            if f.first_before is not None:  # once per frame: the attributes are re-read from the file
+            if f.asked:  # read by a bound fold (TimelineFold.bind) as it came
+                row.asked = True
+                row.file, row.line = f.file, f.line
+            elif f.first_before is not None:  # once per frame: the attributes are re-read from the file
                 row.asked = True
                 a = event_attrs(run, f.first_before)
                 row.file = _s(a.get("co_filename"))

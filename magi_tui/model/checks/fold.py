@@ -4,9 +4,11 @@ load that keeps no event list."""
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 from magi_format.names import AFTER_BUILD_GUARDS, SHAPE_SYMBOL
+from magi_tui.model.checks.evidence import _int, _s
 from magi_tui.model.events import Event
 from magi_tui.model.fallbacks import MAX_HINTS, PERF_HINT_NAME
 from magi_tui.model.frames import parse_compile_id
@@ -21,10 +23,17 @@ class _FrameFold:
     """One frame key's events (compile ids ``<frame>/<n>``), as :meth:`_Analyser._timeline_frames` reads
     them."""
 
-    __slots__ = ("first_event", "name", "any_ids", "compile_ids", "compile_s", "first_before", "first_closer")
+    __slots__ = ("first_event", "name", "any_ids", "compile_ids", "compile_s", "first_before", "first_closer",
+                 "n", "asked", "file", "line")
 
-    def __init__(self, first: Event) -> None:
+    def __init__(self, first: Event, n: int) -> None:
         self.first_event = first
+        self.n = n  # its place in ``TimelineFold.frames``
+        # a bound fold (:meth:`TimelineFold.bind`) reads the first compile ``before``'s attributes as it comes:
+        # whether it did, and the co_filename / co_firstlineno they give (else the analysis reads them)
+        self.asked = False
+        self.file: str | None = None
+        self.line: int | None = None
         self.name = ""
         # the frame's compile indices (``<frame>/<n>``) seen, and those of a ``compile`` lifecycle: one int
         # while there is one (most frames of a big run compile once; an empty set is 216 bytes), a set after
@@ -77,6 +86,24 @@ class TimelineFold:
         self.exec_events: list[Event] = []        # torch's graph_execution records (calls per compile id)
         self.hint_events: list[Event] = []        # Inductor's performance hints (the tracer's perf_hint)
         self._cids: dict[str, Any] = {}
+        #: a bound fold's reader of an event's attributes (``evidence.event_attrs``), else None
+        self._attributes: Any = None
+        self._reads = 0            # the analysis' budget of file reads (``analyser.MAX_FILE_READS``)
+        #: places (``_FrameFold.n``) of the first ``_reads`` frames known to spend one of those reads on
+        #: their first compile end's metrics.json, sorted
+        self._spenders: list[int] = []
+
+    def bind(self, run: RunModel) -> None:
+        """Read what the analysis reads of each frame's events as they come, so that a streamed load
+        keeps no event only for that: the first compile ``before``'s attributes (co_filename /
+        co_firstlineno) at once, and the first compile end (its metrics.json) only while the analysis
+        may still read it -- it reads at most ``MAX_FILE_READS`` of them, frame by frame, so a frame
+        after that many that will read theirs never gets to (a 100k-frame log kept 100k such events)."""
+        from magi_tui.model.checks import analyser
+        from magi_tui.model.checks.evidence import event_attrs
+
+        self._attributes = lambda ev: event_attrs(run, ev)
+        self._reads = analyser.MAX_FILE_READS
 
     def add(self, ev: Event) -> None:
         if ev.files and GRAPH_EXECUTION_FILE in ev.files:
@@ -129,7 +156,10 @@ class TimelineFold:
                 self.top += sec
                 self.top_n += 1
         if lifecycle == "compile" and "metrics.json" in (ev.files or ()):
-            self.metrics_events.append(ev)
+            # each is read with one of the analysis' reads left after the frames' (and a bound fold knows
+            # how many frames spend one): one past those is never read
+            if self._attributes is None or len(self.metrics_events) < self._reads - len(self._spenders):
+                self.metrics_events.append(ev)
 
     def _frame(self, ev: Event, cid: str) -> None:
         p = self._cids.get(cid, _NO_PARSE)
@@ -142,7 +172,7 @@ class TimelineFold:
             return
         f = self.frames.get(p[0])
         if f is None:
-            f = self.frames[p[0]] = _FrameFold(ev)
+            f = self.frames[p[0]] = _FrameFold(ev, len(self.frames))
         name = (ev.summary or {}).get("frame")
         if name and not f.name:
             f.name = name
@@ -161,8 +191,30 @@ class TimelineFold:
             f.compile_ids = _with_id(f.compile_ids, p[1])
             if closing and f.first_closer is None:
                 f.first_closer = ev
-            elif ev.phase == "before" and f.first_before is None:
-                f.first_before = ev
+                self._spends(f)
+            elif ev.phase == "before" and f.first_before is None and not f.asked:
+                if self._attributes is None:
+                    f.first_before = ev
+                    return
+                a = self._attributes(ev)
+                f.asked = True
+                f.file, f.line = _s(a.get("co_filename")), _int(a.get("co_firstlineno"))
+                self._spends(f)
+
+    def _spends(self, f: _FrameFold) -> None:
+        """A bound fold's frame whose first compile end may be read by the analysis: kept while it may;
+        dropped once ``_reads`` frames before it are known to read theirs (they spend every read)."""
+        if self._attributes is None or f.first_closer is None:
+            return
+        sp = self._spenders
+        if len(sp) >= self._reads and f.n > sp[-1]:
+            f.first_closer = None  # the analysis' reads are spent before it gets to this frame
+            return
+        if f.asked and f.file is None and "metrics.json" in (f.first_closer.files or ()):
+            bisect.insort(sp, f.n)
+            if len(sp) > self._reads:
+                sp.pop()
+            del self.metrics_events[max(0, self._reads - len(sp)):]
 
 
 def timeline_fold(run: RunModel) -> TimelineFold:
@@ -171,6 +223,7 @@ def timeline_fold(run: RunModel) -> TimelineFold:
     if fold is not None:
         return fold
     fold = TimelineFold()
+    fold.bind(run)
     add = fold.add
     for ev in run.events:
         add(ev)

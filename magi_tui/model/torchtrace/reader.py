@@ -26,7 +26,9 @@ Records become events through the tracer's own mapping (``magi_format.torch_mapp
 a log and a run the tracer wrote from the same compile carry the same events. Each event is kept as the
 JSON line the tracer would have written (an in-memory ``timeline.jsonl``: ``Event.offset`` points into
 it), and its files as references: a payload is a byte range of the log, re-read when the file is asked
-for; small derived files (``metrics.json``, ``recompile_reasons.txt``) are kept as text. A file is
+for; ``metrics.json`` and ``user_stack.txt`` (one each per compile) are made when asked for, from their
+record's metadata re-read from the log (the mapping defers them: ``METRICS_OF_RECORD``, ``STACK_OF_RECORD``);
+other small derived files (``recompile_reasons.txt``, ``phases.json``) are kept as text. A file is
 written, on first use, into a private temporary folder (mode 0700, removed when the process exits), so
 the viewer opens it — and diffs it, marks it — like any run file. Nothing here imports torch, and nothing raises on file contents.
 """
@@ -46,6 +48,7 @@ import tempfile
 import threading
 import time
 import zlib
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +60,7 @@ from magi_format import names
 from magi_format.layout import timeline_record
 from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
-from magi_tui.model.events import Event, name_kind
+from magi_tui.model.events import Event, attrs_values, make_event, name_kind
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader, open_followed
 from magi_tui.model.torchtrace import GLOG_RE, GZ_SUFFIX, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
@@ -126,6 +129,29 @@ class _Pending:
     end: int = 0          # byte offset just past the record
 
 
+def _decode_metadata(raw: bytes, column: int = 0) -> tuple[dict[str, Any] | None, str]:
+    """A record's metadata JSON (``raw``, from ``column`` of its line) -> ``(map, "")`` or ``(None, why)``."""
+    try:  # the common case in C; what msgspec refuses (NaN, lone surrogates, bad bytes, ...) is
+        md = _fast_loads(raw)  # decided, with the stdlib's verdict and messages, below
+        if type(md) is dict and md:
+            return md, ""
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
+        pass
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "metadata is not valid UTF-8"
+    try:
+        md = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        if isinstance(exc, json.JSONDecodeError):
+            return None, f"invalid JSON: {exc.msg} at column {exc.colno + column}"
+        return None, f"invalid JSON: {type(exc).__name__}"
+    if not isinstance(md, dict) or not md:
+        return None, "metadata is not a non-empty JSON object"
+    return md, ""
+
+
 class _LineStore:
     """The events' JSON lines (the log's in-memory ``timeline.jsonl``), in zlib blocks of ``BLOCK``
     bytes; the block being filled stays plain. Offsets are those of the whole text. A line is read
@@ -179,6 +205,25 @@ left 40 bits, or'ed with their length (one plain int, not a tuple of two nor an 
 
 def _kept_span(kept: int) -> tuple[int, int]:
     return kept >> 40, kept & 0xFF_FFFF_FFFF
+
+
+#: string tables (``TraceMapper.strings``) a reader tells deferred stacks apart by, at most
+MAX_STRING_TABLES = 1 << 16
+
+
+def _derived(start: int, length: int, table: int = -1, size: int = 0) -> int:
+    """A deferred file as a source, one negative int (a :data:`_Kept` is positive): where its record's
+    metadata JSON is in the log, and for a stack (``user_stack.txt``) the string table it is formatted
+    with: its place in ``TraceLogReader._tables`` and how many ids it held then (ids are only added to a
+    table; one redefined makes a new table); table -1: ``metrics.json``."""
+    return -1 - (((start << 32 | length) << 17 | (table + 1)) << 40 | size)
+
+
+def _derived_span(src: int) -> tuple[int, int, int, int]:
+    v = -1 - src
+    size, v = v & 0xFF_FFFF_FFFF, v >> 40
+    span = v >> 17
+    return span >> 32, span & 0xFFFF_FFFF, (v & 0x1FFFF) - 1, size
 
 
 def _pairs(flat: tuple) -> Any:
@@ -266,11 +311,23 @@ class TraceLogReader:
         self._t0: float | None = None
         self._mapper: Any = None
         self._last_second: tuple = (None, 0.0)
+        #: (timestamp, t0, relative_time, {datetime, timestamp}) of the last event's line: a record's
+        #: events share them, formatted once
+        self._last_record: tuple = (None, None, "", {})
         self._lines = _LineStore()  # the events as timeline.jsonl lines (Event.offset points here)
         self._texts = _LineStore()  # small files' texts (metrics.json, user_stack.txt, ...): _Kept
         #: event seq -> its files, flat: ``(name, source, name, source, ...)`` (one tuple an event: a log of
         #: 100k frames has 200k of these); a source is a :class:`_Range` of the log, a :class:`_Kept`, a str
         self._files: dict[int, tuple] = {}
+        #: the events with one file kept as an int (a :data:`_Kept`, a deferred metrics.json: most events
+        #: with a file), in arrays rather than a tuple each in ``_files``: the event's seq (increasing), the
+        #: file's name (its place in ``_one_names``) and the source, split in two (an int may be 70 bits)
+        self._one_seq = array("q")
+        self._one_name = array("I")
+        self._one_hi = array("q")
+        self._one_lo = array("Q")
+        self._one_names: dict[str, int] = {}
+        self._one_names_list: list[str] = []
         self._attrs_of: dict[int, int] = {}
         #: what tlparse calls its stats: ok / fail_glog / fail_json / fail_payload_md5 / unknown
         self.stats: Counter = Counter()
@@ -281,6 +338,10 @@ class TraceLogReader:
         #: ``(kind, metadata, payload)`` of the records named in ``keep``, in log order
         self.kept: list[tuple[str, dict[str, Any], str | None]] = []
         self._own_names: set[str] = set()
+        self._record_json = (0, 0)  # the record being mapped: its metadata JSON's (start, length) in the log
+        #: the mapping's string tables deferred stacks were given (a new one when a ``str`` record redefines
+        #: an id), in order
+        self._tables: list[dict[int, str]] = []
         self._generation += 1
 
     # -- the TimelineReader interface ----------------------------------------------------------
@@ -337,7 +398,7 @@ class TraceLogReader:
         holds, writing no copy; None when the event has no such file or the log changed. Never raises."""
         try:
             with self._lock:
-                for fname, src in _pairs(self._files.get(ev.seq) or ()):
+                for fname, src in _pairs(self._files_of(ev.seq)):
                     if fname == name:
                         text = self._text_of(src)
                         return None if text is None else text[:limit]
@@ -516,26 +577,7 @@ class TraceLogReader:
 
     @staticmethod
     def _metadata(cur: _Pending) -> tuple[dict[str, Any] | None, str]:
-        raw = cur.header[cur.match.end():]
-        try:  # the common case in C; what msgspec refuses (NaN, lone surrogates, bad bytes, ...) is
-            md = _fast_loads(raw)  # decided, with the stdlib's verdict and messages, below
-            if type(md) is dict and md:
-                return md, ""
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
-            pass
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return None, "metadata is not valid UTF-8"
-        try:
-            md = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            if isinstance(exc, json.JSONDecodeError):
-                return None, f"invalid JSON: {exc.msg} at column {exc.colno + cur.match.end()}"
-            return None, f"invalid JSON: {type(exc).__name__}"
-        if not isinstance(md, dict) or not md:
-            return None, "metadata is not a non-empty JSON object"
-        return md, ""
+        return _decode_metadata(cur.header[cur.match.end():], cur.match.end())
 
     def _complete_at_eof(self, cur: _Pending, data: bytes, base: int) -> bool:
         """The last record of the file is whole: no payload announced, or its payload matches."""
@@ -579,6 +621,13 @@ class TraceLogReader:
             self.stats["ok"] += 1
         ts = self._timestamp(cur.match)
         rng = _Range(cur.payload_start, cur.end) if cur.runs else None
+        # where the metadata JSON is in the log (a deferred metrics.json is made from it when opened):
+        # the line ends before payload_start's "\n" (and a CRLF's "\r"); the header holds no "\r"
+        eol = cur.payload_start - 1
+        if data[eol - base - 1:eol - base] == b"\r":
+            eol -= 1
+        jlen = len(cur.header) - cur.match.end()
+        self._record_json = (eol - jlen, jlen)
         try:
             specs = self._map(kind, md, payload)
         except Exception as exc:  # a record the mapping chokes on: reported, the rest still read
@@ -592,6 +641,7 @@ class TraceLogReader:
         mapping = _mapping()
         if self._mapper is None:
             self._mapper = mapping.TraceMapper()
+            self._mapper.defer_files = True  # metrics.json, user_stack.txt made when opened (_record_file)
         specs = list(self._mapper.handle(md, payload))
         if specs or kind in mapping.IGNORED or kind == "str":
             return specs
@@ -730,7 +780,16 @@ class TraceLogReader:
             ts = spec[3]
         if ts is not None and self._t0 is None:
             self._t0 = ts
-        obj = timeline_record(self.seq, name, list(files), attrs, ts, self._t0)
+        fnames = list(files)
+        last = self._last_record
+        if ts is not None and last[0] == ts and last[1] == self._t0:  # a record's events share its time
+            obj = {"index": self.seq, "name": name, "relative_time": last[2], "files": fnames,
+                   "attributes": attrs, **last[3]}
+        else:
+            obj = timeline_record(self.seq, name, fnames, attrs, ts, self._t0)
+            if ts is not None:
+                tail = {k: obj[k] for k in ("datetime", "timestamp") if k in obj}
+                self._last_record = (ts, self._t0, obj["relative_time"], tail)
         try:  # encoded once, in C: a record's attributes are plain JSON but for a hostile log's
             line = _fast_line(obj)
         except (TypeError, ValueError, OverflowError):  # lone surrogates, what JSON cannot hold, ...
@@ -739,18 +798,52 @@ class TraceLogReader:
         with self._lock:
             off = self._lines.append(line)
             if files:
+                mapping = _mapping()
                 flat: list[Any] = []
                 for fname, text in files.items():
                     flat.append(str(fname))
+                    if text is mapping.METRICS_OF_RECORD:
+                        flat.append(_derived(*self._record_json))
+                        continue
+                    if text is mapping.STACK_OF_RECORD:
+                        flat.append(self._deferred_stack())
+                        continue
                     flat.append(rng if (rng is not None and text is payload and text is not None
                                          and len(text) > INLINE_BYTES)
                                 else self._keep_text(str(text)))
-                self._files[self.seq] = tuple(flat)
-        ev = Event.from_obj(obj, seq=self.seq, session=0, line_no=line_no, offset=off, length=len(line))
+                if len(flat) == 2 and type(flat[1]) is int and len(self._one_names) < 0xFFFF_FFFF:
+                    self._one_file(self.seq, flat[0], flat[1])
+                else:
+                    self._files[self.seq] = tuple(flat)
+        attrs = obj["attributes"]  # (json_safe's copy where the line needed one)
+        if type(attrs) is not dict:
+            attrs = {}
+        ev = make_event(name, self.seq, fnames, ts, attrs_values(attrs), attrs, self.seq, 0, line_no, off,
+                        len(line))
         self.seq += 1
         result.events.append(ev)
 
     # -- files ---------------------------------------------------------------------------------
+    def _one_file(self, seq: int, name: str, src: int) -> None:
+        i = self._one_names.get(name)
+        if i is None:
+            i = self._one_names[name] = len(self._one_names_list)
+            self._one_names_list.append(name)
+        self._one_seq.append(seq)
+        self._one_name.append(i)
+        self._one_hi.append(src >> 64)
+        self._one_lo.append(src & 0xFFFF_FFFF_FFFF_FFFF)
+
+    def _files_of(self, seq: int) -> tuple:
+        """The event's files, flat: ``(name, source, name, source, ...)`` (the lock is held)."""
+        got = self._files.get(seq)
+        if got is not None:
+            return got
+        i = bisect.bisect_left(self._one_seq, seq)
+        if i == len(self._one_seq) or self._one_seq[i] != seq:
+            return ()
+        return self._one_names_list[self._one_name[i]], self._one_hi[i] << 64 | self._one_lo[i]
+
     def _keep_text(self, text: str) -> _Kept:
         data = text.encode("utf-8", "surrogatepass")
         return self._texts.append(data, b"") << 40 | len(data)
@@ -760,9 +853,40 @@ class TraceLogReader:
         if isinstance(src, _Range):
             return self._read_payload(src)
         if type(src) is int:
+            if src < 0:
+                return self._record_file(*_derived_span(src))
             data = self._texts.get(*_kept_span(src))
             return None if data is None else data.decode("utf-8", "surrogatepass")
         return src
+
+    def _deferred_stack(self) -> Any:
+        """The source of the record's ``user_stack.txt`` the mapping deferred: the record and the string
+        table of now (the text itself where there have been too many tables)."""
+        strings = self._mapper.strings
+        if not self._tables or self._tables[-1] is not strings:
+            if len(self._tables) >= MAX_STRING_TABLES or len(strings) > 0xFF_FFFF_FFFF:
+                text = self._record_file(*self._record_json, MAX_STRING_TABLES, len(strings))
+                return self._keep_text(text or "")
+            self._tables.append(strings)
+        return _derived(*self._record_json, len(self._tables) - 1, len(strings))
+
+    def _record_file(self, start: int, length: int, table: int, size: int = 0) -> str | None:
+        """A deferred ``metrics.json`` (``table`` -1) or ``user_stack.txt``: made, as the mapping would have,
+        from the record's metadata JSON re-read from the log (None when the log changed since)."""
+        raw = self._read_log(start, length)
+        if raw is None:
+            return None
+        md, _why = _decode_metadata(raw)
+        if md is None:
+            return None
+        body = md.get(next(iter(md)))
+        body = body if isinstance(body, dict) else {}
+        if table < 0:
+            return _mapping().metrics_json(body)
+        strings = self._mapper.strings if table >= len(self._tables) else self._tables[table]
+        if len(strings) > size:  # the ids it held then (a stack may name one defined only later)
+            strings = dict(itertools.islice(strings.items(), size))
+        return _mapping().TraceMapper.stack_text(body.get("stack"), strings)[0]
 
     @property
     def files_root(self) -> Path:
@@ -780,7 +904,7 @@ class TraceLogReader:
         return d
 
     def _event_files(self, ev: Event) -> list[tuple[str, Path | None, str | None]]:
-        entries = self._files.get(ev.seq)
+        entries = self._files_of(ev.seq)
         if not entries:
             return []
         folder = self._folder() / f"{ev.seq:04d}_{_file_name(ev.name)}"
@@ -825,7 +949,8 @@ class TraceLogReader:
         os.replace(tmp, path)
         return path, None
 
-    def _read_payload(self, rng: _Range) -> str | None:
+    def _read_log(self, start: int, length: int) -> bytes | None:
+        """Bytes [start, start + length) of the log read so far (None when it was replaced or cut)."""
         try:
             fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except OSError:
@@ -834,12 +959,16 @@ class TraceLogReader:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != self._ino:
                 return None
-            data = os.pread(fd, rng.end - rng.start, rng.start)
+            data = os.pread(fd, length, start)
         except OSError:
             return None
         finally:
             os.close(fd)
-        if len(data) != rng.end - rng.start:
+        return data if len(data) == length else None
+
+    def _read_payload(self, rng: _Range) -> str | None:
+        data = self._read_log(rng.start, rng.end - rng.start)
+        if data is None:
             return None
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":
