@@ -7,24 +7,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from textual.app import App, ComposeResult
-
 from magi_tui.model import RunModel
 from magi_tui.ui.widgets.event_tree import BUCKET, EventTree
+from tests.support.pilot import TreeApp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from synth import write_trace_log  # noqa: E402
 
 FRAMES = 2 * BUCKET + 150  # three compile buckets
-
-
-class _TreeApp(App):
-    def __init__(self, run: RunModel) -> None:
-        super().__init__()
-        self.run_model = run
-
-    def compose(self) -> ComposeResult:
-        yield EventTree(self.run_model, id="tree")
 
 
 def _nodes(tree: EventTree, kind: str) -> list:
@@ -52,7 +42,7 @@ async def test_compiles_past_a_bucket_are_cut_into_buckets_made_on_demand(tmp_pa
     log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", FRAMES, fail_every=97)
     run = RunModel(log)
     run.update(max_bytes=1 << 16)  # a first read: fewer compiles than a bucket
-    app = _TreeApp(run)
+    app = TreeApp(run)
     async with app.run_test(size=(100, 30)) as pilot:
         tree = app.query_one(EventTree)
         tree.rebuild()

@@ -7,22 +7,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from textual.app import App, ComposeResult
-
 from magi_tui.model import RunModel
 from magi_tui.ui.widgets.event_tree import BUCKET, EventTree
+from tests.support.pilot import TreeApp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from synth import write_synthetic_run  # noqa: E402
-
-
-class _TreeApp(App):
-    def __init__(self, run: RunModel) -> None:
-        super().__init__()
-        self.run_model = run
-
-    def compose(self) -> ComposeResult:
-        yield EventTree(self.run_model, id="tree")
 
 
 def _placed(tree: EventTree) -> Counter:
@@ -51,7 +41,7 @@ async def test_late_updates_and_loads_on_expand_place_each_item_once(tmp_path):
     write_synthetic_run(run_dir, 6000)
     run = RunModel(run_dir)
     first = run.update(max_bytes=1 << 16)
-    app = _TreeApp(run)
+    app = TreeApp(run)
     async with app.run_test() as pilot:
         tree = app.query_one(EventTree)
         tree.rebuild()
@@ -85,7 +75,7 @@ async def test_reveal_of_an_item_not_shown_yet(tmp_path):
     write_synthetic_run(run_dir, 3000)
     run = RunModel(run_dir)
     run.update(max_bytes=1 << 15)
-    app = _TreeApp(run)
+    app = TreeApp(run)
     async with app.run_test() as pilot:
         tree = app.query_one(EventTree)
         tree.rebuild()

@@ -7,9 +7,12 @@ import io
 import time
 
 from rich.console import Console
+from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
 from magi_format.text import UNSAFE_CHARS
+from magi_tui.model import RunModel
+from magi_tui.ui.widgets.event_tree import EventTree
 
 
 async def wait_for(pilot: Pilot, cond, timeout: float = 10.0, what: str = "condition") -> None:
@@ -100,3 +103,14 @@ def triage_rows(panel) -> list[str]:
     """The triage panel's list, one string per row."""
     ol = panel.query_one("#triage-list")
     return [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
+
+
+class TreeApp(App):
+    """The event tree alone on a bare app, over a model the test folds reads into."""
+
+    def __init__(self, run: RunModel) -> None:
+        super().__init__()
+        self.run_model = run
+
+    def compose(self) -> ComposeResult:
+        yield EventTree(self.run_model, id="tree")
