@@ -14,7 +14,8 @@ shared and wall time is noisy; wall seconds are printed beside them.
   Both run as installed: toolong from the bytecode pip compiled into its venv, ours from bytecode
   compiled beforehand (see the diff rows; without it each launch compiled our sources, ~0.07 s).
 * ``tui_peak_rss``: VmHWM of those two processes.
-* ``triage_json``: ``python -m magi_tui triage --json RUN`` (whole process, its output to /dev/null).
+* ``triage_json``: ``python -m magi_tui triage --json RUN`` (whole process, its output to /dev/null; from
+  bytecode compiled beforehand, as installed).
   Anchors: a loop of ``orjson.loads`` per line, and of ``json.loads``, each a whole process.
 * ``diff``: two 20,000-line graph dumps (1 % of lines changed, a few inserted and removed). Anchor: a
   plain ``difflib.unified_diff`` process on the same files (whole process: start, read, diff).
@@ -464,11 +465,14 @@ def main() -> None:
             # an anchor that cannot run is no anchor (without orjson its process exited at once, and the ratio
             # against it read 21x)
             have_orjson = subprocess.run([sys.executable, "-c", "import orjson"], capture_output=True).returncode == 0
-            for _ in range(args.repeat):
-                ours.append(_whole_process([sys.executable, "-m", "magi_tui", "triage", "--json", str(run)]))
-                if have_orjson:
-                    oj.append(_whole_process([sys.executable, "-c", _ORJSON_LOOP, str(timeline)]))
-                js.append(_whole_process([sys.executable, "-c", _JSON_LOOP, str(timeline)]))
+            # as installed (bytecode compiled beforehand), like the other rows: without it a workspace that
+            # sets PYTHONDONTWRITEBYTECODE compiles whatever sources have no up-to-date bytecode, every launch
+            with _installed_bytecode(Path(tmp) / "pyc"):
+                for _ in range(args.repeat):
+                    ours.append(_whole_process([sys.executable, "-m", "magi_tui", "triage", "--json", str(run)]))
+                    if have_orjson:
+                        oj.append(_whole_process([sys.executable, "-c", _ORJSON_LOOP, str(timeline)]))
+                    js.append(_whole_process([sys.executable, "-c", _JSON_LOOP, str(timeline)]))
             results["triage_json"] = _row(ours, {"orjson_loop": oj, "json_loop": js} if have_orjson else
                                           {"json_loop": js},
                                           note=None if have_orjson else "orjson not installed: json loop only")

@@ -35,9 +35,11 @@ STREAM_READ_BYTES = 4 << 20  # a streamed load's read: the events of one read ar
 @dataclass
 class RunUpdate:
     events: list[Event] = field(default_factory=list)
-    #: new tree items, in order: (group, item, group_is_new); none while the model has no tree (a
-    #: headless :meth:`RunModel.load` builds none until ``tree`` is asked for)
-    new_items: list[tuple[Group, Span | Event, bool]] = field(default_factory=list)
+    #: the tree groups that got new items, by ``id``, in the order first touched (a view brings each up to
+    #: its ``len(items)``); none while the model has no tree (a headless :meth:`RunModel.load` builds none
+    #: until ``tree`` is asked for). Groups, not one entry per item: a load shown in a few big updates
+    #: held a tuple per event until shown (~7 MB at 100k events, kept by the allocator after)
+    groups: dict[int, Group] = field(default_factory=dict)
     #: spans that were open and got their end in this update
     closed: list[Span] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
@@ -53,7 +55,7 @@ class RunUpdate:
     def merge(self, later: "RunUpdate") -> "RunUpdate":
         """Fold a later update (not a reset) into this one, so a view can show both at once."""
         self.events.extend(later.events)
-        self.new_items.extend(later.new_items)
+        self.groups.update(later.groups)
         self.closed.extend(later.closed)
         self.failures.extend(later.failures)
         self.recovered.extend(later.recovered)
@@ -122,7 +124,7 @@ class RunModel:
         self._last_ts: float | None = None
         self.malformed: list[Malformed] = []
         self.pairer = Pairer()
-        #: built as events come (a view's ``new_items``), or, after :meth:`load`, only when asked for
+        #: built as events come (a view's ``groups``), or, after :meth:`load`, only when asked for
         self._tree: RunTree | None = RunTree() if getattr(self, "_tree", True) is not None else None
         self.triage_builder = TriageBuilder(self.pairer)
 
@@ -193,16 +195,15 @@ class RunModel:
             return up
         tree = self._tree
         tree_add = tree.add
-        new_items = up.new_items.append
+        touched = up.groups
+        last_group = None  # a run's events come a group at a time: written when the group changes
         for ev in res.events:
             outer = before_pairing(ev) if ev.phase == "failed" else None
             span, created = pair(ev)
-            if span is None:
-                group, gnew = tree_add(ev)
-                new_items((group, ev, gnew))
-            elif created:
-                group, gnew = tree_add(span)
-                new_items((group, span, gnew))
+            if span is None or created:
+                group, _ = tree_add(ev if span is None else span)
+                if group is not last_group:
+                    touched[id(group)] = last_group = group
             else:
                 closed(span)
                 if ev.phase == "failed" and span.group is not None:

@@ -6,7 +6,6 @@ no such record: nothing is concluded for them."""
 from __future__ import annotations
 
 import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +24,8 @@ class SessionRecord:
 
     def writer_alive(self) -> bool | None:
         """Whether the writing process still runs: None when it cannot be told (another host, no pid)."""
+        import socket  # here: the headless commands never ask, and its import is ~2 ms of their start
+
         if self.pid is None or self.host != socket.gethostname():
             return None
         try:

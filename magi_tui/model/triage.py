@@ -195,6 +195,10 @@ def _graph_ok(a: int | None, b: int | None) -> bool:
     return a is None or b is None or a == b
 
 
+#: what :meth:`TriageBuilder.add` returns when the event recovered nothing (shared, never appended to)
+_NONE_RECOVERED: list = []
+
+
 class TriageBuilder:
     """Incremental triage over a :class:`Pairer`'s view of the events."""
 
@@ -220,9 +224,12 @@ class TriageBuilder:
     def add(self, ev: Event, span: Span | None, outer_key: tuple | None) -> list[Failure]:
         """Account for one event; returns failures that this event recovered."""
         t = self.triage
-        recovered: list[Failure] = []
+        recovered: list[Failure] = _NONE_RECOVERED  # most events: no list made (never appended to)
         kind = ev.kind
-        if ev.phase == "failed":
+        phase = ev.phase
+        if phase is None or phase == "before":
+            pass
+        elif phase == "failed":
             prev = self._prev
             cascade = self._cascade
             new_cascade = prev is None or prev.phase != "failed" or prev.session != ev.session \
@@ -261,7 +268,7 @@ class TriageBuilder:
             elif cascade is not None:  # always, when not new
                 cascade.members.append(f)
             f.cascade = self._cascade
-        elif ev.phase == "after":
+        elif phase == "after":
             waiting = None
             if self._waiting:  # a failure waits for its recovery (most runs: none at all)
                 key = span.before.pair_key if span is not None and span.before is not None else ev.pair_key
@@ -274,6 +281,8 @@ class TriageBuilder:
                         continue
                     if _graph_ok(gi, key[2]) and _graph_ok(gi, ev.graph_index):
                         f.recovered_by = ev
+                        if recovered is _NONE_RECOVERED:
+                            recovered = []
                         recovered.append(f)
                     else:
                         keep.append((gi, f))
@@ -285,14 +294,14 @@ class TriageBuilder:
                 for r in self._open_restarts.pop((ev.session, ev.compile_id), ()):
                     r.closed_ok = True
         if not kind:  # most events
-            if ev.phase is None:
+            if phase is None:
                 if ev.frag == RECOMPILE_LIMIT_HIT:
                     t.recompile_limit_hits.append(Item(ev, _attr(ev, "reason")))
                 elif ev.frag == TRACER_STOPPED:
                     t.tracer_stopped.append(Item(ev, _attr(ev, "reason", "error")))
                 elif ev.frag == EXPORT_ISSUE:
                     t.export_issues.append(Item(ev, _attr(ev, "issue")))
-        elif kind == "restart" and ev.phase is None:
+        elif kind == "restart" and phase is None:
             reason = _first_line(_attr(ev, "restart_reason", "reason"))
             cid = ev.compile_id
             dup = cid is not None and any(r.cascade is not None and r.event.compile_id == cid

@@ -19,7 +19,6 @@ event indices, frame ids and the values a guard compared all change from run to 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -45,6 +44,8 @@ def _base(file: str | None) -> str:
 def _short_hash(text: str) -> str:
     """8 hex digits of the text with numbers and addresses masked (``R`` + hash: a reason, not a GB id)."""
     norm = " ".join(_VOLATILE.sub("N", text).split())
+    import hashlib  # here: ~3 ms of every headless start otherwise
+
     return "R" + hashlib.sha1(norm.encode("utf-8", "replace")).hexdigest()[:8]
 
 

@@ -80,7 +80,7 @@ def test_a_headless_model_keeps_its_tree_up_to_date_once_asked(tmp_path):
     with tl.open("ab") as fh:
         fh.write(b"".join(lines[1000:]))
     up = run.update()
-    assert up.new_items  # from now on the tree grows with the reads
+    assert up.groups  # from now on the tree grows with the reads
     assert _shape(run) == _shape(_read_as_a_view(path))
 
 

@@ -323,7 +323,7 @@ class EventTree(Tree[NodeData]):
         touched: dict[tuple, Group] = {}
         cbuckets: set[tuple[int, int]] = set()
         tree = self.run.tree
-        for group, _item, _new in update.new_items:
+        for group in update.groups.values():
             if group.key not in touched:
                 touched[group.key] = group
                 self._ensure_group_node(group)
