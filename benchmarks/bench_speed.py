@@ -13,7 +13,7 @@ shared and wall time is noisy; wall seconds are printed beside them.
   runs from its own venv (``--toolong``: its python; ``pip install toolong`` into a venv under /tmp).
   Both run as installed: toolong from the bytecode pip compiled into its venv, ours from bytecode
   compiled beforehand (see the diff rows; without it each launch compiled our sources, ~0.07 s).
-* ``tui_peak_rss``: VmHWM of those two processes.
+* ``tui_peak_rss``: VmHWM of those two processes. ``tui_load_wall``: the same launches' wall seconds.
 * ``triage_json``: ``python -m magi_tui triage --json RUN`` (whole process, its output to /dev/null; from
   bytecode compiled beforehand, as installed).
   Anchors: a loop of ``orjson.loads`` per line, and of ``json.loads``, each a whole process.
@@ -459,6 +459,9 @@ def main() -> None:
             results["tui_load"] = _row(ours, {"toolong": tl}, events=ours[0]["events"],
                                        note=None if have_toolong else "toolong not installed: no anchor")
             results["tui_peak_rss_mb"] = _row(ours, {"toolong": tl}, key="peak_rss_mb")
+            # wall clock too (the issue's first measurement was a stopwatch): our read runs in a thread beside
+            # the UI loop, so on 2 cores wall < CPU; noisier on a shared machine, read beside the CPU row
+            results["tui_load_wall"] = _row(ours, {"toolong": tl}, key="wall_s")
 
         if "triage" in args.only:
             ours, oj, js = [], [], []

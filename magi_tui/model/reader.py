@@ -18,8 +18,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -79,7 +81,7 @@ class ReadResult:
         return bool(self.events or self.malformed or self.reset or self.deleted)
 
 
-def open_followed(reader, result: ReadResult, reset) -> tuple[int, os.stat_result] | None:
+def open_followed(reader: Any, result: ReadResult, reset: Callable[[], None]) -> tuple[int, os.stat_result] | None:
     """Open the file a reader follows for one read: ``(fd, stat)``, or None with ``result`` saying why.
 
     Shared by every incremental reader (``timeline.jsonl``, TORCH_TRACE logs): a missing file keeps what

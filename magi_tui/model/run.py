@@ -11,6 +11,7 @@ import gc
 import json
 import os
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,9 +70,9 @@ _held_lock = threading.Lock()
 
 
 @contextmanager
-def _gc_held(freeze: bool = False):
-    """The cycle collector off for a bulk load; loads in several threads overlap, the last one to end
-    turns it back on (if it was on)."""
+def gc_held(freeze: bool = False) -> Iterator[None]:
+    """The cycle collector off for a bulk load; loads in several threads overlap (a headless load, the
+    app's reading thread), the last one to end turns it back on (if it was on)."""
     with _held_lock:
         if not _held[0]:
             _held[1] = gc.isenabled()
@@ -239,14 +240,14 @@ class RunModel:
             if bind is not None:  # the fold reads what the analysis will of each frame as it comes
                 bind(self)
             reader = self.reader
-            with _gc_held(freeze=keep):
+            with gc_held(freeze=keep):
                 while True:
                     before = reader.offset
                     res = self.update(STREAM_READ_BYTES)
                     if reader.offset == before and not res.reset:
                         break
             return self
-        with _gc_held(freeze=keep):
+        with gc_held(freeze=keep):
             self.update()
         return self
 

@@ -22,8 +22,11 @@ from textual.widgets import ContentSwitcher, Static, Tab, Tabs
 
 from magi_format.text import literal
 from magi_tui.model.events import Event
-from magi_tui.model.run import RunModel, RunUpdate
-from magi_tui.model.run import _gc_held as gc_held  # the headless load's hold, shared: loads may overlap
+from magi_tui.model.run import (
+    RunModel,
+    RunUpdate,
+    gc_held,  # the headless load's hold, shared: loads may overlap
+)
 from magi_tui.ui.actions import bindings
 from magi_tui.ui.mark import Mark
 from magi_tui.ui.messages import LiveEvent
