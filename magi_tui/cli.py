@@ -51,17 +51,18 @@ def _default_path() -> Path:
     return runs if runs.is_dir() else Path(".")
 
 
-def _load_runs(path: Path, stream: bool = False):
+def _load_runs(path: Path, stream: bool = False, fold=None):
     """Every run under ``path``, read whole (kept to the end: frozen out of the GC). ``stream``: for a
-    command that reads only the analysis and the reports (``triage``, ``runs``), each event is folded
-    in and dropped (``RunModel.load(fold=...)``), so memory follows the answer, not the run."""
+    command that reads only the analysis and the reports (``triage``, ``runs``, ``check`` without a
+    baseline), each event is folded in and dropped (``RunModel.load(fold=...)``), so memory follows the answer, not the run."""
     from magi_tui.model import RunModel, find_runs
     from magi_tui.model.checks import TimelineFold
 
     if not path.exists():
         raise SystemExit(_fail(f"no such file or directory: {path}"))
     found = find_runs(path)
-    runs = [RunModel(r.path).load(keep=True, fold=TimelineFold() if stream else None) for r in found]
+    runs = [RunModel(r.path).load(keep=True, fold=fold() if fold else TimelineFold() if stream else None)
+            for r in found]
     for r in runs:
         if r.error:  # one clear line per broken timeline, the rest of the report still comes
             print(f"magi-tui: {literal(str(r.reader.path))}: {literal(r.error)}", file=sys.stderr)
@@ -226,7 +227,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     except PolicyError as exc:
         return _fail(str(exc))
     path = Path(args.path) if args.path else _default_path()
-    runs = _load_runs(path)
+    # the budgets read the analysis only: streamed, as triage is (a 100k-frame log kept every event: 416 MB);
+    # against a baseline, the comparison walks both runs' events, so they are kept
+    runs = _load_runs(path, stream=not args.baseline)
     usable = [r for r in runs if not r.error]
     if not usable:
         return _fail(f"no usable run under {path} (a run is a directory with timeline_events/ or compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)")
@@ -256,15 +259,18 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_metrics(args: argparse.Namespace) -> int:
     """Per compile id: times, guards, graph size, restarts, dynamic shapes (docs/HEADLESS.md). Exit 0;
     2 on unusable input."""
-    from magi_tui.model.metrics import compile_infos, kernel_provenance, metrics_table
+    from magi_tui.model.json_stream import Lazy
+    from magi_tui.model.metrics import CompileInfoFold, compile_infos, kernel_provenance, metrics_table
 
     path = Path(args.path) if args.path else _default_path()
-    runs = [r for r in _load_runs(path) if not r.error]
+    # streamed: each event folded into its compile's facts and dropped unless the compile shows it (a
+    # 100k-frame log kept every event: 576 MB); the compiles' JSON is made as it is written
+    runs = [r for r in _load_runs(path, fold=CompileInfoFold) if not r.error]
     if not runs:
         return _fail(f"no usable run under {path} (a run dir, or a TORCH_TRACE log)")
     if args.json:
-        objs = [{"run": str(r.path), "compiles": [{**i.as_json(), "provenance": [
-            k.as_json() for k in kernel_provenance(r, i)]} for i in compile_infos(r)]} for r in runs]
+        objs = [{"run": str(r.path), "compiles": Lazy({**i.as_json(), "provenance": [
+            k.as_json() for k in kernel_provenance(r, i)]} for i in compile_infos(r))} for r in runs]
         _print_json(objs[0] if len(objs) == 1 else objs)
     else:
         def text(r) -> str:

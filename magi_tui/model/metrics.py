@@ -324,34 +324,48 @@ def _fact(kind: str, a: dict[str, Any], seq: int) -> ShapeFact:
 _SHAPE_KINDS = {SHAPE_SYMBOL: "symbol", SHAPE_SPECIALIZATION: "specialization", SHAPE_GUARD: "guard"}
 
 
-def compile_infos(run: RunModel) -> list[CompileInfo]:
-    """One :class:`CompileInfo` per compile id, in the order the compiles started. Never raises on the
-    run's contents (a missing or broken file is a missing number)."""
-    infos: dict[str, CompileInfo] = {}
-    budget = [MAX_FILE_READS]
-    outside = run.is_torch_trace  # a log's records without a compile id: AOTInductor / export, tlparse's [-/-]
-    for ev in list(run.events):
+class CompileInfoFold:
+    """:func:`compile_infos` one event at a time, in file order: what ``magi-tui metrics`` needs from every
+    event, so that its load can stream (``RunModel.load(fold=CompileInfoFold())``: each event folded in,
+    then dropped unless a compile keeps it — its start and end, the post-grad, runnable, provenance and
+    guards events it shows), as ``triage`` does with the analysis' fold. A run loaded so has no event list
+    and no analysis: only the metrics (:func:`compile_infos`, :func:`kernel_provenance`) read it."""
+
+    def __init__(self) -> None:
+        self.infos: dict[str, CompileInfo] = {}
+        self.budget = [MAX_FILE_READS]
+        self.run: RunModel | None = None
+        self.outside = False
+
+    def bind(self, run: RunModel) -> None:
+        """The run whose files and attributes are read as its events come (``RunModel.load`` calls it)."""
+        self.run = run
+        self.outside = run.is_torch_trace  # a log's records without a compile id: AOTInductor / export, tlparse's [-/-]
+
+    def add(self, ev: Event) -> None:
+        run, budget, infos = self.run, self.budget, self.infos
+        assert run is not None, "bind(run) first"
         cid = ev.compile_id
-        if not cid and outside:
+        if not cid and self.outside:
             cid = NO_COMPILE_ID
         elif not cid or parse_compile_id(cid) is None:
-            continue
+            return
         info = infos.get(cid)
         if info is None:
             info = infos[cid] = CompileInfo(cid)
         frag, phase, lc = ev.frag, ev.phase, ev.lifecycle
         if lc == "post_grad_passes" and phase == "after":
             info.post_grad.append(ev)
-            continue
+            return
         if lc == "compile" and phase == "before":
             info.start = ev
             info.stack = parse_stack(_read(run, ev, "user_stack.txt", budget))
             f = run.attributes(ev).get("frame")
             info.frame = info.frame or (str(f) if f else None)
-            continue
+            return
         if lc == "compile" and phase in ("after", "failed"):
             _close(run, info, ev, budget)
-            continue
+            return
         if lc not in (None, "compile", "backward_compile") and phase in ("after", "failed") \
                 and ev.span is not None and ev.span.depth == 0:
             d = ev.duration_ms if ev.duration_ms is not None else ev.span.duration_ms
@@ -360,9 +374,9 @@ def compile_infos(run: RunModel) -> list[CompileInfo]:
         if lc == "backward_compile" and phase in ("after", "failed"):
             m = json_or_none(_read(run, ev, "metrics.json", budget))
             info.bwd_metrics = m if isinstance(m, dict) else {}
-            continue
+            return
         if phase is not None:
-            continue
+            return
         if frag in _SHAPE_KINDS:
             fact = _fact(_SHAPE_KINDS[frag], run.attributes(ev), ev.seq)
             # a restarted compile traces again and creates the same symbol (guard) again: one fact, once
@@ -392,10 +406,29 @@ def compile_infos(run: RunModel) -> list[CompileInfo]:
             r = a.get("restart_reason") or a.get("reason")
             if r and str(r) not in info.restart_reasons:
                 info.restart_reasons.append(str(r))
-    aot = infos.get(NO_COMPILE_ID)
-    if aot is not None and aot.close is None and not aot.provenance:
-        del infos[NO_COMPILE_ID]  # only a JIT log's loose records (torch_version, …): no compile of its own
-    return list(infos.values())
+
+    def result(self) -> list[CompileInfo]:
+        """One :class:`CompileInfo` per compile id, in the order the compiles started."""
+        infos = self.infos
+        aot = infos.get(NO_COMPILE_ID)
+        if aot is not None and aot.close is None and not aot.provenance:
+            del infos[NO_COMPILE_ID]  # only a JIT log's loose records (torch_version, …): no compile of its own
+        return list(infos.values())
+
+
+def compile_infos(run: RunModel) -> list[CompileInfo]:
+    """One :class:`CompileInfo` per compile id, in the order the compiles started. Never raises on the
+    run's contents (a missing or broken file is a missing number). A run whose load streamed through a
+    :class:`CompileInfoFold` answers from it; any other is folded here, from its events."""
+    fold = getattr(run, "fold", None)
+    if isinstance(fold, CompileInfoFold):
+        return fold.result()
+    fold = CompileInfoFold()
+    fold.bind(run)
+    add = fold.add
+    for ev in list(run.events):
+        add(ev)
+    return fold.result()
 
 
 def _close(run: RunModel, info: CompileInfo, ev: Event, budget: list[int]) -> None:

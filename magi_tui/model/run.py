@@ -120,6 +120,8 @@ class RunModel:
         #: a streamed headless load (``load(fold=...)``): each event is folded in, then dropped unless
         #: triage keeps it; ``events`` stays empty, ``event_count`` counts them
         self.fold: Any = type(self.fold)() if getattr(self, "fold", None) is not None else None
+        if self.fold is not None and hasattr(self.fold, "bind"):  # read afresh (a replaced file): bound again
+            self.fold.bind(self)
         self._count = 0
         self._first_ts: float | None = None
         self._last_ts: float | None = None

@@ -176,6 +176,31 @@ def _odd_runs(tmp_path: Path) -> list[Path]:
     return out
 
 
+def _check_answers(run: RunModel) -> tuple[str, str, str]:
+    """What ``magi-tui check`` prints of one run with every budget and --fail-on rule: JSON, text, JUnit."""
+    from magi_tui.model.budget import check, junit_xml, load_policy
+    from magi_tui.model.checks import FAIL_ON_KINDS, RULES
+
+    policy = load_policy(None).with_fail_on(tuple(r.id for r in RULES) + tuple(FAIL_ON_KINDS))
+    report = check([run], policy)
+    return _dump_json(report.as_json()), report.text(), junit_xml(report)
+
+
+def _metrics_answers(run: RunModel) -> tuple[str, str]:
+    """What ``magi-tui metrics`` prints of one run: the JSON (every compile, its kernels) and the table."""
+    from magi_tui.model.metrics import compile_infos, kernel_provenance, metrics_table
+
+    infos = compile_infos(run)
+    return (_dump_json([{**i.as_json(), "provenance": [k.as_json() for k in kernel_provenance(run, i)]}
+                        for i in infos]), "\n".join(metrics_table(infos)))
+
+
+def _metrics_streamed(path: Path) -> RunModel:
+    from magi_tui.model.metrics import CompileInfoFold
+
+    return RunModel(path).load(fold=CompileInfoFold())
+
+
 def test_a_streamed_load_gives_the_same_answer(fx, tmp_path):
     from magi_tui.model.report import run_row, triage_text
 
@@ -185,6 +210,9 @@ def test_a_streamed_load_gives_the_same_answer(fx, tmp_path):
         assert _dump_json(triage_json(streamed)) == _dump_json(triage_json(kept)), path
         assert triage_text(streamed, show_all=True) == triage_text(kept, show_all=True), path
         assert run_row(streamed) == run_row(kept), path
+        assert _check_answers(streamed) == _check_answers(kept), path  # check streams too (no baseline)
+        metrics = _metrics_streamed(path)  # and metrics, through its own fold
+        assert _metrics_answers(metrics) == _metrics_answers(kept) and metrics.events == [], path
         assert streamed.event_count == len(kept.events) and streamed.events == []
     odd = _streamed(paths[-1])
     assert odd.partial_line and odd.malformed and {f.event.session for f in odd.triage.failures} == {0, 1}
@@ -239,3 +267,6 @@ def test_a_streamed_log_gives_the_same_answer(tmp_path):
         assert _dump_json(triage_json(streamed)) == _dump_json(triage_json(kept)), path
         assert triage_text(streamed, show_all=True) == triage_text(kept, show_all=True), path
         assert run_row(streamed) == run_row(kept), path
+        assert _check_answers(streamed) == _check_answers(kept), path
+        metrics = _metrics_streamed(path)
+        assert _metrics_answers(metrics) == _metrics_answers(kept) and metrics.events == [], path
