@@ -3,7 +3,7 @@ their op count and graph hash, passes in order), and frames aligned by code obje
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -119,35 +119,42 @@ def side_facts(run: RunModel, reader: _GraphReader | None = None) -> Side:
 # -- aligning frames ---------------------------------------------------------------------------------
 def align_frames(a: list[FrameRow], b: list[FrameRow]) -> list[tuple[FrameRow | None, FrameRow | None]]:
     """Pairs of frames, one per code object: by name + file name + line, then by name when that is
-    unique among the frames left on both sides, then by order of appearance among same-named frames."""
-    left = list(a)
-    right = list(b)
-    pairs: list[tuple[FrameRow | None, FrameRow | None]] = []
+    unique among the frames left on both sides, then by order of appearance among same-named frames.
+
+    Linear in frames (a 100k-frame log against another): frames are kept by position, a key's
+    candidates in a queue, and what is paired leaves by one pass (not ``list.remove`` per pair)."""
+    left = list(range(len(a)))   # positions in ``a`` / ``b`` not paired yet, in order
+    right = list(range(len(b)))
+    paired: list[tuple[int | None, int | None]] = []
 
     def take(keyf: Callable[[FrameRow], tuple | None]) -> None:
-        idx: dict[tuple, list[FrameRow]] = {}
-        for r in right:
-            k = keyf(r)
+        nonlocal left, right
+        idx: dict[tuple, deque[int]] = {}
+        for j in right:
+            k = keyf(b[j])
             if k is not None:
-                idx.setdefault(k, []).append(r)
-        for fa in list(left):
-            k = keyf(fa)
-            if k is None or not idx.get(k):
-                continue
-            fb = idx[k].pop(0)
-            pairs.append((fa, fb))
-            left.remove(fa)
-            right.remove(fb)
+                idx.setdefault(k, deque()).append(j)
+        taken: set[int] = set()
+        rest: list[int] = []
+        for i in left:
+            k = keyf(a[i])
+            q = idx.get(k) if k is not None else None
+            if q:
+                j = q.popleft()
+                paired.append((i, j))
+                taken.add(j)
+            else:
+                rest.append(i)
+        left = rest
+        right = [j for j in right if j not in taken]
 
     take(lambda r: (r.name, _base(r.file), r.line) if r.file and r.line is not None else None)
-    names_a = Counter(r.name for r in left)
-    names_b = Counter(r.name for r in right)
+    names_a = Counter(a[i].name for i in left)
+    names_b = Counter(b[j].name for j in right)
     take(lambda r: (r.name,) if names_a[r.name] == 1 and names_b[r.name] == 1 else None)
     take(lambda r: (r.name,))
-    pairs.extend((fa, None) for fa in left)
-    pairs.extend((None, fb) for fb in right)
-    order = {id(r): i for i, r in enumerate(a)}
-    order_b = {id(r): i for i, r in enumerate(b)}
-    pairs.sort(key=lambda p: (order.get(id(p[0]), 10**6), order_b.get(id(p[1]), 10**6)))
-    return pairs
-
+    paired.extend((i, None) for i in left)
+    paired.extend((None, j) for j in right)
+    last = len(a) + len(b)  # after every frame: an unpaired side sorts last
+    paired.sort(key=lambda p: (last if p[0] is None else p[0], last if p[1] is None else p[1]))
+    return [(None if i is None else a[i], None if j is None else b[j]) for i, j in paired]
