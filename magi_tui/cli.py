@@ -146,10 +146,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """Run vs run (docs/HEADLESS.md): exit 0 when compared, 2 on unusable input."""
     from magi_tui.model.compare import compare_runs, compare_text, one_run
 
-    run_a, problem = one_run(args.a)
+    # streamed: each run's events folded into its analysis and its side of the comparison, then dropped
+    # (two 100k-frame logs kept whole were 1.2 GB)
+    run_a, problem = one_run(args.a, stream=True)
     if problem:
         return _fail(f"A: {problem}")
-    run_b, problem = one_run(args.b)
+    run_b, problem = one_run(args.b, stream=True)
     if problem:
         return _fail(f"B: {problem}")
     c = compare_runs(run_a, run_b)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from magi_tui.model.compare import Side, _GraphReader, _norm, side_facts
+from magi_tui.model.compare.sides import SideFold, side_index
 from magi_tui.model.discovery import find_runs
 from magi_tui.model.frames import parse_compile_id
 from magi_tui.model.run import RunModel
@@ -151,11 +152,7 @@ def _aspects(rr: RankRun) -> None:
     if isinstance(log_ids, dict):
         a["compile_ids"] = list(log_ids)  # tlparse's spelling, attempts included
     else:
-        seen: dict[str, None] = {}
-        for ev in run.events:
-            if ev.compile_id:
-                seen.setdefault(ev.compile_id, None)
-        a["compile_ids"] = list(seen) or None
+        a["compile_ids"] = list(side_index(run).compile_ids) or None
     t = run.triage
     looks = sorted(((it.event.seq, it.event, state) for state, items in
                     (("hit", t.cache_hits), ("miss", t.cache_misses), ("bypass", t.cache_bypasses))
@@ -306,11 +303,8 @@ def _diverge(job: Job) -> None:
     job.aspects = [_group(job.ranks, name) for name in ASPECTS]
     ref = job.reference
     others = job.ranks[1:]
-    all_ids: list[str] = []
-    for r in job.ranks:
-        for cid in r.compile_ids:
-            if cid not in all_ids:
-                all_ids.append(cid)
+    # ids in order of first appearance over the ranks (a dict: a list's ``in`` made this quadratic in ids)
+    all_ids = list(dict.fromkeys(cid for r in job.ranks for cid in r.compile_ids))
 
     def frame(cid: str) -> str:
         for r in job.ranks:
@@ -350,11 +344,7 @@ def _diverge(job: Job) -> None:
                 + "; ".join(f"rank {k}: {v['op_count']} ops, {v['graph_hash'] or 'no hash'}" for k, v in by.items())
                 + ")"))
     # cache patterns
-    cache_ids = []
-    for r in job.ranks:
-        for cid in r.cache:
-            if cid not in cache_ids:
-                cache_ids.append(cid)
+    cache_ids = list(dict.fromkeys(cid for r in job.ranks for cid in r.cache))
     for cid in cache_ids:
         p0 = ref.cache.get(cid, ())
         odd = [r.rank for r in others if r.cache.get(cid, ()) != p0]
@@ -367,11 +357,7 @@ def _diverge(job: Job) -> None:
                 f"compile {cid} ({frame(cid)}): cache differs: "
                 + "; ".join(f"rank {k}: {v}" for k, v in by.items())))
     # recompile reasons
-    rids = []
-    for r in job.ranks:
-        for cid in r.recompile_reasons:
-            if cid not in rids:
-                rids.append(cid)
+    rids = list(dict.fromkeys(cid for r in job.ranks for cid in r.recompile_reasons))
     for cid in rids:
         r0 = ref.recompile_reasons.get(cid)
         odd = [r.rank for r in others if r.recompile_reasons.get(cid) != r0]
@@ -399,7 +385,7 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
             key: tuple = ("log", str(f.path.parent), None)
         else:
             key = ("run", n.tag or f.path.name, n.model_index)
-        run.load()
+        run.load(fold=SideFold())  # streamed: what the comparison of ranks reads, no event list
         groups.setdefault(key, {}).setdefault(n.rank, []).append(run)
     reader = _GraphReader()
     jobs: list[Job] = []

@@ -201,6 +201,29 @@ def _metrics_streamed(path: Path) -> RunModel:
     return RunModel(path).load(fold=CompileInfoFold())
 
 
+def _compare_answers(a: RunModel, b: RunModel) -> tuple[str, str]:
+    """What ``magi-tui compare`` prints of two runs: the JSON and the whole text."""
+    from magi_tui.model.compare import compare_runs, compare_text
+
+    c = compare_runs(a, b)
+    return _dump_json(c.as_json()), compare_text(c, show_all=True)
+
+
+def _rank_answers(run: RunModel) -> tuple:
+    """What the comparison of ranks reads of one rank's run (``ranks._rank_run``)."""
+    from magi_tui.model.compare import _GraphReader
+    from magi_tui.model.ranks import _rank_run
+
+    rr = _rank_run(0, run, _GraphReader())
+    return (rr.compile_ids, rr.graphs, rr.cache, rr.recompile_reasons, rr.aspects, rr.keys)
+
+
+def _side_streamed(path: Path) -> RunModel:
+    from magi_tui.model.compare.sides import SideFold
+
+    return RunModel(path).load(fold=SideFold())
+
+
 def test_a_streamed_load_gives_the_same_answer(fx, tmp_path):
     from magi_tui.model.report import run_row, triage_text
 
@@ -213,6 +236,12 @@ def test_a_streamed_load_gives_the_same_answer(fx, tmp_path):
         assert _check_answers(streamed) == _check_answers(kept), path  # check streams too (no baseline)
         metrics = _metrics_streamed(path)  # and metrics, through its own fold
         assert _metrics_answers(metrics) == _metrics_answers(kept) and metrics.events == [], path
+        side = _side_streamed(path)  # compare and ranks: the analysis' fold and a side of a comparison
+        assert side.events == [] and _rank_answers(side) == _rank_answers(kept), path
+    for a, b in zip(paths, paths[1:] + paths[:1]):  # each run against the next, and itself
+        for x, y in ((a, b), (a, a)):
+            assert _compare_answers(_side_streamed(x), _side_streamed(y)) == \
+                _compare_answers(RunModel(x).load(), RunModel(y).load()), (x, y)
         assert streamed.event_count == len(kept.events) and streamed.events == []
     odd = _streamed(paths[-1])
     assert odd.partial_line and odd.malformed and {f.event.session for f in odd.triage.failures} == {0, 1}
@@ -270,3 +299,8 @@ def test_a_streamed_log_gives_the_same_answer(tmp_path):
         assert _check_answers(streamed) == _check_answers(kept), path
         metrics = _metrics_streamed(path)
         assert _metrics_answers(metrics) == _metrics_answers(kept) and metrics.events == [], path
+        side = _side_streamed(path)
+        assert side.events == [] and _rank_answers(side) == _rank_answers(kept), path
+    for a, b in zip([*logs, synth], [synth, *logs]):
+        assert _compare_answers(_side_streamed(a), _side_streamed(b)) == \
+            _compare_answers(RunModel(a).load(), RunModel(b).load()), (a, b)

@@ -11,7 +11,7 @@ from typing import Any, Callable, Hashable, Iterable
 from magi_tui.model.cache_explain import explain_misses, run_lookups
 from magi_tui.model.checks import BreakEntry, FrameRow, RecompileInfo
 from magi_tui.model.compare.graphs import _base, _delta, _first_line, _GraphReader, _norm, _ratio
-from magi_tui.model.compare.sides import CompileFacts, PassFacts, Side, align_frames, side_facts
+from magi_tui.model.compare.sides import CompileFacts, PassFacts, Side, SideFold, align_frames, side_facts
 from magi_tui.model.report import cascade_json
 from magi_tui.model.run import RunModel
 from magi_tui.model.triage import Cascade
@@ -383,8 +383,9 @@ def _strip_header(lines: tuple[str, ...]) -> tuple[str, ...]:
 
 
 # -- loading -----------------------------------------------------------------------------------------
-def one_run(path: str | os.PathLike[str]) -> tuple[RunModel | None, str | None]:
-    """The single run under ``path`` (a run dir or a root holding exactly one), else a reason."""
+def one_run(path: str | os.PathLike[str], *, stream: bool = False) -> tuple[RunModel | None, str | None]:
+    """The single run under ``path`` (a run dir or a root holding exactly one), else a reason. ``stream``:
+    read for a comparison only (:class:`~magi_tui.model.compare.sides.SideFold`: no event list kept)."""
     from pathlib import Path
 
     from magi_tui.model.discovery import find_runs
@@ -398,7 +399,7 @@ def one_run(path: str | os.PathLike[str]) -> tuple[RunModel | None, str | None]:
     if len(found) > 1:
         names = ", ".join(str(f.path) for f in found[:4]) + (" …" if len(found) > 4 else "")
         return None, f"{p} holds {len(found)} runs; name one of them: {names}"
-    run = RunModel(found[0].path).load()
+    run = RunModel(found[0].path).load(fold=SideFold() if stream else None)
     if run.error:
         return None, f"{run.reader.path}: {run.error}"
     return run, None

@@ -7,8 +7,9 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from magi_tui.model.checks import Analysis, FrameRow, analyse, event_attrs
+from magi_tui.model.checks import Analysis, FrameRow, TimelineFold, analyse, event_attrs
 from magi_tui.model.compare.graphs import GraphRef, _base, _GraphReader, graph_ref
+from magi_tui.model.events import Event
 from magi_tui.model.frames import parse_compile_id
 from magi_tui.model.run import RunModel
 
@@ -67,19 +68,36 @@ def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def side_facts(run: RunModel, reader: _GraphReader | None = None) -> Side:
-    """Index one run: its analysis, compiles per frame (op count, graph hash) and its passes."""
-    reader = reader or _GraphReader()
-    a = analyse(run)
-    side = Side(run, a, list(a.frames))
-    occurrences: Counter = Counter()
-    for ev in run.events:
+class SideIndex:
+    """What a comparison reads from every event of one run, one event at a time in file order: compiles per
+    frame (op count, recorded graph hash, time, status) and passes in order. A ``dynamo_capture`` graph
+    to hash is only noted here; :func:`side_facts` reads it, so the graph reader's budget is spent in
+    the order the sides are made, whether the run was kept whole or streamed. Also every compile id in
+    order of appearance (a rank's aspects of a run dir)."""
+
+    def __init__(self) -> None:
+        self.run: RunModel | None = None
+        self.compiles: dict[str, dict[int, CompileFacts]] = {}
+        self.passes: dict[str | None, list[PassFacts]] = {}
+        self.compile_ids: dict[str, None] = {}
+        #: captured graphs to hash (:func:`side_facts`), in order
+        self.to_hash: list[tuple[CompileFacts, GraphRef | None]] = []
+        self._occurrences: Counter = Counter()
+
+    def bind(self, run: RunModel) -> None:
+        self.run = run
+
+    def add(self, ev: Event) -> None:
+        run = self.run
+        assert run is not None, "bind(run) first"
+        if ev.compile_id:
+            self.compile_ids.setdefault(ev.compile_id, None)
         p = parse_compile_id(ev.compile_id)
         fkey = p[0] if p else None
         if p is not None and fkey is not None and (ev.lifecycle == "compile" or ev.frag == "dynamo_capture"):
-            cf = side.compiles.setdefault(fkey, {}).get(p[1])
+            cf = self.compiles.setdefault(fkey, {}).get(p[1])
             if cf is None:
-                cf = side.compiles[fkey][p[1]] = CompileFacts(f"{fkey}/{p[1]}", p[1])
+                cf = self.compiles[fkey][p[1]] = CompileFacts(f"{fkey}/{p[1]}", p[1])
             if ev.lifecycle == "compile" and ev.phase in ("after", "failed"):
                 attrs = event_attrs(run, ev)
                 n = _int(attrs.get("graph_op_count"))
@@ -92,28 +110,68 @@ def side_facts(run: RunModel, reader: _GraphReader | None = None) -> Side:
                 if d is not None:
                     cf.compile_s = (cf.compile_s or 0.0) + d / 1000.0
                 cf.status = "ok" if ev.phase == "after" and cf.status != "failed" else "failed"
-            elif ev.frag == "dynamo_capture" and ev.phase == "after" and cf.graph_hash_source != "recorded":
-                h = reader.digest(GraphRef(run, ev, "captured_graph.py") if "captured_graph.py" in (ev.files or ())
-                                  else graph_ref(run, ev))
-                if h is not None:
-                    cf.graph_hash, cf.graph_hash_source = h, "captured_graph"
-            continue
+            elif ev.frag == "dynamo_capture" and ev.phase == "after":
+                self.to_hash.append((cf, GraphRef(run, ev, "captured_graph.py")
+                                     if "captured_graph.py" in (ev.files or ()) else graph_ref(run, ev)))
+            return
         span = ev.span
         if ev.phase != "after" or span is None or span.before is None or span.end is not ev:
-            continue
+            return
         lc = span.lifecycle
         if lc in _SKIP_LIFECYCLES:
-            continue
+            return
         after = graph_ref(run, ev)
         if after is None:
-            continue
+            return
         before = graph_ref(run, span.before)
         gi = ev.graph_index if ev.graph_index is not None else span.before.graph_index
         base = (fkey, p[1] if p else None, ev.subgraph_index, gi, lc)
-        occurrences[base] += 1
-        pf = PassFacts(base + (occurrences[base],), lc, ev.subgraph_index, gi, ev.compile_id, before, after)
-        side.passes.setdefault(fkey, []).append(pf)
-    return side
+        self._occurrences[base] += 1
+        pf = PassFacts(base + (self._occurrences[base],), lc, ev.subgraph_index, gi, ev.compile_id, before, after)
+        self.passes.setdefault(fkey, []).append(pf)
+
+
+class SideFold(TimelineFold):
+    """The analysis' fold and a :class:`SideIndex` in one pass, for a load that streams
+    (``RunModel.load(fold=SideFold())``: ``compare``, ``ranks``): a comparison reads no event list."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.side = SideIndex()
+
+    def bind(self, run: RunModel) -> None:
+        super().bind(run)
+        self.side.bind(run)
+
+    def add(self, ev: Event) -> None:
+        super().add(ev)
+        self.side.add(ev)
+
+
+def side_index(run: RunModel) -> SideIndex:
+    """The run's :class:`SideIndex`: the one its streamed load made, else one over its events."""
+    fold = getattr(run, "fold", None)
+    if isinstance(fold, SideFold):
+        return fold.side
+    index = SideIndex()
+    index.bind(run)
+    for ev in run.events:
+        index.add(ev)
+    return index
+
+
+def side_facts(run: RunModel, reader: _GraphReader | None = None) -> Side:
+    """Index one run: its analysis, compiles per frame (op count, graph hash) and its passes."""
+    reader = reader or _GraphReader()
+    a = analyse(run)
+    index = side_index(run)
+    for cf, ref in index.to_hash:  # what Dynamo captured, hashed where no hash was recorded
+        if cf.graph_hash_source == "recorded":
+            continue
+        h = reader.digest(ref)
+        if h is not None:
+            cf.graph_hash, cf.graph_hash_source = h, "captured_graph"
+    return Side(run, a, list(a.frames), index.compiles, index.passes)
 
 
 # -- aligning frames ---------------------------------------------------------------------------------
