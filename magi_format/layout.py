@@ -55,23 +55,28 @@ def _datetime_text(ts: float) -> str:
     return f"{last[1]}.{dt.microsecond // 1000:03d}"
 
 
+def timeline_times(ts: float | None, t0: float | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The time fields of a ``timeline.jsonl`` line (:func:`timeline_record`): ``relative_time`` (before
+    ``files``) and ``datetime`` / ``timestamp`` (after ``attributes``); both empty without a timestamp. A
+    reader whose events share a record's time makes them once per record."""
+    if ts is None:
+        return {}, {}
+    tail: dict[str, Any] = {}
+    try:
+        tail["datetime"] = _datetime_text(ts)
+    except (OverflowError, OSError, ValueError):  # a time no calendar holds (a hostile log)
+        pass
+    tail["timestamp"] = ts
+    return {"relative_time": relative_time(max(0.0, ts - (ts if t0 is None else t0)))}, tail
+
+
 def timeline_record(index: int, name: str, files: list[str], attrs: Any, ts: float | None,
                     t0: float | None) -> dict[str, Any]:
     """One ``timeline.jsonl`` line as a JSON object, in the writer's key order (FORMAT.md §4): the tracer
     writes these, and the readers of TORCH_TRACE logs and debug folders make the same ones. Without a
     timestamp the time fields are left out; ``t0`` is the run's first timestamp."""
-    obj: dict[str, Any] = {"index": index, "name": name}
-    if ts is not None:
-        obj["relative_time"] = relative_time(max(0.0, ts - (ts if t0 is None else t0)))
-    obj["files"] = files
-    obj["attributes"] = attrs
-    if ts is not None:
-        try:
-            obj["datetime"] = _datetime_text(ts)
-        except (OverflowError, OSError, ValueError):  # a time no calendar holds (a hostile log)
-            pass
-        obj["timestamp"] = ts
-    return obj
+    head, tail = timeline_times(ts, t0)
+    return {"index": index, "name": name, **head, "files": files, "attributes": attrs, **tail}
 
 
 def event_folder_name(index: int, name: str) -> str:

@@ -45,6 +45,8 @@ class _FrameFold:
 
 
 _NO_PARSE = object()
+#: the types of an attribute that read back from its JSON line as they were
+_AS_READ = frozenset({str, int, type(None)})
 
 
 def _with_id(ids: int | set[int] | None, i: int) -> int | set[int]:
@@ -102,7 +104,18 @@ class TimelineFold:
         from magi_tui.model.checks import analyser
         from magi_tui.model.checks.evidence import event_attrs
 
-        self._attributes = lambda ev: event_attrs(run, ev)
+        handed = getattr(run.reader, "opening_attributes", None)  # a log's reader hands its maps over
+
+        def attributes(ev: Event) -> dict[str, Any]:
+            if handed is not None:
+                a = handed(ev)
+                # as the line reads back: a str, an int or nothing (a float, a list, ... is read from the line)
+                if a is not None and type(a.get("co_filename")) in _AS_READ and type(
+                        a.get("co_firstlineno")) in _AS_READ:
+                    return a
+            return event_attrs(run, ev)
+
+        self._attributes = attributes
         self._reads = analyser.MAX_FILE_READS
 
     def add(self, ev: Event) -> None:

@@ -57,10 +57,10 @@ from typing import Any
 import msgspec
 
 from magi_format import names
-from magi_format.layout import timeline_record
+from magi_format.layout import timeline_record, timeline_times
 from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
-from magi_tui.model.events import Event, attrs_values, make_event, name_kind
+from magi_tui.model.events import Event, dict_event, name_kind
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader, open_followed
 from magi_tui.model.torchtrace import GLOG_RE, GZ_SUFFIX, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
@@ -95,6 +95,10 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _fast_line = msgspec.json.encode
 _encode_line = json.JSONEncoder(ensure_ascii=False).encode
 _fast_loads = msgspec.json.decode
+#: event names / files lists -> their JSON (a log's events draw on a few hundred of each)
+_NAME_JSON: dict[str, bytes] = {}
+_FILES_JSON: dict[tuple, bytes] = {}
+_JSON_CACHE_MAX = 4096
 
 
 def tlparse_compile_id(md: dict[str, Any]) -> str | None:
@@ -311,9 +315,9 @@ class TraceLogReader:
         self._t0: float | None = None
         self._mapper: Any = None
         self._last_second: tuple = (None, 0.0)
-        #: (timestamp, t0, relative_time, {datetime, timestamp}) of the last event's line: a record's
-        #: events share them, formatted once
-        self._last_record: tuple = (None, None, "", {})
+        #: (timestamp, t0, its relative_time JSON member, its datetime and timestamp members) of the last
+        #: event's line: a record's events share them, formatted once
+        self._last_record: tuple = (None, None, b"", b"")
         self._lines = _LineStore()  # the events as timeline.jsonl lines (Event.offset points here)
         self._texts = _LineStore()  # small files' texts (metrics.json, user_stack.txt, ...): _Kept
         #: event seq -> its files, flat: ``(name, source, name, source, ...)`` (one tuple an event: a log of
@@ -329,6 +333,8 @@ class TraceLogReader:
         self._one_names: dict[str, int] = {}
         self._one_names_list: list[str] = []
         self._attrs_of: dict[int, int] = {}
+        #: seq -> the attribute map of the compile ``before`` events of the last read (opening_attributes)
+        self._opening: dict[int, dict[str, Any]] = {}
         #: what tlparse calls its stats: ok / fail_glog / fail_json / fail_payload_md5 / unknown
         self.stats: Counter = Counter()
         #: record types torch 2.13 does not emit, with how many records had each
@@ -349,6 +355,7 @@ class TraceLogReader:
         """Read what was appended since the last call (at most about ``max_bytes`` of complete records).
         Never raises for anything found on disk."""
         result = ReadResult()
+        self._opening = {}
         if self.source.name.endswith(GZ_SUFFIX) and self.path == self.source:
             why = self._unpack(result)
             if why is not None:
@@ -378,6 +385,13 @@ class TraceLogReader:
         finally:
             os.close(fd)
         return result
+
+    def opening_attributes(self, ev: Event) -> dict[str, Any] | None:
+        """The attribute map this reader made for ``ev`` (before its line was encoded) when ``ev`` is a
+        compile's ``before`` event of the last :meth:`read`, else None (read its line). What a streamed
+        load's fold reads of each frame's first compile (``TimelineFold.bind``), handed over rather than
+        decoded again from the line just encoded."""
+        return self._opening.get(ev.seq)
 
     def read_line_bytes(self, offset: int, length: int) -> bytes | None:
         """An event's JSON line (kept in memory: the log has no such line)."""
@@ -780,21 +794,34 @@ class TraceLogReader:
             ts = spec[3]
         if ts is not None and self._t0 is None:
             self._t0 = ts
-        fnames = list(files)
-        last = self._last_record
-        if ts is not None and last[0] == ts and last[1] == self._t0:  # a record's events share its time
-            obj = {"index": self.seq, "name": name, "relative_time": last[2], "files": fnames,
-                   "attributes": attrs, **last[3]}
-        else:
-            obj = timeline_record(self.seq, name, fnames, attrs, ts, self._t0)
-            if ts is not None:
-                tail = {k: obj[k] for k in ("datetime", "timestamp") if k in obj}
-                self._last_record = (ts, self._t0, obj["relative_time"], tail)
-        try:  # encoded once, in C: a record's attributes are plain JSON but for a hostile log's
-            line = _fast_line(obj)
-        except (TypeError, ValueError, OverflowError):  # lone surrogates, what JSON cannot hold, ...
-            obj["attributes"] = json_safe(attrs)
+        fkey = tuple(files)
+        # the line, in the writer's key order (``timeline_record``), from its parts: the name's and the
+        # files' JSON made once per distinct one, the time fields once per record (its events share them),
+        # the attributes encoded in C; what msgspec refuses (lone surrogates, ...) goes the careful way
+        try:
+            last = self._last_record
+            if last[0] != ts or last[1] != self._t0:
+                head, tail = timeline_times(ts, self._t0)
+                last = self._last_record = (ts, self._t0, _fast_line(head)[1:-1], _fast_line(tail)[1:-1])
+            nb = _NAME_JSON.get(name)
+            if nb is None:
+                nb = _fast_line(name)
+                if len(_NAME_JSON) < _JSON_CACHE_MAX:
+                    _NAME_JSON[name] = nb
+            fb = _FILES_JSON.get(fkey)
+            if fb is None:
+                fb = _fast_line(fkey)
+                if len(_FILES_JSON) < _JSON_CACHE_MAX:
+                    _FILES_JSON[fkey] = fb
+            line = b"".join((b'{"index":%d,"name":' % self.seq, nb, b"," if last[2] else b"", last[2],
+                             b',"files":', fb, b',"attributes":', _fast_line(attrs), b"," if last[3] else b"",
+                             last[3], b"}"))
+        except (TypeError, ValueError, OverflowError):
+            obj = timeline_record(self.seq, name, list(fkey), json_safe(attrs), ts, self._t0)
             line = _encode_line(obj).encode("utf-8", "replace")
+            attrs = obj["attributes"]
+        if type(attrs) is not dict:
+            attrs = {}
         with self._lock:
             off = self._lines.append(line)
             if files:
@@ -815,11 +842,9 @@ class TraceLogReader:
                     self._one_file(self.seq, flat[0], flat[1])
                 else:
                     self._files[self.seq] = tuple(flat)
-        attrs = obj["attributes"]  # (json_safe's copy where the line needed one)
-        if type(attrs) is not dict:
-            attrs = {}
-        ev = make_event(name, self.seq, fnames, ts, attrs_values(attrs), attrs, self.seq, 0, line_no, off,
-                        len(line))
+        ev = dict_event(name, self.seq, fkey, ts, attrs, line_no, off, len(line))
+        if ev.lifecycle == "compile" and ev.phase == "before":
+            self._opening[self.seq] = attrs
         self.seq += 1
         result.events.append(ev)
 
