@@ -7,6 +7,7 @@ Dynamo's cache entries. The tracer announces a new run directory on stderr as ``
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime
 from typing import Any
@@ -46,13 +47,21 @@ _LAST_SECOND: list[tuple] = [(None, "")]  # (the last second formatted, its text
 
 def _datetime_text(ts: float) -> str:
     """``datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]``, the second's part formatted
-    once per second (events come thousands a second)."""
-    dt = datetime.fromtimestamp(ts)
-    key = dt.replace(microsecond=0)
+    once per second (events come thousands a second). The microseconds are rounded as ``fromtimestamp``
+    rounds them (half to even, a carry into the next second), so the second is known without making a
+    datetime for each event."""
+    frac, whole = math.modf(ts)
+    us = round(frac * 1e6)
+    if us >= 1_000_000:
+        us -= 1_000_000
+        whole += 1.0
+    elif us < 0:
+        us += 1_000_000
+        whole -= 1.0
     last = _LAST_SECOND[0]  # one tuple, swapped whole: the tracer's threads may share it
-    if last[0] != key:
-        last = _LAST_SECOND[0] = (key, key.strftime("%Y-%m-%d %H:%M:%S"))
-    return f"{last[1]}.{dt.microsecond // 1000:03d}"
+    if last[0] != whole:
+        last = _LAST_SECOND[0] = (whole, datetime.fromtimestamp(whole).strftime("%Y-%m-%d %H:%M:%S"))
+    return f"{last[1]}.{us // 1000:03d}"
 
 
 def timeline_times(ts: float | None, t0: float | None) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -151,6 +151,8 @@ METRICS_KEEP = ("compile_id", "co_name", "co_filename", "co_firstlineno", "frame
                 "restart_reasons", "has_guarded_code", "recompile_reason", "num_graph_breaks",
                 "config_suppress_errors", "is_forward", "cudagraph_skip_reason")
 
+#: the scope attributes of every event the mapping makes (torch's records are of the whole graph)
+_FULLGRAPH = scope_attrs(None)
 #: a lifecycle event's name by (phase, lifecycle): the mapping's lifecycles are its own few constants
 _lifecycle_name = functools.lru_cache(maxsize=512)(lifecycle_event)
 
@@ -298,6 +300,8 @@ class TraceMapper:
         self._registry_path = gb_registry
         self._registry: dict[str, Any] | None = None
         self.config_recompile_limit: Any = None  # from the last compilation_metrics' dynamo_config (logs)
+        #: ((dynamo_config, the limit before it), the limit it gives) of the last compilation_metrics
+        self._config_seen: tuple = ((object(), None), None)
         self.resets = 0  # torch._dynamo.reset() calls seen: compile ids start again from 0/0
         #: lifecycles open outside any compile id (AOTInductor, export: torch writes no compile id)
         self._open_passes: list[str] = []
@@ -348,9 +352,10 @@ class TraceMapper:
             if handler is None:
                 return []
             tag = kind
-        if kind == "dynamo_start":
-            self._note_reset(md)
-        st = self._state(md)
+        cid = self.compile_id_of(md)
+        if kind == "dynamo_start" and cid is not None and self._note_reset(md, cid):
+            cid = self.compile_id_of(md)
+        st = self._state(md, cid)
         rec = Rec(kind, md, body if isinstance(body, dict) else {}, payload or "", st, dict(context or {}))
         self._body = rec.body
         if st is not None:
@@ -390,18 +395,22 @@ class TraceMapper:
             cid = f"!{ca}/{cid}"
         return in_generation(cid, self.resets)
 
-    def _note_reset(self, md: dict[str, Any]) -> None:
-        """A first attempt (``dynamo_start``) of a compile id that already started: torch's counters were
-        reset (``torch._dynamo.reset()``), so this and what follows is a new compilation (as tlparse's stack
-        trie keeps them apart)."""
-        att = md.get("attempt")
-        cid = self.compile_id_of(md)
-        st = self.compiles.get(cid) if cid is not None else None
-        if st is not None and st.started and (att is None or att == 0):
-            self.resets += 1
+    def _note_reset(self, md: dict[str, Any], cid: str) -> bool:
+        """A first attempt (``dynamo_start``) of a compile id (``cid``, its id as events carry it) that
+        already started: torch's counters were reset (``torch._dynamo.reset()``), so this and what follows
+        is a new compilation (as tlparse's stack trie keeps them apart). Whether it was one."""
+        st = self.compiles.get(cid)
+        if st is not None and st.started:
+            att = md.get("attempt")
+            if att is None or att == 0:
+                self.resets += 1
+                return True
+        return False
 
-    def _state(self, md: dict[str, Any]) -> CompileState | None:
-        cid = self.compile_id_of(md)
+    def _state(self, md: dict[str, Any], cid: Any = False) -> CompileState | None:
+        """The state of the record's compile (``cid``: its :meth:`compile_id_of`, when known)."""
+        if cid is False:
+            cid = self.compile_id_of(md)
         if cid is None:
             return None
         ca, fid = md.get("compiled_autograd_id"), md.get("frame_id")
@@ -422,13 +431,13 @@ class TraceMapper:
                 self.frame_names[st.frame_key] = st.frame
 
     def _attrs(self, st: CompileState | None, **extra: Any) -> dict[str, Any]:
-        a: dict[str, Any] = scope_attrs(None)  # a new map each call
-        if st is not None:
-            a["compile_id"] = st.compile_id
-            a["frame"] = st.frame
-            a["attempt"] = st.attempt
-        a["source"] = "torch_trace"
-        a.update(extra)
+        if st is not None:  # (a new map each call)
+            a: dict[str, Any] = {**_FULLGRAPH, "compile_id": st.compile_id, "frame": st.frame, "attempt": st.attempt,
+                                 "source": "torch_trace"}
+        else:
+            a = {**_FULLGRAPH, "source": "torch_trace"}
+        if extra:
+            a.update(extra)
         return a
 
     def _before(self, st: CompileState | None, lc: str, files: dict[str, str] | None = None,
@@ -779,7 +788,10 @@ def _guards(self: TraceMapper, r: Rec) -> None:
 @on_kind("compilation_metrics")
 def _metrics(self: TraceMapper, r: Rec) -> None:
     st, m = r.st, r.body
-    self.config_recompile_limit = recompile_limit_of(m.get("dynamo_config"), self.config_recompile_limit)
+    key = (m.get("dynamo_config"), self.config_recompile_limit)
+    if key != self._config_seen[0]:  # a log's compiles repeat one config (a long JSON string): read once
+        self._config_seen = (key, recompile_limit_of(*key))
+    self.config_recompile_limit = self._config_seen[1]
     if st is not None and m.get("co_name"):
         self._set_frame(st, m.get("co_name"))  # torch's name for the code object it compiled: it wins
     if st is not None and st.pending_recompile is not None:

@@ -296,20 +296,18 @@ _to_builtins = msgspec.to_builtins
 _BY_VALUES: dict[tuple, tuple[dict[str, str] | None, str, bool]] = {}
 
 
+#: the types of summary values that make a key of _BY_VALUES (absent: UNSET)
+_PLAIN = frozenset({str, type(None), type(_UNSET)})
+
+
 def _summary_of(sv: tuple) -> tuple[dict[str, str] | None, str, bool]:
     # one pass for the common case (every value a str or absent: :func:`_summary`'s answer, and the
     # values may be a key of _BY_VALUES); a number or anything else goes the general way
-    summary: dict[str, str] | None = None
-    plain = True
-    for k, v in zip(_SUMMARY_KEYS, sv):
-        if type(v) is str:
-            if summary is None:
-                summary = {}
-            summary[k] = v[:200]
-        elif v is not _UNSET and v is not None:
-            plain = False
-            break
-    if not plain:
+    summary: dict[str, str] | None
+    plain = _PLAIN.issuperset(map(type, sv))
+    if plain:
+        summary = {k: v[:200] for k, v in zip(_SUMMARY_KEYS, sv) if type(v) is str} or None
+    else:
         summary = _summary(sv)
     if summary is not None:
         key = tuple(summary.items())
