@@ -236,7 +236,7 @@ class CompileState:
     phase_stack: list[tuple[str, float]] | None = None  # open chromium spans: (name, ts µs)
 
 
-@dataclass
+@dataclass(slots=True)
 class Rec:
     """One record as a handler sees it."""
 
@@ -440,6 +440,17 @@ class TraceMapper:
             a.update(extra)
         return a
 
+    def _lc_attrs(self, st: CompileState | None, lc: str, extra: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`_attrs` of a lifecycle event: ``lifecycle_name``, then ``extra``."""
+        if st is not None:
+            a: dict[str, Any] = {**_FULLGRAPH, "compile_id": st.compile_id, "frame": st.frame, "attempt": st.attempt,
+                                 "source": "torch_trace", "lifecycle_name": lc}
+        else:
+            a = {**_FULLGRAPH, "source": "torch_trace", "lifecycle_name": lc}
+        if extra:
+            a.update(extra)
+        return a
+
     def _before(self, st: CompileState | None, lc: str, files: dict[str, str] | None = None,
                 **extra: Any) -> EventSpec:
         if st is None:
@@ -451,7 +462,7 @@ class TraceMapper:
         open_.append(lc)
         if len(open_) > 256:  # a log that never closes what it opens does not grow this without end
             del open_[0]
-        return (_lifecycle_name("before", lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
+        return (_lifecycle_name("before", lc), self._lc_attrs(st, lc, extra), files or {})
 
     def _end(self, st: CompileState | None, phase: str, lc: str, files: dict[str, str] | None = None,
              **extra: Any) -> EventSpec:
@@ -462,7 +473,7 @@ class TraceMapper:
                 del open_[idx]
             if not open_ and st is not None:
                 st.open = ()
-        return (_lifecycle_name(phase, lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
+        return (_lifecycle_name(phase, lc), self._lc_attrs(st, lc, extra), files or {})
 
     def _point(self, st: CompileState | None, base: str, files: dict[str, str] | None = None,
                **extra: Any) -> EventSpec:

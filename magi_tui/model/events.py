@@ -507,8 +507,19 @@ def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[
     ev.subgraph_index = sgi
     ev.scope = "fullgraph" if sgi is None else (_SCOPES[sgi] if 0 <= sgi < 64 else f"subgraph_{sgi}")
     kind = nkind
-    if _SUMMARY_SET.isdisjoint(attrs):
+    present = _SUMMARY_SET.intersection(attrs)
+    if not present:
         ev.summary = None
+    elif len(present) == 1 and type(v := g(k := next(iter(present)))) is str:  # a frame's name, most often
+        key = ((k, v[:200]),)
+        summary = _SUMMARY_CACHE.get(key)
+        if summary is None:
+            if len(_SUMMARY_CACHE) >= _SHARE_MAX:
+                _SUMMARY_CACHE.clear()
+            summary = _SUMMARY_CACHE[key] = {k: key[0][1]}
+        ev.summary = summary
+        if not nkind and (k == "load_result" or k == "store_result"):
+            kind = _result_kind(summary)
     else:  # absent and null read the same for the summary (a key present keeps the map: _KEEP_SET)
         sv = tuple(map(g, _SUMMARY_KEYS))
         try:

@@ -118,7 +118,7 @@ def _file_name(name: str) -> str:
     return safe if not safe.startswith(".") else "_" + safe
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     """A record being assembled: its metadata line and payload lines (``\\t`` stripped)."""
 
@@ -235,7 +235,7 @@ def _pairs(flat: tuple) -> Any:
     return zip(flat[::2], flat[1::2])
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Range:
     """A payload in the log: bytes [start, end) of ``\\t``-prefixed lines."""
 
@@ -534,7 +534,8 @@ class TraceLogReader:
             pos = nl + 1
             line_no += 1
             raw = data[start:nl - 1] if data[nl - 1:nl] == b"\r" and nl > start else data[start:nl]
-            if cur is not None and not raw.strip():
+            blank = not raw or raw.isspace()  # (strip() would copy the line)
+            if cur is not None and blank:
                 if not blanks:
                     blank_start = start
                 blanks += 1
@@ -546,7 +547,7 @@ class TraceLogReader:
                 cur = None
             consumed, consumed_line = start, line_no - 1
             self._skip_tabs = False
-            if not raw.strip():
+            if blank:
                 consumed, consumed_line = pos, line_no
                 continue
             if start == 0 and base == 0 and raw[:len(_BOM)] == b" " * len(_BOM):
@@ -722,10 +723,10 @@ class TraceLogReader:
         first record nearest an epoch time the log holds (:meth:`_epoch_in_log`), else the file's mtime,
         and turns over when the month goes back (a log across New Year)."""
         try:
-            key = m.group(2, 3, 4, 5, 6)
+            key = m.string[1:14]  # "MMDD hh:mm:ss" (GLOG_RE's groups 2-6, fixed widths)
             last = self._last_second  # records come thousands a second: mktime once per second
             if last[0] != key:
-                mon, day, hh, mm, ss = (int(v) for v in key)
+                mon, day, hh, mm, ss = (int(v) for v in m.group(2, 3, 4, 5, 6))
                 if self._year is None:
                     hint = self._year_hint if self._year_hint is not None else time.time()
                     y = time.localtime(hint).tm_year
