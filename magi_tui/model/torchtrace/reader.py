@@ -649,8 +649,8 @@ class TraceLogReader:
             self._bad(result, cur.line_no, f"record not mapped ({literal(kind, 80)}): {type(exc).__name__}: "
                       f"{literal(str(exc), 200)}", cur.header, "fail_parser")
             return
-        for spec in specs:
-            self._add_event(spec, ts, cur.line_no, payload, rng, result)
+        if specs:
+            self._add_events(specs, ts, cur.line_no, payload, rng, result)
 
     def _map(self, kind: str, md: dict[str, Any], payload: str | None) -> list[tuple]:
         mapping = _mapping()
@@ -788,66 +788,70 @@ class TraceLogReader:
         self.path = dst
         return None
 
-    def _add_event(self, spec: tuple, ts: float | None, line_no: int, payload: str | None,
-                   rng: _Range | None, result: ReadResult) -> None:
-        name, attrs, files = spec[0], spec[1], spec[2] or {}
-        if len(spec) > 3 and spec[3] is not None:
-            ts = spec[3]
-        if ts is not None and self._t0 is None:
-            self._t0 = ts
-        fkey = tuple(files)
-        # the line, in the writer's key order (``timeline_record``), from its parts: the name's and the
-        # files' JSON made once per distinct one, the time fields once per record (its events share them),
-        # the attributes encoded in C; what msgspec refuses (lone surrogates, ...) goes the careful way
-        try:
-            last = self._last_record
-            if last[0] != ts or last[1] != self._t0:
-                head, tail = timeline_times(ts, self._t0)
-                last = self._last_record = (ts, self._t0, _fast_line(head)[1:-1], _fast_line(tail)[1:-1])
-            nb = _NAME_JSON.get(name)
-            if nb is None:
-                nb = _fast_line(name)
-                if len(_NAME_JSON) < _JSON_CACHE_MAX:
-                    _NAME_JSON[name] = nb
-            fb = _FILES_JSON.get(fkey)
-            if fb is None:
-                fb = _fast_line(fkey)
-                if len(_FILES_JSON) < _JSON_CACHE_MAX:
-                    _FILES_JSON[fkey] = fb
-            line = b"".join((b'{"index":%d,"name":' % self.seq, nb, b"," if last[2] else b"", last[2],
-                             b',"files":', fb, b',"attributes":', _fast_line(attrs), b"," if last[3] else b"",
-                             last[3], b"}"))
-        except (TypeError, ValueError, OverflowError):
-            obj = timeline_record(self.seq, name, list(fkey), json_safe(attrs), ts, self._t0)
-            line = _encode_line(obj).encode("utf-8", "replace")
-            attrs = obj["attributes"]
-        if type(attrs) is not dict:
-            attrs = {}
-        with self._lock:
-            off = self._lines.append(line)
-            if files:
-                mapping = _mapping()
-                flat: list[Any] = []
-                for fname, text in files.items():
-                    flat.append(str(fname))
-                    if text is mapping.METRICS_OF_RECORD:
-                        flat.append(_derived(*self._record_json))
-                        continue
-                    if text is mapping.STACK_OF_RECORD:
-                        flat.append(self._deferred_stack())
-                        continue
-                    flat.append(rng if (rng is not None and text is payload and text is not None
-                                         and len(text) > INLINE_BYTES)
-                                else self._keep_text(str(text)))
-                if len(flat) == 2 and type(flat[1]) is int and len(self._one_names) < 0xFFFF_FFFF:
-                    self._one_file(self.seq, flat[0], flat[1])
-                else:
-                    self._files[self.seq] = tuple(flat)
-        ev = dict_event(name, self.seq, fkey, ts, attrs, line_no, off, len(line))
-        if ev.lifecycle == "compile" and ev.phase == "before":
-            self._opening[self.seq] = attrs
-        self.seq += 1
-        result.events.append(ev)
+    def _add_events(self, specs: list[tuple], ts: float | None, line_no: int, payload: str | None,
+                    rng: _Range | None, result: ReadResult) -> None:
+        """A record's events: each one's line (the in-memory ``timeline.jsonl``), files and Event."""
+        mapping = _mapping()
+        metrics_of, stack_of = mapping.METRICS_OF_RECORD, mapping.STACK_OF_RECORD
+        events = result.events
+        with self._lock:  # (once for the record's events)
+            for spec in specs:
+                name, attrs, files = spec[0], spec[1], spec[2] or {}
+                ets = spec[3] if len(spec) > 3 and spec[3] is not None else ts
+                if ets is not None and self._t0 is None:
+                    self._t0 = ets
+                seq = self.seq
+                fkey = tuple(files)
+                # the line, in the writer's key order (``timeline_record``), from its parts: the name's and
+                # the files' JSON made once per distinct one, the time fields once per record (its events
+                # share them), the attributes encoded in C; what msgspec refuses (lone surrogates, ...) goes
+                # the careful way
+                try:
+                    last = self._last_record
+                    if last[0] != ets or last[1] != self._t0:
+                        head, tail = timeline_times(ets, self._t0)
+                        last = self._last_record = (ets, self._t0, _fast_line(head)[1:-1], _fast_line(tail)[1:-1])
+                    nb = _NAME_JSON.get(name)
+                    if nb is None:
+                        nb = _fast_line(name)
+                        if len(_NAME_JSON) < _JSON_CACHE_MAX:
+                            _NAME_JSON[name] = nb
+                    fb = _FILES_JSON.get(fkey)
+                    if fb is None:
+                        fb = _fast_line(fkey)
+                        if len(_FILES_JSON) < _JSON_CACHE_MAX:
+                            _FILES_JSON[fkey] = fb
+                    line = b"".join((b'{"index":%d,"name":' % seq, nb, b"," if last[2] else b"", last[2],
+                                     b',"files":', fb, b',"attributes":', _fast_line(attrs),
+                                     b"," if last[3] else b"", last[3], b"}"))
+                except (TypeError, ValueError, OverflowError):
+                    obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
+                    line = _encode_line(obj).encode("utf-8", "replace")
+                    attrs = obj["attributes"]
+                if type(attrs) is not dict:
+                    attrs = {}
+                off = self._lines.append(line)
+                if files:
+                    flat: list[Any] = []
+                    for fname, text in files.items():
+                        flat.append(str(fname))
+                        if text is metrics_of:
+                            flat.append(_derived(*self._record_json))
+                        elif text is stack_of:
+                            flat.append(self._deferred_stack())
+                        else:
+                            flat.append(rng if (rng is not None and text is payload and text is not None
+                                                 and len(text) > INLINE_BYTES)
+                                        else self._keep_text(str(text)))
+                    if len(flat) == 2 and type(flat[1]) is int and len(self._one_names) < 0xFFFF_FFFF:
+                        self._one_file(seq, flat[0], flat[1])
+                    else:
+                        self._files[seq] = tuple(flat)
+                ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(line))
+                if ev.lifecycle == "compile" and ev.phase == "before":
+                    self._opening[seq] = attrs
+                self.seq = seq + 1
+                events.append(ev)
 
     # -- files ---------------------------------------------------------------------------------
     def _one_file(self, seq: int, name: str, src: int) -> None:
