@@ -79,6 +79,19 @@ def timeline_times(ts: float | None, t0: float | None) -> tuple[dict[str, Any], 
     return {"relative_time": relative_time(max(0.0, ts - (ts if t0 is None else t0)))}, tail
 
 
+def timeline_times_json(ts: float | None, t0: float | None, encode: Any) -> tuple[bytes, bytes]:
+    """:func:`timeline_times` as the JSON members of a compact line (``"relative_time":"1.2ms"``, and
+    ``"datetime":"...","timestamp":...``; empty without a timestamp), made without a map: the texts are
+    plain ASCII, the timestamp is written by ``encode`` (the line's encoder, as it writes a float)."""
+    if ts is None:
+        return b"", b""
+    head = b'"relative_time":"%s"' % relative_time(max(0.0, ts - (ts if t0 is None else t0))).encode()
+    try:
+        return head, b'"datetime":"%s","timestamp":%s' % (_datetime_text(ts).encode(), encode(ts))
+    except (OverflowError, OSError, ValueError):  # a time no calendar holds (a hostile log)
+        return head, b'"timestamp":' + encode(ts)
+
+
 def timeline_record(index: int, name: str, files: list[str], attrs: Any, ts: float | None,
                     t0: float | None) -> dict[str, Any]:
     """One ``timeline.jsonl`` line as a JSON object, in the writer's key order (FORMAT.md §4): the tracer

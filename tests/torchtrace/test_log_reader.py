@@ -252,3 +252,24 @@ def test_compile_before_maps_are_handed_over_as_their_lines_read():
     assert all(reader.opening_attributes(e) is None for e in first if e not in opening)
     reader.read(1 << 14)
     assert all(reader.opening_attributes(e) is None for e in opening)
+
+
+def test_epoch_search_is_the_regexs():
+    """The year hint's search (a literal found first, the pattern matched there) finds what the regex
+    search finds: the first match, or none."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from magi_tui.model.torchtrace.reader import _EPOCH_S, _EPOCH_US, _search_at
+
+    parts = st.sampled_from([b'"start_time": ', b'"ts": ', b"1", b"17639827", b"1763982759", b".5", b"x",
+                             b"1763982759123456", b'"start_time": 9', b'"ts":'])
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(parts, max_size=12).map(b"".join))
+    def check(data):
+        for pattern in (_EPOCH_S, _EPOCH_US):
+            want, got = pattern.search(data), _search_at(pattern, data)
+            assert (want and (want.start(), want.group(1))) == (got and (got.start(), got.group(1)))
+
+    check()

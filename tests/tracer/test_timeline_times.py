@@ -47,3 +47,24 @@ def test_record_fields_in_the_writers_order():
     assert list(timeline_record(3, "x", [], {}, None, None)) == ["index", "name", "files", "attributes"]
     assert "datetime" not in timeline_times(float("nan"), None)[1]  # no calendar: no datetime
     assert "datetime" not in timeline_times(1e20, None)[1]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(st.none(), st.floats(), st.floats(-1e11, 3e11)), st.one_of(st.none(), st.floats(-1e11, 3e11)))
+def test_json_members_are_the_maps_encoded(ts, t0):
+    """The members a log reader writes for a record's time are those of timeline_times, encoded."""
+    import msgspec
+
+    from magi_format.layout import timeline_times_json
+
+    try:
+        head, tail = timeline_times(ts, t0)
+    except _ERRORS as exc:  # (an infinite time has no relative_time either way)
+        want: object = type(exc)
+    else:
+        want = (msgspec.json.encode(head)[1:-1], msgspec.json.encode(tail)[1:-1])
+    try:
+        got: object = timeline_times_json(ts, t0, msgspec.json.encode)
+    except _ERRORS as exc:
+        got = type(exc)
+    assert got == want

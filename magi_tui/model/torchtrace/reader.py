@@ -57,7 +57,7 @@ from typing import Any
 import msgspec
 
 from magi_format import names
-from magi_format.layout import timeline_record, timeline_times
+from magi_format.layout import timeline_record, timeline_times_json
 from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
 from magi_tui.model.events import Event, dict_event, name_kind
@@ -99,6 +99,20 @@ _fast_loads = msgspec.json.decode
 _NAME_JSON: dict[str, bytes] = {}
 _FILES_JSON: dict[tuple, bytes] = {}
 _JSON_CACHE_MAX = 4096
+
+
+def _search_at(pattern: re.Pattern[bytes], data: bytes) -> re.Match[bytes] | None:
+    """``pattern.search(data)`` for a pattern that starts with a literal (its text up to the first
+    ``(``): the literal is found by ``bytes.find`` (a log of megabytes without it is scanned at memchr's
+    speed, not the regex engine's), the pattern matched there."""
+    lit = pattern.pattern[:pattern.pattern.index(b"(")]
+    at = data.find(lit)
+    while at >= 0:
+        m = pattern.match(data, at)
+        if m:
+            return m
+        at = data.find(lit, at + 1)
+    return None
 
 
 def tlparse_compile_id(md: dict[str, Any]) -> str | None:
@@ -179,7 +193,7 @@ class _LineStore:
         self._tail += line
         self._tail += end
         if len(self._tail) >= self.BLOCK:
-            self._blocks.append(zlib.compress(self._tail, 1))
+            self._blocks.append(zlib.compress(self._tail, 1, -15))  # raw deflate: no checksum to make
             self._starts.append(self._tail_start)
             self._tail_start += len(self._tail)
             self._tail = bytearray()
@@ -193,12 +207,12 @@ class _LineStore:
             return bytes(self._tail[start:start + length])
         i = bisect.bisect_right(self._starts, offset) - 1
         if self._cached[0] != i:
-            self._cached = (i, zlib.decompress(self._blocks[i]))
+            self._cached = (i, zlib.decompress(self._blocks[i], -15))
         start = offset - self._starts[i]
         return self._cached[1][start:start + length]
 
     def all(self) -> bytes:
-        return b"".join(zlib.decompress(b) for b in self._blocks) + bytes(self._tail)
+        return b"".join(zlib.decompress(b, -15) for b in self._blocks) + bytes(self._tail)
 
 
 _Kept = int
@@ -748,10 +762,10 @@ class TraceLogReader:
             head = os.pread(fd, CHUNK, 0)
         except OSError:
             return None
-        m = _EPOCH_S.search(head)
+        m = _search_at(_EPOCH_S, head)
         if m:
             return float(m.group(1))
-        m = _EPOCH_US.search(head)
+        m = _search_at(_EPOCH_US, head)
         return float(m.group(1)) / 1e6 if m else None
 
     def _unpack(self, result: ReadResult) -> str | None:
@@ -809,8 +823,7 @@ class TraceLogReader:
                 try:
                     last = self._last_record
                     if last[0] != ets or last[1] != self._t0:
-                        head, tail = timeline_times(ets, self._t0)
-                        last = self._last_record = (ets, self._t0, _fast_line(head)[1:-1], _fast_line(tail)[1:-1])
+                        last = self._last_record = (ets, self._t0, *timeline_times_json(ets, self._t0, _fast_line))
                     nb = _NAME_JSON.get(name)
                     if nb is None:
                         nb = _fast_line(name)
