@@ -393,7 +393,7 @@ class TraceMapper:
         ca = md.get("compiled_autograd_id")
         if ca is not None:
             cid = f"!{ca}/{cid}"
-        return in_generation(cid, self.resets)
+        return in_generation(cid, self.resets) if self.resets else cid
 
     def _note_reset(self, md: dict[str, Any], cid: str) -> bool:
         """A first attempt (``dynamo_start``) of a compile id (``cid``, its id as events carry it) that
@@ -572,8 +572,10 @@ class TraceMapper:
         if self.defer_files:
             if not isinstance(stack, list):
                 return "", None
-            last = next((fr for fr in reversed(stack) if isinstance(fr, dict)), None)
-            return (STACK_OF_RECORD, last.get("name")) if last is not None else ("", None)
+            for fr in reversed(stack):
+                if isinstance(fr, dict):
+                    return STACK_OF_RECORD, fr.get("name")
+            return "", None
         return self.stack_text(stack, self.strings)
 
     @staticmethod
