@@ -356,12 +356,12 @@ class TraceMapper:
         if kind == "dynamo_start" and cid is not None and self._note_reset(md, cid):
             cid = self.compile_id_of(md)
         st = self._state(md, cid)
-        rec = Rec(kind, md, body if isinstance(body, dict) else {}, payload or "", st, dict(context or {}))
+        rec = Rec(kind, md, body if isinstance(body, dict) else {}, payload or "", st, dict(context) if context else {})
         self._body = rec.body
         if st is not None:
             if st.pending_recompile is not None and tag not in ("dynamo_start", "artifact:recompile_reasons"):
                 self._flush_recompile(rec)
-            if self._is_backward(rec, tag):
+            if (tag in BACKWARD_KINDS or tag == "bwd_compilation_metrics") and self._is_backward(rec, tag):
                 rec.context["backward"] = True
                 if st.closed and not st.backward_open and tag != "bwd_compilation_metrics":
                     st.backward_open = True

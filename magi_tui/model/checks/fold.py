@@ -100,9 +100,10 @@ class TimelineFold:
     def bind(self, run: RunModel) -> None:
         """Read what the analysis reads of each frame's events as they come, so that a streamed load
         keeps no event only for that: the first compile ``before``'s attributes (co_filename /
-        co_firstlineno) at once, and the first compile end (its metrics.json) only while the analysis
-        may still read it -- it reads at most ``MAX_FILE_READS`` of them, frame by frame, so a frame
-        after that many that will read theirs never gets to (a 100k-frame log kept 100k such events)."""
+        co_firstlineno) at once (a TORCH_TRACE log's reader hands over the map it made, so no line is
+        decoded again), and the first compile end (its metrics.json) only while the analysis may still
+        read it -- it reads at most ``MAX_FILE_READS`` of them, frame by frame, so a frame after that
+        many that will read theirs never gets to (a 100k-frame log kept 100k such events)."""
         from magi_tui.model.checks import analyser
         from magi_tui.model.checks.evidence import event_attrs
 

@@ -347,8 +347,9 @@ class TraceLogReader:
         self._one_names: dict[str, int] = {}
         self._one_names_list: list[str] = []
         self._attrs_of: dict[int, int] = {}
-        #: seq -> the attribute map of the compile ``before`` events of the last read (opening_attributes)
-        self._opening: dict[int, dict[str, Any]] = {}
+        #: seq -> (the event, its attribute map) of the compile ``before`` events of the last read
+        #: (opening_attributes)
+        self._opening: dict[int, tuple[Event, dict[str, Any]]] = {}
         #: what tlparse calls its stats: ok / fail_glog / fail_json / fail_payload_md5 / unknown
         self.stats: Counter = Counter()
         #: record types torch 2.13 does not emit, with how many records had each
@@ -405,7 +406,8 @@ class TraceLogReader:
         compile's ``before`` event of the last :meth:`read`, else None (read its line). What a streamed
         load's fold reads of each frame's first compile (``TimelineFold.bind``), handed over rather than
         decoded again from the line just encoded."""
-        return self._opening.get(ev.seq)
+        got = self._opening.get(ev.seq)
+        return got[1] if got is not None and got[0] is ev else None
 
     def read_line_bytes(self, offset: int, length: int) -> bytes | None:
         """An event's JSON line (kept in memory: the log has no such line)."""
@@ -671,7 +673,7 @@ class TraceLogReader:
         if self._mapper is None:
             self._mapper = mapping.TraceMapper()
             self._mapper.defer_files = True  # metrics.json, user_stack.txt made when opened (_record_file)
-        specs = list(self._mapper.handle(md, payload))
+        specs = self._mapper.handle(md, payload)  # (a new list each record)
         if specs or kind in mapping.IGNORED or kind == "str":
             return specs
         body = md.get(kind)
@@ -862,7 +864,7 @@ class TraceLogReader:
                         self._files[seq] = tuple(flat)
                 ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(line))
                 if ev.lifecycle == "compile" and ev.phase == "before":
-                    self._opening[seq] = attrs
+                    self._opening[seq] = (ev, attrs)
                 self.seq = seq + 1
                 events.append(ev)
 
