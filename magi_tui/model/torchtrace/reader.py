@@ -95,7 +95,8 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _fast_line = msgspec.json.encode
 _encode_line = json.JSONEncoder(ensure_ascii=False).encode
 _fast_loads = msgspec.json.decode
-#: event names / files lists -> their JSON (a log's events draw on a few hundred of each)
+#: event names / files lists -> their members of a line (``,"name":...`` / ``,"files":[...],"attributes":``;
+#: a log's events draw on a few hundred of each)
 _NAME_JSON: dict[str, bytes] = {}
 _FILES_JSON: dict[tuple, bytes] = {}
 _JSON_CACHE_MAX = 4096
@@ -329,9 +330,9 @@ class TraceLogReader:
         self._t0: float | None = None
         self._mapper: Any = None
         self._last_second: tuple = (None, 0.0)
-        #: (timestamp, t0, its relative_time JSON member, its datetime and timestamp members) of the last
-        #: event's line: a record's events share them, formatted once
-        self._last_record: tuple = (None, None, b"", b"")
+        #: (timestamp, t0, the line's part after the name: its relative_time member, and its end: the
+        #: datetime and timestamp members, "}") of the last event's line: a record's events share them
+        self._last_record: tuple = (None, None, b"", b"}")
         self._lines = _LineStore()  # the events as timeline.jsonl lines (Event.offset points here)
         self._texts = _LineStore()  # small files' texts (metrics.json, user_stack.txt, ...): _Kept
         #: event seq -> its files, flat: ``(name, source, name, source, ...)`` (one tuple an event: a log of
@@ -825,20 +826,20 @@ class TraceLogReader:
                 try:
                     last = self._last_record
                     if last[0] != ets or last[1] != self._t0:
-                        last = self._last_record = (ets, self._t0, *timeline_times_json(ets, self._t0, _fast_line))
+                        head, tail = timeline_times_json(ets, self._t0, _fast_line)
+                        last = self._last_record = (ets, self._t0, b"," + head if head else b"",
+                                                    (b"," + tail if tail else b"") + b"}")
                     nb = _NAME_JSON.get(name)
                     if nb is None:
-                        nb = _fast_line(name)
+                        nb = b',"name":' + _fast_line(name)
                         if len(_NAME_JSON) < _JSON_CACHE_MAX:
                             _NAME_JSON[name] = nb
                     fb = _FILES_JSON.get(fkey)
                     if fb is None:
-                        fb = _fast_line(fkey)
+                        fb = b',"files":' + _fast_line(fkey) + b',"attributes":'
                         if len(_FILES_JSON) < _JSON_CACHE_MAX:
                             _FILES_JSON[fkey] = fb
-                    line = b"".join((b'{"index":%d,"name":' % seq, nb, b"," if last[2] else b"", last[2],
-                                     b',"files":', fb, b',"attributes":', _fast_line(attrs),
-                                     b"," if last[3] else b"", last[3], b"}"))
+                    line = b"".join((b'{"index":%d' % seq, nb, last[2], fb, _fast_line(attrs), last[3]))
                 except (TypeError, ValueError, OverflowError):
                     obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
                     line = _encode_line(obj).encode("utf-8", "replace")
