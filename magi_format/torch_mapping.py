@@ -466,6 +466,11 @@ class TraceMapper:
 
     def _end(self, st: CompileState | None, phase: str, lc: str, files: dict[str, str] | None = None,
              **extra: Any) -> EventSpec:
+        return self._end_with(st, phase, lc, files, extra)
+
+    def _end_with(self, st: CompileState | None, phase: str, lc: str, files: dict[str, str] | None,
+                  extra: dict[str, Any]) -> EventSpec:
+        """:meth:`_end` with its extra attributes as a map (a handler that has them as one passes it on)."""
         open_ = st.open if st is not None else self._open_passes
         if lc in open_:
             idx = len(open_) - 1 - open_[::-1].index(lc)
@@ -805,8 +810,9 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
     if key != self._config_seen[0]:  # a log's compiles repeat one config (a long JSON string): read once
         self._config_seen = (key, recompile_limit_of(*key))
     self.config_recompile_limit = self._config_seen[1]
-    if st is not None and m.get("co_name"):
-        self._set_frame(st, m.get("co_name"))  # torch's name for the code object it compiled: it wins
+    co_name = m.get("co_name")
+    if st is not None and co_name:
+        self._set_frame(st, co_name)  # torch's name for the code object it compiled: it wins
     if st is not None and st.pending_recompile is not None:
         self._flush_recompile(r)
     restarts = m.get("restart_reasons")
@@ -828,13 +834,15 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
         if st is None or not st.failed_written:
             self._close_failed(r, m)
     else:
-        if st is not None:
+        if st is not None and st.open:
             for lc in reversed(list(st.open)):
                 if lc not in (COMPILE, BACKWARD_COMPILE):  # e.g. an empty graph never closes capture
                     r.events.append(self._end(st, "skip", lc, reason="not completed in this compile"))
         if st is None or not st.failed_written:
-            files = {"metrics.json": self._metrics_file(m), **self._phases_file(st)}
-            r.events.append(self._end(st, "after", COMPILE, files, **self._metric_attrs(m)))
+            files = {"metrics.json": self._metrics_file(m)}
+            if st is not None and st.phases:
+                files.update(self._phases_file(st))
+            r.events.append(self._end_with(st, "after", COMPILE, files, self._metric_attrs(m)))
     if st is not None:
         st.closed = True
 
