@@ -301,7 +301,8 @@ class TraceMapper:
         self._registry: dict[str, Any] | None = None
         self.config_recompile_limit: Any = None  # from the last compilation_metrics' dynamo_config (logs)
         #: ((dynamo_config, the limit before it), the limit it gives) of the last compilation_metrics
-        self._config_seen: tuple = ((object(), None), None)
+        #: whose config is a string
+        self._config_seen: tuple = ((None, None), None)
         self.resets = 0  # torch._dynamo.reset() calls seen: compile ids start again from 0/0
         #: lifecycles open outside any compile id (AOTInductor, export: torch writes no compile id)
         self._open_passes: list[str] = []
@@ -806,10 +807,12 @@ def _guards(self: TraceMapper, r: Rec) -> None:
 @on_kind("compilation_metrics")
 def _metrics(self: TraceMapper, r: Rec) -> None:
     st, m = r.st, r.body
-    key = (m.get("dynamo_config"), self.config_recompile_limit)
-    if key != self._config_seen[0]:  # a log's compiles repeat one config (a long JSON string): read once
-        self._config_seen = (key, recompile_limit_of(*key))
-    self.config_recompile_limit = self._config_seen[1]
+    cfg = m.get("dynamo_config")
+    if type(cfg) is str:  # (anything else names no limit: the last one stands)
+        key = (cfg, self.config_recompile_limit)
+        if key != self._config_seen[0]:  # a log's compiles repeat one config (a long JSON string): read once
+            self._config_seen = (key, recompile_limit_of(*key))
+        self.config_recompile_limit = self._config_seen[1]
     co_name = m.get("co_name")
     if st is not None and co_name:
         self._set_frame(st, co_name)  # torch's name for the code object it compiled: it wins

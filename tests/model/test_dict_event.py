@@ -51,3 +51,11 @@ def test_summary_shared_and_kinds():
     assert a.kind == "cache_hit"
     f = dict_event("fullgraph_failed_compile", 2, (), None, {"lifecycle_name": "compile", "reason": "x"}, 2, 0, 1)
     assert f.kind == "failed" and f.attrs is not None and f.summary == {"reason": "x"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["load_result", "store_result", "frame", "reason"]),
+                       st.sampled_from(["hit", "miss", "bypass", "stored", "skipped", "x", ""]), min_size=1))
+def test_result_kind_is_kind_ofs(summary):
+    """The kind a summary's cache results give, read in one lookup, is the kind rules' (``kind_of``)."""
+    assert E._result_kind(summary) == E.kind_of(None, "", summary)
