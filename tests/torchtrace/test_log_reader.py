@@ -237,21 +237,22 @@ def test_event_lines_are_the_writers_lines():
             assert line == msgspec.json.encode(want), ev
 
 
-def test_compile_before_maps_are_handed_over_as_their_lines_read():
-    """``opening_attributes``: the maps of the last read's compile ``before`` events, equal to what
-    their lines read back (the fold reads them instead of decoding the lines again); None for others
-    and for events of an earlier read."""
+def test_compile_before_sites_are_handed_over_as_their_lines_read():
+    """``opening_site``: co_filename / co_firstlineno of the last read's compile ``before`` events, as
+    their lines read back (the fold reads them instead of decoding the lines again); None for other
+    events and for events of an earlier read."""
     from magi_tui.model.torchtrace.reader import TraceLogReader
 
     reader = TraceLogReader(BREAKS_LOG)
     first = reader.read(1 << 14).events
     opening = [e for e in first if e.lifecycle == "compile" and e.phase == "before"]
-    assert opening and all(reader.opening_attributes(e) is not None for e in opening)
+    assert opening and all(reader.opening_site(e) is not None for e in opening)
     for e in opening:
-        assert reader.opening_attributes(e) == json.loads(reader.read_line_bytes(e.offset, e.length))["attributes"]
-    assert all(reader.opening_attributes(e) is None for e in first if e not in opening)
+        attrs = json.loads(reader.read_line_bytes(e.offset, e.length))["attributes"]
+        assert reader.opening_site(e) == (attrs.get("co_filename"), attrs.get("co_firstlineno"))
+    assert all(reader.opening_site(e) is None for e in first if e not in opening)
     reader.read(1 << 14)
-    assert all(reader.opening_attributes(e) is None for e in opening)
+    assert all(reader.opening_site(e) is None for e in opening)
 
 
 def test_epoch_search_is_the_regexs():

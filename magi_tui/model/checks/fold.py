@@ -100,22 +100,21 @@ class TimelineFold:
     def bind(self, run: RunModel) -> None:
         """Read what the analysis reads of each frame's events as they come, so that a streamed load
         keeps no event only for that: the first compile ``before``'s attributes (co_filename /
-        co_firstlineno) at once (a TORCH_TRACE log's reader hands over the map it made, so no line is
-        decoded again), and the first compile end (its metrics.json) only while the analysis may still
+        co_firstlineno) at once (a TORCH_TRACE log's reader hands over the values of the map it made, so no
+        line is decoded again), and the first compile end (its metrics.json) only while the analysis may still
         read it -- it reads at most ``MAX_FILE_READS`` of them, frame by frame, so a frame after that
         many that will read theirs never gets to (a 100k-frame log kept 100k such events)."""
         from magi_tui.model.checks import analyser
         from magi_tui.model.checks.evidence import event_attrs
 
-        handed = getattr(run.reader, "opening_attributes", None)  # a log's reader hands its maps over
+        handed = getattr(run.reader, "opening_site", None)  # a log's reader hands the values over
 
         def attributes(ev: Event) -> dict[str, Any]:
             if handed is not None:
-                a = handed(ev)
+                got = handed(ev)
                 # as the line reads back: a str, an int or nothing (a float, a list, ... is read from the line)
-                if a is not None and type(a.get("co_filename")) in _AS_READ and type(
-                        a.get("co_firstlineno")) in _AS_READ:
-                    return a
+                if got is not None and type(got[0]) in _AS_READ and type(got[1]) in _AS_READ:
+                    return {"co_filename": got[0], "co_firstlineno": got[1]}
             return event_attrs(run, ev)
 
         self._attributes = attributes

@@ -348,9 +348,9 @@ class TraceLogReader:
         self._one_names: dict[str, int] = {}
         self._one_names_list: list[str] = []
         self._attrs_of: dict[int, int] = {}
-        #: seq -> (the event, its attribute map) of the compile ``before`` events of the last read
-        #: (opening_attributes)
-        self._opening: dict[int, tuple[Event, dict[str, Any]]] = {}
+        #: seq -> (the event, its co_filename, its co_firstlineno) of the compile ``before`` events of the
+        #: last read (opening_site)
+        self._opening: dict[int, tuple[Event, Any, Any]] = {}
         #: what tlparse calls its stats: ok / fail_glog / fail_json / fail_payload_md5 / unknown
         self.stats: Counter = Counter()
         #: record types torch 2.13 does not emit, with how many records had each
@@ -402,13 +402,14 @@ class TraceLogReader:
             os.close(fd)
         return result
 
-    def opening_attributes(self, ev: Event) -> dict[str, Any] | None:
-        """The attribute map this reader made for ``ev`` (before its line was encoded) when ``ev`` is a
-        compile's ``before`` event of the last :meth:`read`, else None (read its line). What a streamed
-        load's fold reads of each frame's first compile (``TimelineFold.bind``), handed over rather than
-        decoded again from the line just encoded."""
+    def opening_site(self, ev: Event) -> tuple[Any, Any] | None:
+        """``(co_filename, co_firstlineno)`` (None where absent) of the attribute map this reader made for
+        ``ev`` (before its line was encoded) when ``ev`` is a compile's ``before`` event of the last
+        :meth:`read`, else None (read its line). What a streamed load's fold reads of each frame's first
+        compile (``TimelineFold.bind``), handed over rather than decoded again from the line just
+        encoded; only those two values are kept, not the map."""
         got = self._opening.get(ev.seq)
-        return got[1] if got is not None and got[0] is ev else None
+        return got[1:] if got is not None and got[0] is ev else None
 
     def read_line_bytes(self, offset: int, length: int) -> bytes | None:
         """An event's JSON line (kept in memory: the log has no such line)."""
@@ -865,7 +866,7 @@ class TraceLogReader:
                         self._files[seq] = tuple(flat)
                 ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(line))
                 if ev.lifecycle == "compile" and ev.phase == "before":
-                    self._opening[seq] = (ev, attrs)
+                    self._opening[seq] = (ev, attrs.get("co_filename"), attrs.get("co_firstlineno"))
                 self.seq = seq + 1
                 events.append(ev)
 
