@@ -7,6 +7,7 @@ Dynamo's cache entries. The tracer announces a new run directory on stderr as ``
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime
 from typing import Any
@@ -46,13 +47,49 @@ _LAST_SECOND: list[tuple] = [(None, "")]  # (the last second formatted, its text
 
 def _datetime_text(ts: float) -> str:
     """``datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]``, the second's part formatted
-    once per second (events come thousands a second)."""
-    dt = datetime.fromtimestamp(ts)
-    key = dt.replace(microsecond=0)
+    once per second (events come thousands a second). The microseconds are rounded as ``fromtimestamp``
+    rounds them (half to even, a carry into the next second), so the second is known without making a
+    datetime for each event."""
+    frac, whole = math.modf(ts)
+    us = round(frac * 1e6)
+    if us >= 1_000_000:
+        us -= 1_000_000
+        whole += 1.0
+    elif us < 0:
+        us += 1_000_000
+        whole -= 1.0
     last = _LAST_SECOND[0]  # one tuple, swapped whole: the tracer's threads may share it
-    if last[0] != key:
-        last = _LAST_SECOND[0] = (key, key.strftime("%Y-%m-%d %H:%M:%S"))
-    return f"{last[1]}.{dt.microsecond // 1000:03d}"
+    if last[0] != whole:
+        last = _LAST_SECOND[0] = (whole, datetime.fromtimestamp(whole).strftime("%Y-%m-%d %H:%M:%S"))
+    return f"{last[1]}.{us // 1000:03d}"
+
+
+def timeline_times(ts: float | None, t0: float | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The time fields of a ``timeline.jsonl`` line (:func:`timeline_record`): ``relative_time`` (before
+    ``files``) and ``datetime`` / ``timestamp`` (after ``attributes``); both empty without a timestamp. A
+    reader whose events share a record's time makes them once per record."""
+    if ts is None:
+        return {}, {}
+    tail: dict[str, Any] = {}
+    try:
+        tail["datetime"] = _datetime_text(ts)
+    except (OverflowError, OSError, ValueError):  # a time no calendar holds (a hostile log)
+        pass
+    tail["timestamp"] = ts
+    return {"relative_time": relative_time(max(0.0, ts - (ts if t0 is None else t0)))}, tail
+
+
+def timeline_times_json(ts: float | None, t0: float | None, encode: Any) -> tuple[bytes, bytes]:
+    """:func:`timeline_times` as the JSON members of a compact line (``"relative_time":"1.2ms"``, and
+    ``"datetime":"...","timestamp":...``; empty without a timestamp), made without a map: the texts are
+    plain ASCII, the timestamp is written by ``encode`` (the line's encoder, as it writes a float)."""
+    if ts is None:
+        return b"", b""
+    head = b'"relative_time":"%s"' % relative_time(max(0.0, ts - (ts if t0 is None else t0))).encode()
+    try:
+        return head, b'"datetime":"%s","timestamp":%s' % (_datetime_text(ts).encode(), encode(ts))
+    except (OverflowError, OSError, ValueError):  # a time no calendar holds (a hostile log)
+        return head, b'"timestamp":' + encode(ts)
 
 
 def timeline_record(index: int, name: str, files: list[str], attrs: Any, ts: float | None,
@@ -60,18 +97,8 @@ def timeline_record(index: int, name: str, files: list[str], attrs: Any, ts: flo
     """One ``timeline.jsonl`` line as a JSON object, in the writer's key order (FORMAT.md §4): the tracer
     writes these, and the readers of TORCH_TRACE logs and debug folders make the same ones. Without a
     timestamp the time fields are left out; ``t0`` is the run's first timestamp."""
-    obj: dict[str, Any] = {"index": index, "name": name}
-    if ts is not None:
-        obj["relative_time"] = relative_time(max(0.0, ts - (ts if t0 is None else t0)))
-    obj["files"] = files
-    obj["attributes"] = attrs
-    if ts is not None:
-        try:
-            obj["datetime"] = _datetime_text(ts)
-        except (OverflowError, OSError, ValueError):  # a time no calendar holds (a hostile log)
-            pass
-        obj["timestamp"] = ts
-    return obj
+    head, tail = timeline_times(ts, t0)
+    return {"index": index, "name": name, **head, "files": files, "attributes": attrs, **tail}
 
 
 def event_folder_name(index: int, name: str) -> str:

@@ -151,6 +151,8 @@ METRICS_KEEP = ("compile_id", "co_name", "co_filename", "co_firstlineno", "frame
                 "restart_reasons", "has_guarded_code", "recompile_reason", "num_graph_breaks",
                 "config_suppress_errors", "is_forward", "cudagraph_skip_reason")
 
+#: the scope attributes of every event the mapping makes (torch's records are of the whole graph)
+_FULLGRAPH = scope_attrs(None)
 #: a lifecycle event's name by (phase, lifecycle): the mapping's lifecycles are its own few constants
 _lifecycle_name = functools.lru_cache(maxsize=512)(lifecycle_event)
 
@@ -234,7 +236,7 @@ class CompileState:
     phase_stack: list[tuple[str, float]] | None = None  # open chromium spans: (name, ts µs)
 
 
-@dataclass
+@dataclass(slots=True)
 class Rec:
     """One record as a handler sees it."""
 
@@ -298,6 +300,9 @@ class TraceMapper:
         self._registry_path = gb_registry
         self._registry: dict[str, Any] | None = None
         self.config_recompile_limit: Any = None  # from the last compilation_metrics' dynamo_config (logs)
+        #: ((dynamo_config, the limit before it), the limit it gives) of the last compilation_metrics
+        #: whose config is a string
+        self._config_seen: tuple = ((None, None), None)
         self.resets = 0  # torch._dynamo.reset() calls seen: compile ids start again from 0/0
         #: lifecycles open outside any compile id (AOTInductor, export: torch writes no compile id)
         self._open_passes: list[str] = []
@@ -348,15 +353,16 @@ class TraceMapper:
             if handler is None:
                 return []
             tag = kind
-        if kind == "dynamo_start":
-            self._note_reset(md)
-        st = self._state(md)
-        rec = Rec(kind, md, body if isinstance(body, dict) else {}, payload or "", st, dict(context or {}))
+        cid = self.compile_id_of(md)
+        if kind == "dynamo_start" and cid is not None and self._note_reset(md, cid):
+            cid = self.compile_id_of(md)
+        st = self._state(md, cid)
+        rec = Rec(kind, md, body if isinstance(body, dict) else {}, payload or "", st, dict(context) if context else {})
         self._body = rec.body
         if st is not None:
             if st.pending_recompile is not None and tag not in ("dynamo_start", "artifact:recompile_reasons"):
                 self._flush_recompile(rec)
-            if self._is_backward(rec, tag):
+            if (tag in BACKWARD_KINDS or tag == "bwd_compilation_metrics") and self._is_backward(rec, tag):
                 rec.context["backward"] = True
                 if st.closed and not st.backward_open and tag != "bwd_compilation_metrics":
                     st.backward_open = True
@@ -388,20 +394,24 @@ class TraceMapper:
         ca = md.get("compiled_autograd_id")
         if ca is not None:
             cid = f"!{ca}/{cid}"
-        return in_generation(cid, self.resets)
+        return in_generation(cid, self.resets) if self.resets else cid
 
-    def _note_reset(self, md: dict[str, Any]) -> None:
-        """A first attempt (``dynamo_start``) of a compile id that already started: torch's counters were
-        reset (``torch._dynamo.reset()``), so this and what follows is a new compilation (as tlparse's stack
-        trie keeps them apart)."""
-        att = md.get("attempt")
-        cid = self.compile_id_of(md)
-        st = self.compiles.get(cid) if cid is not None else None
-        if st is not None and st.started and (att is None or att == 0):
-            self.resets += 1
+    def _note_reset(self, md: dict[str, Any], cid: str) -> bool:
+        """A first attempt (``dynamo_start``) of a compile id (``cid``, its id as events carry it) that
+        already started: torch's counters were reset (``torch._dynamo.reset()``), so this and what follows
+        is a new compilation (as tlparse's stack trie keeps them apart). Whether it was one."""
+        st = self.compiles.get(cid)
+        if st is not None and st.started:
+            att = md.get("attempt")
+            if att is None or att == 0:
+                self.resets += 1
+                return True
+        return False
 
-    def _state(self, md: dict[str, Any]) -> CompileState | None:
-        cid = self.compile_id_of(md)
+    def _state(self, md: dict[str, Any], cid: Any = False) -> CompileState | None:
+        """The state of the record's compile (``cid``: its :meth:`compile_id_of`, when known)."""
+        if cid is False:
+            cid = self.compile_id_of(md)
         if cid is None:
             return None
         ca, fid = md.get("compiled_autograd_id"), md.get("frame_id")
@@ -422,13 +432,24 @@ class TraceMapper:
                 self.frame_names[st.frame_key] = st.frame
 
     def _attrs(self, st: CompileState | None, **extra: Any) -> dict[str, Any]:
-        a: dict[str, Any] = scope_attrs(None)  # a new map each call
+        if st is not None:  # (a new map each call)
+            a: dict[str, Any] = {**_FULLGRAPH, "compile_id": st.compile_id, "frame": st.frame, "attempt": st.attempt,
+                                 "source": "torch_trace"}
+        else:
+            a = {**_FULLGRAPH, "source": "torch_trace"}
+        if extra:
+            a.update(extra)
+        return a
+
+    def _lc_attrs(self, st: CompileState | None, lc: str, extra: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`_attrs` of a lifecycle event: ``lifecycle_name``, then ``extra``."""
         if st is not None:
-            a["compile_id"] = st.compile_id
-            a["frame"] = st.frame
-            a["attempt"] = st.attempt
-        a["source"] = "torch_trace"
-        a.update(extra)
+            a: dict[str, Any] = {**_FULLGRAPH, "compile_id": st.compile_id, "frame": st.frame, "attempt": st.attempt,
+                                 "source": "torch_trace", "lifecycle_name": lc}
+        else:
+            a = {**_FULLGRAPH, "source": "torch_trace", "lifecycle_name": lc}
+        if extra:
+            a.update(extra)
         return a
 
     def _before(self, st: CompileState | None, lc: str, files: dict[str, str] | None = None,
@@ -442,10 +463,15 @@ class TraceMapper:
         open_.append(lc)
         if len(open_) > 256:  # a log that never closes what it opens does not grow this without end
             del open_[0]
-        return (_lifecycle_name("before", lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
+        return (_lifecycle_name("before", lc), self._lc_attrs(st, lc, extra), files or {})
 
     def _end(self, st: CompileState | None, phase: str, lc: str, files: dict[str, str] | None = None,
              **extra: Any) -> EventSpec:
+        return self._end_with(st, phase, lc, files, extra)
+
+    def _end_with(self, st: CompileState | None, phase: str, lc: str, files: dict[str, str] | None,
+                  extra: dict[str, Any]) -> EventSpec:
+        """:meth:`_end` with its extra attributes as a map (a handler that has them as one passes it on)."""
         open_ = st.open if st is not None else self._open_passes
         if lc in open_:
             idx = len(open_) - 1 - open_[::-1].index(lc)
@@ -453,7 +479,7 @@ class TraceMapper:
                 del open_[idx]
             if not open_ and st is not None:
                 st.open = ()
-        return (_lifecycle_name(phase, lc), self._attrs(st, lifecycle_name=lc, **extra), files or {})
+        return (_lifecycle_name(phase, lc), self._lc_attrs(st, lc, extra), files or {})
 
     def _point(self, st: CompileState | None, base: str, files: dict[str, str] | None = None,
                **extra: Any) -> EventSpec:
@@ -552,8 +578,10 @@ class TraceMapper:
         if self.defer_files:
             if not isinstance(stack, list):
                 return "", None
-            last = next((fr for fr in reversed(stack) if isinstance(fr, dict)), None)
-            return (STACK_OF_RECORD, last.get("name")) if last is not None else ("", None)
+            for fr in reversed(stack):
+                if isinstance(fr, dict):
+                    return STACK_OF_RECORD, fr.get("name")
+            return "", None
         return self.stack_text(stack, self.strings)
 
     @staticmethod
@@ -779,9 +807,15 @@ def _guards(self: TraceMapper, r: Rec) -> None:
 @on_kind("compilation_metrics")
 def _metrics(self: TraceMapper, r: Rec) -> None:
     st, m = r.st, r.body
-    self.config_recompile_limit = recompile_limit_of(m.get("dynamo_config"), self.config_recompile_limit)
-    if st is not None and m.get("co_name"):
-        self._set_frame(st, m.get("co_name"))  # torch's name for the code object it compiled: it wins
+    cfg = m.get("dynamo_config")
+    if type(cfg) is str:  # (anything else names no limit: the last one stands)
+        key = (cfg, self.config_recompile_limit)
+        if key != self._config_seen[0]:  # a log's compiles repeat one config (a long JSON string): read once
+            self._config_seen = (key, recompile_limit_of(*key))
+        self.config_recompile_limit = self._config_seen[1]
+    co_name = m.get("co_name")
+    if st is not None and co_name:
+        self._set_frame(st, co_name)  # torch's name for the code object it compiled: it wins
     if st is not None and st.pending_recompile is not None:
         self._flush_recompile(r)
     restarts = m.get("restart_reasons")
@@ -803,13 +837,15 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
         if st is None or not st.failed_written:
             self._close_failed(r, m)
     else:
-        if st is not None:
+        if st is not None and st.open:
             for lc in reversed(list(st.open)):
                 if lc not in (COMPILE, BACKWARD_COMPILE):  # e.g. an empty graph never closes capture
                     r.events.append(self._end(st, "skip", lc, reason="not completed in this compile"))
         if st is None or not st.failed_written:
-            files = {"metrics.json": self._metrics_file(m), **self._phases_file(st)}
-            r.events.append(self._end(st, "after", COMPILE, files, **self._metric_attrs(m)))
+            files = {"metrics.json": self._metrics_file(m)}
+            if st is not None and st.phases:
+                files.update(self._phases_file(st))
+            r.events.append(self._end_with(st, "after", COMPILE, files, self._metric_attrs(m)))
     if st is not None:
         st.closed = True
 

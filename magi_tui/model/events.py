@@ -296,20 +296,18 @@ _to_builtins = msgspec.to_builtins
 _BY_VALUES: dict[tuple, tuple[dict[str, str] | None, str, bool]] = {}
 
 
+#: the types of summary values that make a key of _BY_VALUES (absent: UNSET)
+_PLAIN = frozenset({str, type(None), type(_UNSET)})
+
+
 def _summary_of(sv: tuple) -> tuple[dict[str, str] | None, str, bool]:
     # one pass for the common case (every value a str or absent: :func:`_summary`'s answer, and the
     # values may be a key of _BY_VALUES); a number or anything else goes the general way
-    summary: dict[str, str] | None = None
-    plain = True
-    for k, v in zip(_SUMMARY_KEYS, sv):
-        if type(v) is str:
-            if summary is None:
-                summary = {}
-            summary[k] = v[:200]
-        elif v is not _UNSET and v is not None:
-            plain = False
-            break
-    if not plain:
+    summary: dict[str, str] | None
+    plain = _PLAIN.issuperset(map(type, sv))
+    if plain:
+        summary = {k: v[:200] for k, v in zip(_SUMMARY_KEYS, sv) if type(v) is str} or None
+    else:
         summary = _summary(sv)
     if summary is not None:
         key = tuple(summary.items())
@@ -320,12 +318,29 @@ def _summary_of(sv: tuple) -> tuple[dict[str, str] | None, str, bool]:
             if len(_SUMMARY_CACHE) >= _SHARE_MAX:  # full (100k frames name 100k summaries): start
                 _SUMMARY_CACHE.clear()              # again, so a compile's events still share theirs
             _SUMMARY_CACHE[key] = summary
-    got = (summary, kind_of(None, "", summary), sv[3:6] != _NO_3)
+    got = (summary, _result_kind(summary) if summary is not None else "", sv[3:6] != _NO_3)
     if plain:
         if len(_BY_VALUES) >= _SHARE_MAX:
             _BY_VALUES.clear()
         _BY_VALUES[sv] = got
     return got
+
+
+def _result_kind(summary: dict[str, str]) -> str:
+    """:func:`kind_of` of a summary alone (no phase, no name): what its cache results give."""
+    load = summary.get("load_result")
+    if load is not None:
+        k = _LOAD_KINDS.get(load)
+        if k is not None:
+            return k
+    store = summary.get("store_result")
+    if store is not None:
+        return _STORE_KINDS.get(store, "")
+    return ""
+
+
+_LOAD_KINDS = {"hit": "cache_hit", "miss": "cache_miss", "bypass": "cache_bypass"}
+_STORE_KINDS = {"stored": "cache_store", "skipped": "cache_skip"}
 
 
 _FIELD_POS = {k: i for i, k in enumerate(_FIELDS)}
@@ -440,6 +455,84 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs | tuple[Any, .
     ev.kind = phase if phase == "failed" or phase == "skip" else kind
     return ev
 
+
+def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[str, Any], line_no: int,
+               offset: int, length: int) -> Event:
+    """:func:`make_event` of a map a reader made itself (a TORCH_TRACE log's events: ``index`` is ``seq``,
+    session 0, ``files`` a tuple of str, ``ts`` a float or None), the same Event read straight from the
+    map: no values tuple of every :class:`Attrs` field is made, the summary keys are looked for with one
+    set operation (most events have none, or the same few as the event before)."""
+    ev = _new_event(Event)
+    ev.seq = seq
+    ev.session = 0
+    ev._idelta = 0
+    ev._lskip = line_no - seq
+    ev._bytes = offset << 32 | length if length <= 0xFFFFFFFF else offset << 32 | 0xFFFFFFFF
+    parsed = _NAME_CACHE.get(name)
+    if parsed is None:
+        parsed = _parse_name(name)
+    iname, phase, frag, name_sgi, special, nkind = parsed
+    ev.name = iname
+    ev.frag = frag
+    ev.span = None
+    ev.depth = 0
+    if files:
+        shared = _FILES_CACHE.get(files)
+        if shared is None:
+            shared = tuple(_intern(f) for f in files if type(f) is str)
+            if len(_FILES_CACHE) < _SHARE_MAX:
+                _FILES_CACHE[files] = shared
+        ev.files = shared
+    else:
+        ev.files = ()
+    ev.timestamp = ts if type(ts) is float and _isfinite(ts) else _opt_float(ts)
+    g = attrs.get
+    dur = g("duration_ms")
+    ev.duration_ms = dur if dur is None or (type(dur) is float and _isfinite(dur)) else _opt_float(dur)
+    gi = g("graph_index")
+    ev.graph_index = gi if gi is None or type(gi) is int else None
+    cid = g("compile_id")
+    ev.compile_id = None if cid is None else _intern(cid if type(cid) is str else str(cid))
+    sub = g("subgraph")
+    ev.subgraph = _intern(sub) if type(sub) is str and sub else None
+    lc = g("lifecycle_name")
+    if type(lc) is str:
+        ev.lifecycle = _intern(lc)
+        ev.phase = phase
+    else:
+        ev.lifecycle = ev.phase = phase = None
+    sgi = g("subgraph_index")
+    if sgi is None or type(sgi) is not int:
+        sgi = name_sgi
+    ev.subgraph_index = sgi
+    ev.scope = "fullgraph" if sgi is None else (_SCOPES[sgi] if 0 <= sgi < 64 else f"subgraph_{sgi}")
+    kind = nkind
+    present = _SUMMARY_SET.intersection(attrs)
+    if not present:
+        ev.summary = None
+    elif len(present) == 1 and type(v := g(k := next(iter(present)))) is str:  # a frame's name, most often
+        key = ((k, v[:200]),)
+        summary = _SUMMARY_CACHE.get(key)
+        if summary is None:
+            if len(_SUMMARY_CACHE) >= _SHARE_MAX:
+                _SUMMARY_CACHE.clear()
+            summary = _SUMMARY_CACHE[key] = {k: key[0][1]}
+        ev.summary = summary
+        if not nkind and (k == "load_result" or k == "store_result"):
+            kind = _result_kind(summary)
+    else:  # absent and null read the same for the summary (a key present keeps the map: _KEEP_SET)
+        sv = tuple(map(g, _SUMMARY_KEYS))
+        try:
+            got = _BY_VALUES.get(sv)
+        except TypeError:  # a list or a map among the values
+            got = None
+        if got is None:
+            got = _summary_of(sv)
+        ev.summary = got[0]
+        kind = nkind or got[1]
+    ev.attrs = attrs if special or phase == "failed" or not _KEEP_SET.isdisjoint(attrs) else None
+    ev.kind = phase if phase == "failed" or phase == "skip" else kind
+    return ev
 
 
 #: the attributes a line's fast decoder reads (:mod:`magi_tui.model.reader`): :class:`Attrs`' fields,

@@ -213,3 +213,64 @@ def test_dynamic_shapes_log_reads_clean():
     assert run.status == "ok" and not run.malformed and not run.partial_line
     assert any(run.attributes(e).get("backward") for e in run.events)
     assert {"[0/0]", "[0/1]", "[1/0]"} == set(run.reader.compile_ids)
+
+
+def test_event_lines_are_the_writers_lines():
+    """Each event's in-memory line is the line the tracer's writer makes of the same fields
+    (``timeline_record``, compact JSON), though the reader assembles it from parts made once."""
+    import msgspec
+
+    from magi_format.layout import timeline_record
+    from magi_tui.model.torchtrace.reader import TraceLogReader
+
+    for log in (BREAKS_LOG, DYNAMIC_LOG):
+        reader = TraceLogReader(log)
+        evs = []
+        while (got := reader.read(1 << 16).events):
+            evs += got
+        t0 = next(e.timestamp for e in evs if e.timestamp is not None)
+        assert len(evs) > 50
+        for ev in evs:
+            line = reader.read_line_bytes(ev.offset, ev.length)
+            obj = json.loads(line)
+            want = timeline_record(ev.seq, ev.name, list(ev.files), obj["attributes"], ev.timestamp, t0)
+            assert line == msgspec.json.encode(want), ev
+
+
+def test_compile_before_sites_are_handed_over_as_their_lines_read():
+    """``opening_site``: co_filename / co_firstlineno of the last read's compile ``before`` events, as
+    their lines read back (the fold reads them instead of decoding the lines again); None for other
+    events and for events of an earlier read."""
+    from magi_tui.model.torchtrace.reader import TraceLogReader
+
+    reader = TraceLogReader(BREAKS_LOG)
+    first = reader.read(1 << 14).events
+    opening = [e for e in first if e.lifecycle == "compile" and e.phase == "before"]
+    assert opening and all(reader.opening_site(e) is not None for e in opening)
+    for e in opening:
+        attrs = json.loads(reader.read_line_bytes(e.offset, e.length))["attributes"]
+        assert reader.opening_site(e) == (attrs.get("co_filename"), attrs.get("co_firstlineno"))
+    assert all(reader.opening_site(e) is None for e in first if e not in opening)
+    reader.read(1 << 14)
+    assert all(reader.opening_site(e) is None for e in opening)
+
+
+def test_epoch_search_is_the_regexs():
+    """The year hint's search (a literal found first, the pattern matched there) finds what the regex
+    search finds: the first match, or none."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from magi_tui.model.torchtrace.reader import _EPOCH_S, _EPOCH_US, _search_at
+
+    parts = st.sampled_from([b'"start_time": ', b'"ts": ', b"1", b"17639827", b"1763982759", b".5", b"x",
+                             b"1763982759123456", b'"start_time": 9', b'"ts":'])
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(parts, max_size=12).map(b"".join))
+    def check(data):
+        for pattern in (_EPOCH_S, _EPOCH_US):
+            want, got = pattern.search(data), _search_at(pattern, data)
+            assert (want and (want.start(), want.group(1))) == (got and (got.start(), got.group(1)))
+
+    check()

@@ -45,6 +45,8 @@ class _FrameFold:
 
 
 _NO_PARSE = object()
+#: the types of an attribute that read back from its JSON line as they were
+_AS_READ = frozenset({str, int, type(None)})
 
 
 def _with_id(ids: int | set[int] | None, i: int) -> int | set[int]:
@@ -86,6 +88,8 @@ class TimelineFold:
         self.exec_events: list[Event] = []        # torch's graph_execution records (calls per compile id)
         self.hint_events: list[Event] = []        # Inductor's performance hints (the tracer's perf_hint)
         self._cids: dict[str, Any] = {}
+        #: the last compile id folded: (id, its frame's fold or None, its frame compile index)
+        self._last: tuple = (None, None, 0)
         #: a bound fold's reader of an event's attributes (``evidence.event_attrs``), else None
         self._attributes: Any = None
         self._reads = 0            # the analysis' budget of file reads (``analyser.MAX_FILE_READS``)
@@ -96,13 +100,24 @@ class TimelineFold:
     def bind(self, run: RunModel) -> None:
         """Read what the analysis reads of each frame's events as they come, so that a streamed load
         keeps no event only for that: the first compile ``before``'s attributes (co_filename /
-        co_firstlineno) at once, and the first compile end (its metrics.json) only while the analysis
-        may still read it -- it reads at most ``MAX_FILE_READS`` of them, frame by frame, so a frame
-        after that many that will read theirs never gets to (a 100k-frame log kept 100k such events)."""
+        co_firstlineno) at once (a TORCH_TRACE log's reader hands over the values of the map it made, so no
+        line is decoded again), and the first compile end (its metrics.json) only while the analysis may still
+        read it -- it reads at most ``MAX_FILE_READS`` of them, frame by frame, so a frame after that
+        many that will read theirs never gets to (a 100k-frame log kept 100k such events)."""
         from magi_tui.model.checks import analyser
         from magi_tui.model.checks.evidence import event_attrs
 
-        self._attributes = lambda ev: event_attrs(run, ev)
+        handed = getattr(run.reader, "opening_site", None)  # a log's reader hands the values over
+
+        def attributes(ev: Event) -> dict[str, Any]:
+            if handed is not None:
+                got = handed(ev)
+                # as the line reads back: a str, an int or nothing (a float, a list, ... is read from the line)
+                if got is not None and type(got[0]) in _AS_READ and type(got[1]) in _AS_READ:
+                    return {"co_filename": got[0], "co_firstlineno": got[1]}
+            return event_attrs(run, ev)
+
+        self._attributes = attributes
         self._reads = analyser.MAX_FILE_READS
 
     def add(self, ev: Event) -> None:
@@ -162,25 +177,37 @@ class TimelineFold:
                 self.metrics_events.append(ev)
 
     def _frame(self, ev: Event, cid: str) -> None:
-        p = self._cids.get(cid, _NO_PARSE)
-        if p is _NO_PARSE:
-            p = parse_compile_id(cid)
-            if len(self._cids) >= 4096:  # a compile's events come together: the recent ids are the ones
-                self._cids.clear()       # asked again (100k kept were ~180 bytes a frame of a big log)
-            self._cids[cid] = p
-        if p is None:
-            return
-        f = self.frames.get(p[0])
+        last = self._last
+        if last[0] == cid:  # a compile's events come together: its frame, found once for them
+            f, i = last[1], last[2]
+        else:
+            p = self._cids.get(cid, _NO_PARSE)
+            if p is _NO_PARSE:
+                p = parse_compile_id(cid)
+                if len(self._cids) >= 4096:  # the recent ids are the ones asked again (100k kept were
+                    self._cids.clear()       # ~180 bytes a frame of a big log)
+                self._cids[cid] = p
+            if p is None:
+                self._last = (cid, None, 0)
+                return
+            f = self.frames.get(p[0])
+            if f is None:
+                f = self.frames[p[0]] = _FrameFold(ev, len(self.frames))
+            i = p[1]
+            self._last = (cid, f, i)
         if f is None:
-            f = self.frames[p[0]] = _FrameFold(ev, len(self.frames))
-        name = (ev.summary or {}).get("frame")
-        if name and not f.name:
-            f.name = name
-        f.any_ids = _with_id(f.any_ids, p[1])
-        closing = ev.phase in ("after", "failed")
+            return
+        if not f.name:
+            summary = ev.summary
+            name = summary.get("frame") if summary else None
+            if name:
+                f.name = name
+        if f.any_ids != i:
+            f.any_ids = _with_id(f.any_ids, i)
+        phase = ev.phase
+        closing = phase == "after" or phase == "failed"
         span = ev.span
-        top = span is not None and span.depth == 0
-        if closing and (top or (span is None and ev.lifecycle == "compile")):
+        if closing and ((span is None and ev.lifecycle == "compile") or (span is not None and span.depth == 0)):
             # a frame's compile time is every top-level lifecycle of its compile ids: Dynamo's ``compile``
             # and the backend work done after Dynamo returned (a piecewise backend compiles its pieces at
             # the first call), so the frames' times add up to the total
@@ -188,11 +215,12 @@ class TimelineFold:
             if d is not None:
                 f.compile_s = (f.compile_s or 0.0) + d / 1000.0
         if ev.lifecycle == "compile":
-            f.compile_ids = _with_id(f.compile_ids, p[1])
+            if f.compile_ids != i:
+                f.compile_ids = _with_id(f.compile_ids, i)
             if closing and f.first_closer is None:
                 f.first_closer = ev
                 self._spends(f)
-            elif ev.phase == "before" and f.first_before is None and not f.asked:
+            elif phase == "before" and f.first_before is None and not f.asked:
                 if self._attributes is None:
                     f.first_before = ev
                     return

@@ -57,10 +57,10 @@ from typing import Any
 import msgspec
 
 from magi_format import names
-from magi_format.layout import timeline_record
+from magi_format.layout import timeline_record, timeline_times_json
 from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
-from magi_tui.model.events import Event, attrs_values, make_event, name_kind
+from magi_tui.model.events import Event, dict_event, name_kind
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader, open_followed
 from magi_tui.model.torchtrace import GLOG_RE, GZ_SUFFIX, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
@@ -95,6 +95,25 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _fast_line = msgspec.json.encode
 _encode_line = json.JSONEncoder(ensure_ascii=False).encode
 _fast_loads = msgspec.json.decode
+#: event names / files lists -> their members of a line (``,"name":...`` / ``,"files":[...],"attributes":``;
+#: a log's events draw on a few hundred of each)
+_NAME_JSON: dict[str, bytes] = {}
+_FILES_JSON: dict[tuple, bytes] = {}
+_JSON_CACHE_MAX = 4096
+
+
+def _search_at(pattern: re.Pattern[bytes], data: bytes) -> re.Match[bytes] | None:
+    """``pattern.search(data)`` for a pattern that starts with a literal (its text up to the first
+    ``(``): the literal is found by ``bytes.find`` (a log of megabytes without it is scanned at memchr's
+    speed, not the regex engine's), the pattern matched there."""
+    lit = pattern.pattern[:pattern.pattern.index(b"(")]
+    at = data.find(lit)
+    while at >= 0:
+        m = pattern.match(data, at)
+        if m:
+            return m
+        at = data.find(lit, at + 1)
+    return None
 
 
 def tlparse_compile_id(md: dict[str, Any]) -> str | None:
@@ -114,7 +133,7 @@ def _file_name(name: str) -> str:
     return safe if not safe.startswith(".") else "_" + safe
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     """A record being assembled: its metadata line and payload lines (``\\t`` stripped)."""
 
@@ -175,7 +194,7 @@ class _LineStore:
         self._tail += line
         self._tail += end
         if len(self._tail) >= self.BLOCK:
-            self._blocks.append(zlib.compress(self._tail, 1))
+            self._blocks.append(zlib.compress(self._tail, 1, -15))  # raw deflate: no checksum to make
             self._starts.append(self._tail_start)
             self._tail_start += len(self._tail)
             self._tail = bytearray()
@@ -189,12 +208,12 @@ class _LineStore:
             return bytes(self._tail[start:start + length])
         i = bisect.bisect_right(self._starts, offset) - 1
         if self._cached[0] != i:
-            self._cached = (i, zlib.decompress(self._blocks[i]))
+            self._cached = (i, zlib.decompress(self._blocks[i], -15))
         start = offset - self._starts[i]
         return self._cached[1][start:start + length]
 
     def all(self) -> bytes:
-        return b"".join(zlib.decompress(b) for b in self._blocks) + bytes(self._tail)
+        return b"".join(zlib.decompress(b, -15) for b in self._blocks) + bytes(self._tail)
 
 
 _Kept = int
@@ -231,7 +250,7 @@ def _pairs(flat: tuple) -> Any:
     return zip(flat[::2], flat[1::2])
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Range:
     """A payload in the log: bytes [start, end) of ``\\t``-prefixed lines."""
 
@@ -311,9 +330,9 @@ class TraceLogReader:
         self._t0: float | None = None
         self._mapper: Any = None
         self._last_second: tuple = (None, 0.0)
-        #: (timestamp, t0, relative_time, {datetime, timestamp}) of the last event's line: a record's
-        #: events share them, formatted once
-        self._last_record: tuple = (None, None, "", {})
+        #: (timestamp, t0, the line's part after the name: its relative_time member, and its end: the
+        #: datetime and timestamp members, "}") of the last event's line: a record's events share them
+        self._last_record: tuple = (None, None, b"", b"}")
         self._lines = _LineStore()  # the events as timeline.jsonl lines (Event.offset points here)
         self._texts = _LineStore()  # small files' texts (metrics.json, user_stack.txt, ...): _Kept
         #: event seq -> its files, flat: ``(name, source, name, source, ...)`` (one tuple an event: a log of
@@ -329,6 +348,9 @@ class TraceLogReader:
         self._one_names: dict[str, int] = {}
         self._one_names_list: list[str] = []
         self._attrs_of: dict[int, int] = {}
+        #: seq -> (the event, its co_filename, its co_firstlineno) of the compile ``before`` events of the
+        #: last read (opening_site)
+        self._opening: dict[int, tuple[Event, Any, Any]] = {}
         #: what tlparse calls its stats: ok / fail_glog / fail_json / fail_payload_md5 / unknown
         self.stats: Counter = Counter()
         #: record types torch 2.13 does not emit, with how many records had each
@@ -349,6 +371,7 @@ class TraceLogReader:
         """Read what was appended since the last call (at most about ``max_bytes`` of complete records).
         Never raises for anything found on disk."""
         result = ReadResult()
+        self._opening = {}
         if self.source.name.endswith(GZ_SUFFIX) and self.path == self.source:
             why = self._unpack(result)
             if why is not None:
@@ -378,6 +401,15 @@ class TraceLogReader:
         finally:
             os.close(fd)
         return result
+
+    def opening_site(self, ev: Event) -> tuple[Any, Any] | None:
+        """``(co_filename, co_firstlineno)`` (None where absent) of the attribute map this reader made for
+        ``ev`` (before its line was encoded) when ``ev`` is a compile's ``before`` event of the last
+        :meth:`read`, else None (read its line). What a streamed load's fold reads of each frame's first
+        compile (``TimelineFold.bind``), handed over rather than decoded again from the line just
+        encoded; only those two values are kept, not the map."""
+        got = self._opening.get(ev.seq)
+        return got[1:] if got is not None and got[0] is ev else None
 
     def read_line_bytes(self, offset: int, length: int) -> bytes | None:
         """An event's JSON line (kept in memory: the log has no such line)."""
@@ -520,7 +552,8 @@ class TraceLogReader:
             pos = nl + 1
             line_no += 1
             raw = data[start:nl - 1] if data[nl - 1:nl] == b"\r" and nl > start else data[start:nl]
-            if cur is not None and not raw.strip():
+            blank = not raw or raw.isspace()  # (strip() would copy the line)
+            if cur is not None and blank:
                 if not blanks:
                     blank_start = start
                 blanks += 1
@@ -532,7 +565,7 @@ class TraceLogReader:
                 cur = None
             consumed, consumed_line = start, line_no - 1
             self._skip_tabs = False
-            if not raw.strip():
+            if blank:
                 consumed, consumed_line = pos, line_no
                 continue
             if start == 0 and base == 0 and raw[:len(_BOM)] == b" " * len(_BOM):
@@ -634,15 +667,15 @@ class TraceLogReader:
             self._bad(result, cur.line_no, f"record not mapped ({literal(kind, 80)}): {type(exc).__name__}: "
                       f"{literal(str(exc), 200)}", cur.header, "fail_parser")
             return
-        for spec in specs:
-            self._add_event(spec, ts, cur.line_no, payload, rng, result)
+        if specs:
+            self._add_events(specs, ts, cur.line_no, payload, rng, result)
 
     def _map(self, kind: str, md: dict[str, Any], payload: str | None) -> list[tuple]:
         mapping = _mapping()
         if self._mapper is None:
             self._mapper = mapping.TraceMapper()
             self._mapper.defer_files = True  # metrics.json, user_stack.txt made when opened (_record_file)
-        specs = list(self._mapper.handle(md, payload))
+        specs = self._mapper.handle(md, payload)  # (a new list each record)
         if specs or kind in mapping.IGNORED or kind == "str":
             return specs
         body = md.get(kind)
@@ -708,10 +741,10 @@ class TraceLogReader:
         first record nearest an epoch time the log holds (:meth:`_epoch_in_log`), else the file's mtime,
         and turns over when the month goes back (a log across New Year)."""
         try:
-            key = m.group(2, 3, 4, 5, 6)
+            key = m.string[1:14]  # "MMDD hh:mm:ss" (GLOG_RE's groups 2-6, fixed widths)
             last = self._last_second  # records come thousands a second: mktime once per second
             if last[0] != key:
-                mon, day, hh, mm, ss = (int(v) for v in key)
+                mon, day, hh, mm, ss = (int(v) for v in m.group(2, 3, 4, 5, 6))
                 if self._year is None:
                     hint = self._year_hint if self._year_hint is not None else time.time()
                     y = time.localtime(hint).tm_year
@@ -733,10 +766,10 @@ class TraceLogReader:
             head = os.pread(fd, CHUNK, 0)
         except OSError:
             return None
-        m = _EPOCH_S.search(head)
+        m = _search_at(_EPOCH_S, head)
         if m:
             return float(m.group(1))
-        m = _EPOCH_US.search(head)
+        m = _search_at(_EPOCH_US, head)
         return float(m.group(1)) / 1e6 if m else None
 
     def _unpack(self, result: ReadResult) -> str | None:
@@ -773,55 +806,69 @@ class TraceLogReader:
         self.path = dst
         return None
 
-    def _add_event(self, spec: tuple, ts: float | None, line_no: int, payload: str | None,
-                   rng: _Range | None, result: ReadResult) -> None:
-        name, attrs, files = spec[0], spec[1], spec[2] or {}
-        if len(spec) > 3 and spec[3] is not None:
-            ts = spec[3]
-        if ts is not None and self._t0 is None:
-            self._t0 = ts
-        fnames = list(files)
-        last = self._last_record
-        if ts is not None and last[0] == ts and last[1] == self._t0:  # a record's events share its time
-            obj = {"index": self.seq, "name": name, "relative_time": last[2], "files": fnames,
-                   "attributes": attrs, **last[3]}
-        else:
-            obj = timeline_record(self.seq, name, fnames, attrs, ts, self._t0)
-            if ts is not None:
-                tail = {k: obj[k] for k in ("datetime", "timestamp") if k in obj}
-                self._last_record = (ts, self._t0, obj["relative_time"], tail)
-        try:  # encoded once, in C: a record's attributes are plain JSON but for a hostile log's
-            line = _fast_line(obj)
-        except (TypeError, ValueError, OverflowError):  # lone surrogates, what JSON cannot hold, ...
-            obj["attributes"] = json_safe(attrs)
-            line = _encode_line(obj).encode("utf-8", "replace")
-        with self._lock:
-            off = self._lines.append(line)
-            if files:
-                mapping = _mapping()
-                flat: list[Any] = []
-                for fname, text in files.items():
-                    flat.append(str(fname))
-                    if text is mapping.METRICS_OF_RECORD:
-                        flat.append(_derived(*self._record_json))
-                        continue
-                    if text is mapping.STACK_OF_RECORD:
-                        flat.append(self._deferred_stack())
-                        continue
-                    flat.append(rng if (rng is not None and text is payload and text is not None
-                                         and len(text) > INLINE_BYTES)
-                                else self._keep_text(str(text)))
-                if len(flat) == 2 and type(flat[1]) is int and len(self._one_names) < 0xFFFF_FFFF:
-                    self._one_file(self.seq, flat[0], flat[1])
-                else:
-                    self._files[self.seq] = tuple(flat)
-        attrs = obj["attributes"]  # (json_safe's copy where the line needed one)
-        if type(attrs) is not dict:
-            attrs = {}
-        ev = make_event(name, self.seq, fnames, ts, attrs_values(attrs), attrs, self.seq, 0, line_no, off,
-                        len(line))
-        self.seq += 1
-        result.events.append(ev)
+    def _add_events(self, specs: list[tuple], ts: float | None, line_no: int, payload: str | None,
+                    rng: _Range | None, result: ReadResult) -> None:
+        """A record's events: each one's line (the in-memory ``timeline.jsonl``), files and Event."""
+        mapping = _mapping()
+        metrics_of, stack_of = mapping.METRICS_OF_RECORD, mapping.STACK_OF_RECORD
+        events = result.events
+        with self._lock:  # (once for the record's events)
+            for spec in specs:
+                name, attrs, files = spec[0], spec[1], spec[2] or {}
+                ets = spec[3] if len(spec) > 3 and spec[3] is not None else ts
+                if ets is not None and self._t0 is None:
+                    self._t0 = ets
+                seq = self.seq
+                fkey = tuple(files)
+                # the line, in the writer's key order (``timeline_record``), from its parts: the name's and
+                # the files' JSON made once per distinct one, the time fields once per record (its events
+                # share them), the attributes encoded in C; what msgspec refuses (lone surrogates, ...) goes
+                # the careful way
+                try:
+                    last = self._last_record
+                    if last[0] != ets or last[1] != self._t0:
+                        head, tail = timeline_times_json(ets, self._t0, _fast_line)
+                        last = self._last_record = (ets, self._t0, b"," + head if head else b"",
+                                                    (b"," + tail if tail else b"") + b"}")
+                    nb = _NAME_JSON.get(name)
+                    if nb is None:
+                        nb = b',"name":' + _fast_line(name)
+                        if len(_NAME_JSON) < _JSON_CACHE_MAX:
+                            _NAME_JSON[name] = nb
+                    fb = _FILES_JSON.get(fkey)
+                    if fb is None:
+                        fb = b',"files":' + _fast_line(fkey) + b',"attributes":'
+                        if len(_FILES_JSON) < _JSON_CACHE_MAX:
+                            _FILES_JSON[fkey] = fb
+                    line = b"".join((b'{"index":%d' % seq, nb, last[2], fb, _fast_line(attrs), last[3]))
+                except (TypeError, ValueError, OverflowError):
+                    obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
+                    line = _encode_line(obj).encode("utf-8", "replace")
+                    attrs = obj["attributes"]
+                if type(attrs) is not dict:
+                    attrs = {}
+                off = self._lines.append(line)
+                if files:
+                    flat: list[Any] = []
+                    for fname, text in files.items():
+                        flat.append(str(fname))
+                        if text is metrics_of:
+                            flat.append(_derived(*self._record_json))
+                        elif text is stack_of:
+                            flat.append(self._deferred_stack())
+                        else:
+                            flat.append(rng if (rng is not None and text is payload and text is not None
+                                                 and len(text) > INLINE_BYTES)
+                                        else self._keep_text(str(text)))
+                    if len(flat) == 2 and type(flat[1]) is int and len(self._one_names) < 0xFFFF_FFFF:
+                        self._one_file(seq, flat[0], flat[1])
+                    else:
+                        self._files[seq] = tuple(flat)
+                ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(line))
+                if ev.lifecycle == "compile" and ev.phase == "before":
+                    self._opening[seq] = (ev, attrs.get("co_filename"), attrs.get("co_firstlineno"))
+                self.seq = seq + 1
+                events.append(ev)
 
     # -- files ---------------------------------------------------------------------------------
     def _one_file(self, seq: int, name: str, src: int) -> None:
