@@ -53,8 +53,8 @@ def _default_path() -> Path:
 
 def _load_runs(path: Path, stream: bool = False, fold=None):
     """Every run under ``path``, read whole (kept to the end: frozen out of the GC). ``stream``: for a
-    command that reads only the analysis and the reports (``triage``, ``runs``, ``check`` without a
-    baseline), each event is folded in and dropped (``RunModel.load(fold=...)``), so memory follows the answer, not the run."""
+    command that reads only the analysis and the reports (``triage``, ``runs``, ``check``), each event
+    is folded in and dropped (``RunModel.load(fold=...)``), so memory follows the answer, not the run."""
     from magi_tui.model import RunModel, find_runs
     from magi_tui.model.checks import TimelineFold
 
@@ -229,16 +229,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     except PolicyError as exc:
         return _fail(str(exc))
     path = Path(args.path) if args.path else _default_path()
-    # the budgets read the analysis only: streamed, as triage is (a 100k-frame log kept every event: 416 MB);
-    # against a baseline, the comparison walks both runs' events, so they are kept
-    runs = _load_runs(path, stream=not args.baseline)
+    # streamed, as triage is (a 100k-frame log kept every event: 416 MB): the budgets read the analysis, and
+    # against a baseline each side of the comparison too (compare.sides.SideFold)
+    from magi_tui.model.compare.sides import SideFold
+
+    side = SideFold if args.baseline else None
+    runs = _load_runs(path, stream=True, fold=side)
     usable = [r for r in runs if not r.error]
     if not usable:
         return _fail(f"no usable run under {path} (a run is a directory with timeline_events/ or compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)")
     base = None
     if args.baseline:
         bpath = Path(args.baseline)
-        base = [r for r in _load_runs(bpath) if not r.error]
+        base = [r for r in _load_runs(bpath, fold=SideFold) if not r.error]
         if not base:
             return _fail(f"--baseline: no usable run under {bpath}")
     try:

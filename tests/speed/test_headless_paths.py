@@ -176,13 +176,14 @@ def _odd_runs(tmp_path: Path) -> list[Path]:
     return out
 
 
-def _check_answers(run: RunModel) -> tuple[str, str, str]:
-    """What ``magi-tui check`` prints of one run with every budget and --fail-on rule: JSON, text, JUnit."""
+def _check_answers(run: RunModel, baseline: RunModel | None = None) -> tuple[str, str, str]:
+    """What ``magi-tui check`` prints of one run with every budget and --fail-on rule (against ``baseline``
+    when given): JSON, text, JUnit."""
     from magi_tui.model.budget import check, junit_xml, load_policy
     from magi_tui.model.checks import FAIL_ON_KINDS, RULES
 
     policy = load_policy(None).with_fail_on(tuple(r.id for r in RULES) + tuple(FAIL_ON_KINDS))
-    report = check([run], policy)
+    report = check([run], policy, [baseline] if baseline is not None else None)
     return _dump_json(report.as_json()), report.text(), junit_xml(report)
 
 
@@ -242,6 +243,9 @@ def test_a_streamed_load_gives_the_same_answer(fx, tmp_path):
         for x, y in ((a, b), (a, a)):
             assert _compare_answers(_side_streamed(x), _side_streamed(y)) == \
                 _compare_answers(RunModel(x).load(), RunModel(y).load()), (x, y)
+        # check --baseline: the budgets against a baseline, both sides streamed
+        assert _check_answers(_side_streamed(b), _side_streamed(a)) == \
+            _check_answers(RunModel(b).load(), RunModel(a).load()), (a, b)
         assert streamed.event_count == len(kept.events) and streamed.events == []
     odd = _streamed(paths[-1])
     assert odd.partial_line and odd.malformed and {f.event.session for f in odd.triage.failures} == {0, 1}
