@@ -21,6 +21,10 @@ Per input, each a fresh process, interleaved (triage, app, bare, triage, app, ba
 * ``bare_imports``: an interpreter that imports what triage imports and reads nothing;
   ``bytes_per_frame`` = (peak RSS - that) / frames.
 
+``--only commands``: every headless command on a log of ``--frames`` frames (``check``, ``metrics``,
+``runs``, ``compare`` against a copy, ``ranks`` of the log and the copy as two ranks), CPU and peak RSS
+against ``triage --json`` in the same run, and peak RSS per frame read (the interpreter's ~26 MB included).
+
 Goals (issue #21): ``tui_load`` <= 2x ``triage_json``; on the 100k-frame log headless <= 5 s and
 <= 300 MB, <= 3 KB per frame. The machine is shared (2 cores): read ratios measured in the same run,
 not absolute seconds. A child that runs past ``--timeout`` is reported as such (``timed_out``).
@@ -32,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -127,12 +132,44 @@ def measure(target: Path, frames: int, repeat: int, timeout: float) -> dict:
     return out
 
 
+def measure_commands(log: Path, frames: int, repeat: int, timeout: float) -> dict:
+    """Every headless command on the same long log, against ``triage --json`` in the same run: ``check``,
+    ``metrics``, ``runs``, ``compare`` (the log against a copy of itself) and ``ranks`` (the log and the copy
+    as ranks 0 and 1 of one job). Each streams (issue #21: memory follows the answer, not the run)."""
+    py = sys.executable
+    job = log.parent / "job"
+    job.mkdir(exist_ok=True)
+    r0, r1 = job / "dedicated_log_torch_trace_rank_0_bench.log", job / "dedicated_log_torch_trace_rank_1_bench.log"
+    for dst in (r0, r1):  # copies (two files, as two ranks write them)
+        if not dst.exists():
+            shutil.copyfile(log, dst)
+    cmds = {"triage_json": ["triage", "--json", str(r0)], "check_json": ["check", "--json", str(r0)],
+            "metrics_json": ["metrics", "--json", str(r0)], "runs_json": ["runs", "--json", str(r0)],
+            "compare_json": ["compare", "--json", str(r0), str(r1)], "ranks_json": ["ranks", "--json", str(job)]}
+    rows: dict[str, list[dict]] = {k: [] for k in cmds}
+    for _ in range(repeat):  # interleaved
+        for k, args in cmds.items():
+            rows[k].append(_whole_process([py, "-m", "magi_tui", *args], timeout, (0, 1)))
+    out: dict = {}
+    anchor = _med(rows["triage_json"], "cpu_s")
+    for k, rs in rows.items():
+        row = {"cpu_s": _med(rs, "cpu_s"), "wall_s": _med(rs, "wall_s"), "peak_rss_mb": _med(rs, "peak_rss_mb")}
+        if any(r.get("timed_out") for r in rs):
+            row["timed_out"] = f"{sum(1 for r in rs if r.get('timed_out'))} of {len(rs)} after {timeout:.0f}s"
+        sides = 2 if k in ("compare_json", "ranks_json") else 1  # two logs read
+        row["ratio_cpu_vs_triage"] = round(row["cpu_s"] / anchor, 2)
+        row["kb_per_frame_read"] = round(row["peak_rss_mb"] * 1024 / (frames * sides), 2)
+        out[k] = row
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--frames", type=int, default=100_000)
     ap.add_argument("--compiles", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--only", nargs="*", default=["log", "run"])
+    ap.add_argument("--only", nargs="*", default=["log", "run"], help="log, run, commands (every headless "
+                    "command on the log of --frames frames)")
     ap.add_argument("--timeout", type=float, default=600)
     args = ap.parse_args()
     results: dict = {"repeat": args.repeat, "python": sys.version.split()[0]}
@@ -148,6 +185,12 @@ def main() -> None:
                             "le_3kb_per_frame": tri["bytes_per_frame"] <= 3072,
                             "app_le_2x_headless": res["tui_load"]["ratio_cpu_vs_triage"] <= 2}
             results["log_frames"] = res
+        if "commands" in args.only:
+            log = _in_child("write_trace_log", Path(tmp) / "cmds" / "dedicated_log_torch_trace_rank_0_bench.log",
+                            args.frames)
+            res = measure_commands(log, args.frames, args.repeat, args.timeout)
+            res["frames"] = args.frames
+            results["headless_commands"] = res
         if "run" in args.only:
             log = _in_child("write_trace_log", Path(tmp) / "src" / "dedicated_log_torch_trace_rank_0_src.log",
                             args.compiles)
