@@ -456,6 +456,13 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs | tuple[Any, .
     return ev
 
 
+def _all_str(values: Any) -> bool:
+    for v in values:
+        if type(v) is not str:
+            return False
+    return True
+
+
 def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[str, Any], line_no: int,
                offset: int, length: int) -> Event:
     """:func:`make_event` of a map a reader made itself (a TORCH_TRACE log's events: ``index`` is ``seq``,
@@ -520,6 +527,15 @@ def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[
         ev.summary = summary
         if not nkind and (k == "load_result" or k == "store_result"):
             kind = _result_kind(summary)
+    elif _all_str(map(g, present)):  # a frame's name and a reason, most often: the map made from them
+        key = tuple([(k, g(k)[:200]) for k in _SUMMARY_KEYS if k in present])
+        summary = _SUMMARY_CACHE.get(key)
+        if summary is None:
+            if len(_SUMMARY_CACHE) >= _SHARE_MAX:
+                _SUMMARY_CACHE.clear()
+            summary = _SUMMARY_CACHE[key] = dict(key)
+        ev.summary = summary
+        kind = nkind or _result_kind(summary)
     else:  # absent and null read the same for the summary (a key present keeps the map: _KEEP_SET)
         sv = tuple(map(g, _SUMMARY_KEYS))
         try:

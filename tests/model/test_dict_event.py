@@ -27,6 +27,7 @@ def _state(ev: E.Event) -> dict:
     ts = out["timestamp"]
     out["timestamp"] = "nan" if isinstance(ts, float) and math.isnan(ts) else ts
     out["attrs_is_map"] = ev.attrs is not None
+    out["summary_order"] = list(ev.summary.items()) if ev.summary else None  # labels show it in this order
     return out
 
 

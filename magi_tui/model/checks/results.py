@@ -17,6 +17,12 @@ STATUSES = ("ok", "recovered", "degraded", "failed", "incomplete", "empty")
 AUTO_DYNAMIC_KINDS = ("size", "stride", "scalar", "float", "shape_range")
 
 
+def _empty_counter() -> Counter:
+    """An empty :class:`Counter` without its Python ``__init__`` (a frame row each has one, a 100k-frame
+    log makes 100k rows, and ``Counter()`` runs ``update`` and an isinstance check per call)."""
+    return dict.__new__(Counter)  # type: ignore[return-value]
+
+
 
 # -- result types -----------------------------------------------------------------------------------
 @dataclass
@@ -163,7 +169,7 @@ class FrameRow:
     cache_hits: int = 0
     cache_misses: int = 0
     cache_bypasses: int = 0
-    bypass_reasons: Counter = field(default_factory=Counter)
+    bypass_reasons: Counter = field(default_factory=_empty_counter)
     compile_s: float | None = None
     recompile_limit: int = DEFAULT_RECOMPILE_LIMIT
     limit_recorded: bool = False
