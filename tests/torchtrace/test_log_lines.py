@@ -147,3 +147,4 @@ def test_a_log_replaced_while_read_starts_its_lines_over(tmp_path, expected):
     evs = res.events + _read(reader)
     assert reader._t0 != old_t0 and evs[0].seq == 0
     _same_lines(reader, evs, expected)
+    assert all(reader.event_line_bytes(ev) is None for ev in first)  # the former reading's events: gone

@@ -23,9 +23,10 @@ follower use it unchanged:
 * a truncated or replaced file starts over (``reset``), a deleted one keeps what was read.
 
 Records become events through the tracer's own mapping (``magi_format.torch_mapping.TraceMapper``), so
-a log and a run the tracer wrote from the same compile carry the same events. Each event is kept as the
-JSON line the tracer would have written (an in-memory ``timeline.jsonl``: ``Event.offset`` points into
-it), and its files as references: a payload is a byte range of the log, re-read when the file is asked
+a log and a run the tracer wrote from the same compile carry the same events. Of the JSON line the tracer
+would have written for an event, only its attributes' JSON is kept (``Event.offset`` points into that
+store): index, name, time fields and files are on the Event and the reader, and the line is made again,
+byte for byte, when asked for (:meth:`TraceLogReader.event_line_bytes`). Its files are kept as references: a payload is a byte range of the log, re-read when the file is asked
 for; ``metrics.json`` and ``user_stack.txt`` (one each per compile) are made when asked for, from their
 record's metadata re-read from the log (the mapping defers them: ``METRICS_OF_RECORD``, ``STACK_OF_RECORD``);
 other small derived files (``recompile_reasons.txt``, ``phases.json``) are kept as text. A file is
@@ -198,18 +199,18 @@ def _decode_metadata(raw: bytes, column: int = 0) -> tuple[dict[str, Any] | None
 
 
 class _LineStore:
-    """The events' JSON lines (the log's in-memory ``timeline.jsonl``), in zlib blocks of ``BLOCK``
-    bytes; the block being filled stays plain. Offsets are those of the whole text. A line is read
-    back only when an event is shown, and JSON lines shrink ~8x: a 100k-frame log's lines are ~120 MB
-    plain. The caller holds the reader's lock."""
+    """Texts appended one after another (the events' attributes JSON, small files' texts), in zlib blocks
+    of ``BLOCK`` bytes; the block being filled stays plain. Offsets are those of the whole text. A text is
+    read back only when an event is shown, and JSON shrinks ~8x. The caller holds the reader's lock."""
 
     BLOCK = 256 << 10
 
-    def __init__(self) -> None:
+    def __init__(self, start: int = 0) -> None:
         self._blocks: list[bytes] = []   # compressed, whole lines each
         self._starts: list[int] = []     # offset of each block's first byte
         self._tail = bytearray()
-        self._tail_start = 0
+        self._start = start              # the first offset (a store replacing another starts past its end)
+        self._tail_start = start
         self._cached: tuple[int, bytes] = (-1, b"")  # the last block read back: (index, plain bytes)
 
     def __len__(self) -> int:
@@ -227,7 +228,7 @@ class _LineStore:
         return off
 
     def get(self, offset: int, length: int) -> bytes | None:
-        if offset < 0 or length < 0 or offset + length > len(self):
+        if offset < self._start or length < 0 or offset + length > len(self):
             return None
         if offset >= self._tail_start:
             start = offset - self._tail_start
@@ -237,9 +238,6 @@ class _LineStore:
             self._cached = (i, zlib.decompress(self._blocks[i], -15))
         start = offset - self._starts[i]
         return self._cached[1][start:start + length]
-
-    def all(self) -> bytes:
-        return b"".join(zlib.decompress(b, -15) for b in self._blocks) + bytes(self._tail)
 
 
 _Kept = int
@@ -358,7 +356,8 @@ class TraceLogReader:
         self._last_second: tuple = (None, 0.0)
         #: each event's attributes as JSON (``Event.offset`` points here): the rest of its line (the in-memory
         #: ``timeline.jsonl``) is on the Event and made again when asked for (``event_line_bytes``)
-        self._store = _LineStore()
+        old = getattr(self, "_store", None)  # (a log read again: the offsets of its former events read nothing)
+        self._store = _LineStore(0 if old is None else len(old))
         #: the events whose whole line is kept there instead: made the careful way (what msgspec refuses), or
         #: with a name, files or time the Event holds otherwise
         self._whole: set[int] = set()
@@ -843,7 +842,7 @@ class TraceLogReader:
 
     def _add_events(self, specs: list[tuple], ts: float | None, line_no: int, payload: str | None,
                     rng: _Range | None, result: ReadResult) -> None:
-        """A record's events: each one's line (the in-memory ``timeline.jsonl``), files and Event."""
+        """A record's events: each one's attributes JSON (its line, made when asked for), files and Event."""
         mapping = _mapping()
         metrics_of, stack_of = mapping.METRICS_OF_RECORD, mapping.STACK_OF_RECORD
         events = result.events
