@@ -280,9 +280,9 @@ def write_run_from_log(log: str | Path, run: str | Path) -> Path:
     from magi_tui.model.torchtrace.reader import TraceLogReader
 
     reader = TraceLogReader(log)
-    while reader.read(8 << 20).events:
-        pass
     te = Path(run) / "timeline_events"
     te.mkdir(parents=True, exist_ok=True)
-    (te / "timeline.jsonl").write_bytes(reader._lines.all())
+    with open(te / "timeline.jsonl", "wb") as fh:
+        while (got := reader.read(8 << 20).events):
+            fh.writelines(reader.event_line_bytes(ev) + b"\n" for ev in got)
     return Path(run)

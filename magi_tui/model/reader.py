@@ -171,6 +171,10 @@ class TimelineReader:
             os.close(fd)
         return result
 
+    def event_line_bytes(self, ev: Event) -> bytes | None:
+        """The event's line, re-read from ``timeline.jsonl`` (None if it is gone)."""
+        return self.read_line_bytes(ev.offset, ev.length)
+
     def read_line_bytes(self, offset: int, length: int) -> bytes | None:
         """Re-read one line's bytes (for attributes not kept in memory); None if it is gone."""
         try:

@@ -395,7 +395,7 @@ class RunModel:
 
         Only what the tree and triage need is kept in memory; display-only fields (``datetime``,
         ``relative_time``, most attribute maps) are read back here when an event is shown."""
-        raw = self.reader.read_line_bytes(ev.offset, ev.length)
+        raw = self.reader.event_line_bytes(ev)
         if raw is None:
             return {}
         try:

@@ -132,7 +132,7 @@ def test_a_long_logs_lines_and_small_files_read_back_from_compressed_blocks(tmp_
     log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 1500)
     run = RunModel(log).load()
     reader = run.reader
-    assert len(reader._lines._blocks) > 3 and len(reader._texts._blocks) > 1  # blocks were sealed
+    assert len(reader._store._blocks) > 3 and len(reader._texts._blocks) > 1  # blocks were sealed
     graphs = [ev for ev in run.events if "captured_graph.py" in ev.files]
     assert len(graphs) > 100
     for ev in graphs[::10]:

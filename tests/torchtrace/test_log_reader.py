@@ -231,7 +231,7 @@ def test_event_lines_are_the_writers_lines():
         t0 = next(e.timestamp for e in evs if e.timestamp is not None)
         assert len(evs) > 50
         for ev in evs:
-            line = reader.read_line_bytes(ev.offset, ev.length)
+            line = reader.event_line_bytes(ev)
             obj = json.loads(line)
             want = timeline_record(ev.seq, ev.name, list(ev.files), obj["attributes"], ev.timestamp, t0)
             assert line == msgspec.json.encode(want), ev
@@ -248,7 +248,7 @@ def test_compile_before_sites_are_handed_over_as_their_lines_read():
     opening = [e for e in first if e.lifecycle == "compile" and e.phase == "before"]
     assert opening and all(reader.opening_site(e) is not None for e in opening)
     for e in opening:
-        attrs = json.loads(reader.read_line_bytes(e.offset, e.length))["attributes"]
+        attrs = json.loads(reader.event_line_bytes(e))["attributes"]
         assert reader.opening_site(e) == (attrs.get("co_filename"), attrs.get("co_firstlineno"))
     assert all(reader.opening_site(e) is None for e in first if e not in opening)
     reader.read(1 << 14)

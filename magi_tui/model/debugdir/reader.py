@@ -165,6 +165,10 @@ class DebugDirReader:
                 self._error(result, f"cannot read: {type(exc).__name__}: {exc}")
         return result
 
+    def event_line_bytes(self, ev: Event) -> bytes | None:
+        """The event's JSON line, kept in memory (the folder has no such line)."""
+        return self.read_line_bytes(ev.offset, ev.length)
+
     def read_line_bytes(self, offset: int, length: int) -> bytes | None:
         with self._lock:
             if offset < 0 or offset + length > len(self._lines):

@@ -23,9 +23,10 @@ follower use it unchanged:
 * a truncated or replaced file starts over (``reset``), a deleted one keeps what was read.
 
 Records become events through the tracer's own mapping (``magi_format.torch_mapping.TraceMapper``), so
-a log and a run the tracer wrote from the same compile carry the same events. Each event is kept as the
-JSON line the tracer would have written (an in-memory ``timeline.jsonl``: ``Event.offset`` points into
-it), and its files as references: a payload is a byte range of the log, re-read when the file is asked
+a log and a run the tracer wrote from the same compile carry the same events. Of the JSON line the tracer
+would have written for an event, only its attributes' JSON is kept (``Event.offset`` points into that
+store): index, name, time fields and files are on the Event and the reader, and the line is made again,
+byte for byte, when asked for (:meth:`TraceLogReader.event_line_bytes`). Its files are kept as references: a payload is a byte range of the log, re-read when the file is asked
 for; ``metrics.json`` and ``user_stack.txt`` (one each per compile) are made when asked for, from their
 record's metadata re-read from the log (the mapping defers them: ``METRICS_OF_RECORD``, ``STACK_OF_RECORD``);
 other small derived files (``recompile_reasons.txt``, ``phases.json``) are kept as text. A file is
@@ -102,6 +103,32 @@ _FILES_JSON: dict[tuple, bytes] = {}
 _JSON_CACHE_MAX = 4096
 
 
+def _line_parts(name: str, files: tuple) -> tuple[bytes, bytes]:
+    """An event's name and files as their members of a line (``,"name":...``, ``,"files":[...],"attributes":``),
+    made once per distinct one; raises what msgspec raises for what it refuses."""
+    nb = _NAME_JSON.get(name)
+    if nb is None:
+        nb = b',"name":' + _fast_line(name)
+        if len(_NAME_JSON) < _JSON_CACHE_MAX:
+            _NAME_JSON[name] = nb
+    fb = _FILES_JSON.get(files)
+    if fb is None:
+        fb = b',"files":' + _fast_line(files) + b',"attributes":'
+        if len(_FILES_JSON) < _JSON_CACHE_MAX:
+            _FILES_JSON[files] = fb
+    return nb, fb
+
+
+def _make_line(seq: int, name: str, files: tuple, ts: float | None, t0: float | None, attrs_json: bytes) -> bytes:
+    """An event's ``timeline.jsonl`` line, compact, in the writer's key order (``timeline_record``), from its
+    parts and its attributes' JSON: the time fields as ``timeline_times_json`` writes them (none without a
+    timestamp; ``t0`` the log's first timestamp)."""
+    nb, fb = _line_parts(name, files)
+    head, tail = timeline_times_json(ts, t0, _fast_line)
+    return b"".join((b'{"index":%d' % seq, nb, b"," + head if head else b"", fb, attrs_json,
+                     b"," + tail + b"}" if tail else b"}"))
+
+
 def _search_at(pattern: re.Pattern[bytes], data: bytes) -> re.Match[bytes] | None:
     """``pattern.search(data)`` for a pattern that starts with a literal (its text up to the first
     ``(``): the literal is found by ``bytes.find`` (a log of megabytes without it is scanned at memchr's
@@ -172,18 +199,18 @@ def _decode_metadata(raw: bytes, column: int = 0) -> tuple[dict[str, Any] | None
 
 
 class _LineStore:
-    """The events' JSON lines (the log's in-memory ``timeline.jsonl``), in zlib blocks of ``BLOCK``
-    bytes; the block being filled stays plain. Offsets are those of the whole text. A line is read
-    back only when an event is shown, and JSON lines shrink ~8x: a 100k-frame log's lines are ~120 MB
-    plain. The caller holds the reader's lock."""
+    """Texts appended one after another (the events' attributes JSON, small files' texts), in zlib blocks
+    of ``BLOCK`` bytes; the block being filled stays plain. Offsets are those of the whole text. A text is
+    read back only when an event is shown, and JSON shrinks ~8x. The caller holds the reader's lock."""
 
     BLOCK = 256 << 10
 
-    def __init__(self) -> None:
+    def __init__(self, start: int = 0) -> None:
         self._blocks: list[bytes] = []   # compressed, whole lines each
         self._starts: list[int] = []     # offset of each block's first byte
         self._tail = bytearray()
-        self._tail_start = 0
+        self._start = start              # the first offset (a store replacing another starts past its end)
+        self._tail_start = start
         self._cached: tuple[int, bytes] = (-1, b"")  # the last block read back: (index, plain bytes)
 
     def __len__(self) -> int:
@@ -201,7 +228,7 @@ class _LineStore:
         return off
 
     def get(self, offset: int, length: int) -> bytes | None:
-        if offset < 0 or length < 0 or offset + length > len(self):
+        if offset < self._start or length < 0 or offset + length > len(self):
             return None
         if offset >= self._tail_start:
             start = offset - self._tail_start
@@ -211,9 +238,6 @@ class _LineStore:
             self._cached = (i, zlib.decompress(self._blocks[i], -15))
         start = offset - self._starts[i]
         return self._cached[1][start:start + length]
-
-    def all(self) -> bytes:
-        return b"".join(zlib.decompress(b, -15) for b in self._blocks) + bytes(self._tail)
 
 
 _Kept = int
@@ -330,10 +354,13 @@ class TraceLogReader:
         self._t0: float | None = None
         self._mapper: Any = None
         self._last_second: tuple = (None, 0.0)
-        #: (timestamp, t0, the line's part after the name: its relative_time member, and its end: the
-        #: datetime and timestamp members, "}") of the last event's line: a record's events share them
-        self._last_record: tuple = (None, None, b"", b"}")
-        self._lines = _LineStore()  # the events as timeline.jsonl lines (Event.offset points here)
+        #: each event's attributes as JSON (``Event.offset`` points here): the rest of its line (the in-memory
+        #: ``timeline.jsonl``) is on the Event and made again when asked for (``event_line_bytes``)
+        old = getattr(self, "_store", None)  # (a log read again: the offsets of its former events read nothing)
+        self._store = _LineStore(0 if old is None else len(old))
+        #: the events whose whole line is kept there instead: made the careful way (what msgspec refuses), or
+        #: with a name, files or time the Event holds otherwise
+        self._whole: set[int] = set()
         self._texts = _LineStore()  # small files' texts (metrics.json, user_stack.txt, ...): _Kept
         #: event seq -> its files, flat: ``(name, source, name, source, ...)`` (one tuple an event: a log of
         #: 100k frames has 200k of these); a source is a :class:`_Range` of the log, a :class:`_Kept`, a str
@@ -411,10 +438,17 @@ class TraceLogReader:
         got = self._opening.get(ev.seq)
         return got[1:] if got is not None and got[0] is ev else None
 
-    def read_line_bytes(self, offset: int, length: int) -> bytes | None:
-        """An event's JSON line (kept in memory: the log has no such line)."""
+    def event_line_bytes(self, ev: Event) -> bytes | None:
+        """An event's JSON line, as the tracer would have written it (the log has no such line): made from
+        the Event and its attributes' JSON kept in memory; None when ``ev`` is not one of this reading's
+        (the log was replaced since)."""
         with self._lock:
-            return self._lines.get(offset, length)
+            data = self._store.get(ev.offset, ev.length)
+            if data is None or ev.seq >= self.seq:
+                return None
+            if ev.seq in self._whole:
+                return data
+            return _make_line(ev.seq, ev.name, ev.files, ev.timestamp, self._t0, data)
 
     def event_files(self, ev: Event) -> list[tuple[str, Path | None, str | None]]:
         """``(file name, path or None, problem or None)`` per file of the event, plus ``attributes.json``
@@ -808,7 +842,7 @@ class TraceLogReader:
 
     def _add_events(self, specs: list[tuple], ts: float | None, line_no: int, payload: str | None,
                     rng: _Range | None, result: ReadResult) -> None:
-        """A record's events: each one's line (the in-memory ``timeline.jsonl``), files and Event."""
+        """A record's events: each one's attributes JSON (its line, made when asked for), files and Event."""
         mapping = _mapping()
         metrics_of, stack_of = mapping.METRICS_OF_RECORD, mapping.STACK_OF_RECORD
         events = result.events
@@ -820,34 +854,38 @@ class TraceLogReader:
                     self._t0 = ets
                 seq = self.seq
                 fkey = tuple(files)
-                # the line, in the writer's key order (``timeline_record``), from its parts: the name's and
-                # the files' JSON made once per distinct one, the time fields once per record (its events
-                # share them), the attributes encoded in C; what msgspec refuses (lone surrogates, ...) goes
-                # the careful way
+                # only the attributes are kept (encoded in C): the rest of the line is on the Event and the
+                # reader and is made again when asked for (:meth:`event_line_bytes`); a line that could not
+                # be made again byte for byte from those -- what msgspec refuses (lone surrogates, ...) goes
+                # the careful way, a name / files / time the Event holds otherwise -- is kept whole
                 try:
-                    last = self._last_record
-                    if last[0] != ets or last[1] != self._t0:
-                        head, tail = timeline_times_json(ets, self._t0, _fast_line)
-                        last = self._last_record = (ets, self._t0, b"," + head if head else b"",
-                                                    (b"," + tail if tail else b"") + b"}")
-                    nb = _NAME_JSON.get(name)
-                    if nb is None:
-                        nb = b',"name":' + _fast_line(name)
-                        if len(_NAME_JSON) < _JSON_CACHE_MAX:
-                            _NAME_JSON[name] = nb
-                    fb = _FILES_JSON.get(fkey)
-                    if fb is None:
-                        fb = b',"files":' + _fast_line(fkey) + b',"attributes":'
-                        if len(_FILES_JSON) < _JSON_CACHE_MAX:
-                            _FILES_JSON[fkey] = fb
-                    line = b"".join((b'{"index":%d' % seq, nb, last[2], fb, _fast_line(attrs), last[3]))
+                    data = _fast_line(attrs)
+                    _line_parts(name, fkey)  # (what msgspec refuses in them takes the careful way too)
+                    whole = False
                 except (TypeError, ValueError, OverflowError):
                     obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
-                    line = _encode_line(obj).encode("utf-8", "replace")
+                    data = _encode_line(obj).encode("utf-8", "replace")
                     attrs = obj["attributes"]
+                    whole = True
                 if type(attrs) is not dict:
                     attrs = {}
-                off = self._lines.append(line)
+                off = len(self._store)
+                ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(data))
+                if not whole and not (ev.timestamp is ets and ev.name == name and ev.files == fkey
+                                      and (ets is None or type(self._t0) is float)):
+                    try:
+                        data = _make_line(seq, name, fkey, ets, self._t0, data)
+                    except (TypeError, ValueError, OverflowError):
+                        obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
+                        data = _encode_line(obj).encode("utf-8", "replace")
+                        attrs = obj["attributes"]
+                        if type(attrs) is not dict:
+                            attrs = {}
+                    whole = True
+                    ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(data))
+                if whole:
+                    self._whole.add(seq)
+                self._store.append(data, b"")
                 if files:
                     flat: list[Any] = []
                     for fname, text in files.items():
@@ -864,7 +902,6 @@ class TraceLogReader:
                         self._one_file(seq, flat[0], flat[1])
                     else:
                         self._files[seq] = tuple(flat)
-                ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(line))
                 if ev.lifecycle == "compile" and ev.phase == "before":
                     self._opening[seq] = (ev, attrs.get("co_filename"), attrs.get("co_firstlineno"))
                 self.seq = seq + 1
@@ -964,10 +1001,13 @@ class TraceLogReader:
                 fname = "_" + fname
             used.add(fname)
             out.append((name, *self._write(folder / fname, src)))
-        attrs = self._lines.get(ev.offset, ev.length)  # (the lock is held)
+        data = self._store.get(ev.offset, ev.length)  # (the lock is held)
         try:
-            text = json.dumps(json.loads(attrs or b"{}").get("attributes", {}), indent=2, ensure_ascii=False)
-        except ValueError:
+            attrs = json.loads(data or b"{}")
+            if ev.seq in self._whole:
+                attrs = attrs.get("attributes", {})
+            text = json.dumps(attrs, indent=2, ensure_ascii=False)
+        except (ValueError, AttributeError):
             text = "{}"
         out.append(("attributes.json", *self._write(folder / "attributes.json", text)))
         return out
