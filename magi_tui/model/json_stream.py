@@ -33,7 +33,9 @@ CHUNK = 1000
 
 #: a float msgspec spells otherwise than ``repr`` (``0.000051`` / ``1e-7`` for ``5.1e-05`` / ``1e-07``),
 #: as it follows a ``:``, ``,`` or ``[`` in compact JSON; a string may hold the same bytes (see below)
-_FLOAT_CANDIDATE = re.compile(rb"[:,\[]-?(?:0\.0000|\d[\d.]*e)")
+#: an exponent's start, a literal first so that the regex engine skips to each "e" in C (a pattern opening
+#: with a character class was tried at every byte: 0.2 s on a 100k-frame triage's 36 MB of frame rows)
+_EXPONENT = re.compile(rb"e[-+]?\d")
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|(?<=[:,\[])(-?(?:0\.0000\d*|\d[\d.]*e[-+]?\d+))(?=[,\]}])')
 
 
@@ -72,6 +74,19 @@ def materialize(obj: Any) -> Any:
     return [materialize(x) for x in obj]
 
 
+def _float_candidate(raw: bytes) -> bool:
+    """Whether ``raw`` may hold a float msgspec spells otherwise than Python (``0.00001`` for ``1e-05``,
+    ``1e16`` for ``1e+16``): what :data:`_TOKEN` rewrites has ``0.0000`` in it or an ``e`` between a digit
+    (or ``.``) and an exponent. A superset (the same bytes in a string count): ``_TOKEN`` decides."""
+    if b"0.0000" in raw:
+        return True
+    for m in _EXPONENT.finditer(raw):
+        at = m.start()
+        if at and raw[at - 1] in b"0123456789.":
+            return True
+    return False
+
+
 def _py_float(m: re.Match) -> bytes:
     return m.group(0) if m.group(1) is None else repr(float(m.group(1))).encode()
 
@@ -92,7 +107,7 @@ def encode(obj: Any) -> bytes | str:
         return (repr(obj) if math.isfinite(obj) else "null").encode("ascii")
     try:
         raw = msgspec.json.encode(obj)
-        if _FLOAT_CANDIDATE.search(raw) is not None:
+        if _float_candidate(raw):
             raw = _TOKEN.sub(_py_float, raw)
         out = msgspec.json.format(raw, indent=2)
         del raw
