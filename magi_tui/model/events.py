@@ -514,6 +514,7 @@ def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[
     ev.subgraph_index = sgi
     ev.scope = "fullgraph" if sgi is None else (_SCOPES[sgi] if 0 <= sgi < 64 else f"subgraph_{sgi}")
     kind = nkind
+    key: tuple[tuple[str, Any], ...]
     present = _SUMMARY_SET.intersection(attrs)
     if not present:
         ev.summary = None
@@ -528,7 +529,7 @@ def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[
         if not nkind and (k == "load_result" or k == "store_result"):
             kind = _result_kind(summary)
     elif _all_str(map(g, present)):  # a frame's name and a reason, most often: the map made from them
-        key = tuple([(k, g(k)[:200]) for k in _SUMMARY_KEYS if k in present])
+        key = tuple([(k, attrs[k][:200]) for k in _SUMMARY_KEYS if k in present])
         summary = _SUMMARY_CACHE.get(key)
         if summary is None:
             if len(_SUMMARY_CACHE) >= _SHARE_MAX:
