@@ -255,6 +255,9 @@ class Rec:
 
 Handler = Callable[["TraceMapper", Rec], None]
 KIND_HANDLERS: dict[str, Handler] = {}
+#: the handlers :meth:`TraceMapper.handle` calls by the record's kind alone, with one look-up (not ``str``,
+#: ``chromium_event``, ``artifact``, nor an ignored kind: it looks at those itself)
+_PLAIN_HANDLERS: dict[str, Handler] = {}
 ARTIFACT_HANDLERS: dict[str, Handler] = {}
 #: kinds / artifacts that, arriving after a compile closed (with torch's own ids), are the lazy backward
 BACKWARD_KINDS = frozenset({"inductor_post_grad_graph", "inductor_output_code", "aot_backward_graph",
@@ -276,6 +279,8 @@ def on_kind(*kinds: str) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
         for k in kinds:
             KIND_HANDLERS[k] = fn
+            if k not in IGNORED and k not in ("str", "chromium_event", "artifact"):
+                _PLAIN_HANDLERS[k] = fn
         return fn
     return register
 
@@ -331,19 +336,22 @@ class TraceMapper:
         if not md:
             return []
         kind = next(iter(md))
-        if kind in IGNORED:
+        body = md[kind]
+        handler = _PLAIN_HANDLERS.get(kind)
+        if handler is not None:  # (most records: one look-up)
+            tag = kind
+        elif kind in IGNORED:
             return []
-        body = md.get(kind)
-        if kind == "str":
+        elif kind == "str":
             if isinstance(body, (list, tuple)) and len(body) == 2:  # live: a tuple (torch's lambda)
                 if self.defer_files and self.strings.get(body[1], body[0]) != body[0]:
                     self.strings = dict(self.strings)  # a deferred stack keeps the table it was given
                 self.strings[body[1]] = body[0]
             return []
-        if kind == "chromium_event":  # a side channel: never an event of its own, never closes anything
+        elif kind == "chromium_event":  # a side channel: never an event of its own, never closes anything
             self._chromium(md, payload)
             return []
-        if kind == "artifact":
+        elif kind == "artifact":
             name = str(body.get("name", "")) if isinstance(body, dict) else ""
             handler = ARTIFACT_HANDLERS.get(name)
             if handler is None:
@@ -353,10 +361,7 @@ class TraceMapper:
                     return []
             tag = f"artifact:{name}"
         else:
-            handler = KIND_HANDLERS.get(kind)
-            if handler is None:
-                return []
-            tag = kind
+            return []  # (a kind without a handler)
         # compile_id_of and _state, inline: each of the record's ids read once
         fid, fcid = md.get("frame_id"), md.get("frame_compile_id")
         if fid is None or fcid is None:
