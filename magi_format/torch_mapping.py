@@ -852,11 +852,12 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
     if st is not None and st.pending_recompile is not None:
         self._flush_recompile(r)
     restarts = m.get("restart_reasons")
-    if isinstance(restarts, str):  # one reason, not a list of characters
-        restarts = [restarts] if restarts else []
-    for reason in restarts if isinstance(restarts, (list, tuple)) else []:
-        r.events.append(self._point(st, RESTART, restart_reason=str(reason)[:2000],
-                                    reason=first_line(str(reason))))
+    if restarts:  # (most compiles had no restart)
+        if isinstance(restarts, str):  # one reason, not a list of characters
+            restarts = [restarts]
+        for reason in restarts if isinstance(restarts, (list, tuple)) else []:
+            r.events.append(self._point(st, RESTART, restart_reason=str(reason)[:2000],
+                                        reason=first_line(str(reason))))
     fail = m.get("fail_type")
     limit_hit = bool(fail) and (is_limit_hit(fail, m.get("fail_reason"))
                                 or (st is not None and st.limit_note is not None))
@@ -873,7 +874,8 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
         if st is not None and st.open:
             for lc in reversed(list(st.open)):
                 if lc not in (COMPILE, BACKWARD_COMPILE):  # e.g. an empty graph never closes capture
-                    r.events.append(self._end(st, "skip", lc, reason="not completed in this compile"))
+                    r.events.append(self._end_with(st, "skip", lc, None,
+                                                   {"reason": "not completed in this compile"}))
         if st is None or not st.failed_written:
             files = {"metrics.json": self._metrics_file(m)}
             if st is not None and st.phases:
