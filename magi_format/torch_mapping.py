@@ -153,6 +153,10 @@ METRICS_KEEP = ("compile_id", "co_name", "co_filename", "co_firstlineno", "frame
 
 #: the scope attributes of every event the mapping makes (torch's records are of the whole graph)
 _FULLGRAPH = scope_attrs(None)
+#: ... its one value: an event's attribute map is a dict literal that starts with it (cheaper than ``**``)
+_SCOPE = _FULLGRAPH["scope"]
+if _FULLGRAPH != {"scope": _SCOPE}:
+    raise AssertionError(f"the mapping's attribute maps spell out scope_attrs(None): {_FULLGRAPH}")
 #: a lifecycle event's name by (phase, lifecycle): the mapping's lifecycles are its own few constants
 _lifecycle_name = functools.lru_cache(maxsize=512)(lifecycle_event)
 
@@ -251,6 +255,9 @@ class Rec:
 
 Handler = Callable[["TraceMapper", Rec], None]
 KIND_HANDLERS: dict[str, Handler] = {}
+#: the handlers :meth:`TraceMapper.handle` calls by the record's kind alone, with one look-up (not ``str``,
+#: ``chromium_event``, ``artifact``, nor an ignored kind: it looks at those itself)
+_PLAIN_HANDLERS: dict[str, Handler] = {}
 ARTIFACT_HANDLERS: dict[str, Handler] = {}
 #: kinds / artifacts that, arriving after a compile closed (with torch's own ids), are the lazy backward
 BACKWARD_KINDS = frozenset({"inductor_post_grad_graph", "inductor_output_code", "aot_backward_graph",
@@ -272,6 +279,8 @@ def on_kind(*kinds: str) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
         for k in kinds:
             KIND_HANDLERS[k] = fn
+            if k not in IGNORED and k not in ("str", "chromium_event", "artifact"):
+                _PLAIN_HANDLERS[k] = fn
         return fn
     return register
 
@@ -327,19 +336,22 @@ class TraceMapper:
         if not md:
             return []
         kind = next(iter(md))
-        if kind in IGNORED:
+        body = md[kind]
+        handler = _PLAIN_HANDLERS.get(kind)
+        if handler is not None:  # (most records: one look-up)
+            tag = kind
+        elif kind in IGNORED:
             return []
-        body = md.get(kind)
-        if kind == "str":
+        elif kind == "str":
             if isinstance(body, (list, tuple)) and len(body) == 2:  # live: a tuple (torch's lambda)
                 if self.defer_files and self.strings.get(body[1], body[0]) != body[0]:
                     self.strings = dict(self.strings)  # a deferred stack keeps the table it was given
                 self.strings[body[1]] = body[0]
             return []
-        if kind == "chromium_event":  # a side channel: never an event of its own, never closes anything
+        elif kind == "chromium_event":  # a side channel: never an event of its own, never closes anything
             self._chromium(md, payload)
             return []
-        if kind == "artifact":
+        elif kind == "artifact":
             name = str(body.get("name", "")) if isinstance(body, dict) else ""
             handler = ARTIFACT_HANDLERS.get(name)
             if handler is None:
@@ -349,14 +361,27 @@ class TraceMapper:
                     return []
             tag = f"artifact:{name}"
         else:
-            handler = KIND_HANDLERS.get(kind)
-            if handler is None:
-                return []
-            tag = kind
-        cid = self.compile_id_of(md)
-        if kind == "dynamo_start" and cid is not None and self._note_reset(md, cid):
-            cid = self.compile_id_of(md)
-        st = self._state(md, cid)
+            return []  # (a kind without a handler)
+        # compile_id_of and _state, inline: each of the record's ids read once
+        fid, fcid = md.get("frame_id"), md.get("frame_compile_id")
+        if fid is None or fcid is None:
+            st = None
+        else:
+            ca = md.get("compiled_autograd_id")
+            cid = f"{fid}/{fcid}" if ca is None else f"!{ca}/{fid}/{fcid}"
+            if self.resets:
+                cid = in_generation(cid, self.resets)
+            st = self.compiles.get(cid)
+            if kind == "dynamo_start" and st is not None and self._note_reset(md, cid):
+                cid = in_generation(f"{fid}/{fcid}" if ca is None else f"!{ca}/{fid}/{fcid}", self.resets)
+                st = self.compiles.get(cid)
+            if st is None:
+                key = (self.resets, ca, fid)
+                st = self.compiles[cid] = CompileState(cid, frame_key=key)
+                st.frame = self.frame_names.get(key)
+            att = md.get("attempt")
+            if isinstance(att, int):
+                st.attempt = att
         rec = Rec(kind, md, body if isinstance(body, dict) else {}, payload or "", st, dict(context) if context else {})
         self._body = rec.body
         if st is not None:
@@ -427,16 +452,20 @@ class TraceMapper:
 
     def _set_frame(self, st: CompileState | None, name: Any) -> None:
         if st is not None and name:
+            cur = st.frame
+            if cur is not None and type(name) is str and cur == name and (
+                    st.frame_key is None or self.frame_names.get(st.frame_key) is cur):
+                return  # (already this name, interned, and the frame's: the usual second record of a compile)
             st.frame = sys.intern(str(name))  # one string per frame name, however many records give it
             if st.frame_key is not None:
                 self.frame_names[st.frame_key] = st.frame
 
     def _attrs(self, st: CompileState | None, **extra: Any) -> dict[str, Any]:
         if st is not None:  # (a new map each call)
-            a: dict[str, Any] = {**_FULLGRAPH, "compile_id": st.compile_id, "frame": st.frame, "attempt": st.attempt,
-                                 "source": "torch_trace"}
+            a: dict[str, Any] = {"scope": _SCOPE, "compile_id": st.compile_id, "frame": st.frame,
+                                 "attempt": st.attempt, "source": "torch_trace"}
         else:
-            a = {**_FULLGRAPH, "source": "torch_trace"}
+            a = {"scope": _SCOPE, "source": "torch_trace"}
         if extra:
             a.update(extra)
         return a
@@ -444,10 +473,10 @@ class TraceMapper:
     def _lc_attrs(self, st: CompileState | None, lc: str, extra: dict[str, Any]) -> dict[str, Any]:
         """:meth:`_attrs` of a lifecycle event: ``lifecycle_name``, then ``extra``."""
         if st is not None:
-            a: dict[str, Any] = {**_FULLGRAPH, "compile_id": st.compile_id, "frame": st.frame, "attempt": st.attempt,
-                                 "source": "torch_trace", "lifecycle_name": lc}
+            a: dict[str, Any] = {"scope": _SCOPE, "compile_id": st.compile_id, "frame": st.frame,
+                                 "attempt": st.attempt, "source": "torch_trace", "lifecycle_name": lc}
         else:
-            a = {**_FULLGRAPH, "source": "torch_trace", "lifecycle_name": lc}
+            a = {"scope": _SCOPE, "source": "torch_trace", "lifecycle_name": lc}
         if extra:
             a.update(extra)
         return a
@@ -473,7 +502,11 @@ class TraceMapper:
                   extra: dict[str, Any]) -> EventSpec:
         """:meth:`_end` with its extra attributes as a map (a handler that has them as one passes it on)."""
         open_ = st.open if st is not None else self._open_passes
-        if lc in open_:
+        if open_ and open_[-1] == lc:  # (the usual: the innermost open one closes)
+            del open_[-1]
+            if not open_ and st is not None:
+                st.open = ()
+        elif lc in open_:
             idx = len(open_) - 1 - open_[::-1].index(lc)
             if isinstance(open_, list):  # (it holds lc: a list)
                 del open_[idx]
@@ -819,11 +852,12 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
     if st is not None and st.pending_recompile is not None:
         self._flush_recompile(r)
     restarts = m.get("restart_reasons")
-    if isinstance(restarts, str):  # one reason, not a list of characters
-        restarts = [restarts] if restarts else []
-    for reason in restarts if isinstance(restarts, (list, tuple)) else []:
-        r.events.append(self._point(st, RESTART, restart_reason=str(reason)[:2000],
-                                    reason=first_line(str(reason))))
+    if restarts:  # (most compiles had no restart)
+        if isinstance(restarts, str):  # one reason, not a list of characters
+            restarts = [restarts]
+        for reason in restarts if isinstance(restarts, (list, tuple)) else []:
+            r.events.append(self._point(st, RESTART, restart_reason=str(reason)[:2000],
+                                        reason=first_line(str(reason))))
     fail = m.get("fail_type")
     limit_hit = bool(fail) and (is_limit_hit(fail, m.get("fail_reason"))
                                 or (st is not None and st.limit_note is not None))
@@ -840,7 +874,8 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
         if st is not None and st.open:
             for lc in reversed(list(st.open)):
                 if lc not in (COMPILE, BACKWARD_COMPILE):  # e.g. an empty graph never closes capture
-                    r.events.append(self._end(st, "skip", lc, reason="not completed in this compile"))
+                    r.events.append(self._end_with(st, "skip", lc, None,
+                                                   {"reason": "not completed in this compile"}))
         if st is None or not st.failed_written:
             files = {"metrics.json": self._metrics_file(m)}
             if st is not None and st.phases:
