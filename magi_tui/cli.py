@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from magi_format.text import literal
 from magi_tui import __version__
@@ -394,7 +395,29 @@ def cmd_fix(args: argparse.Namespace) -> int:
     return run_fix_command(args, print_json=_print_json, fail=_fail)
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Skipped:
+    """What ``add_parser`` gives for a command ``build_parser(only=...)`` leaves out: every call on it (an
+    option, a group, defaults) does nothing and answers itself."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
+
+
+class _OneCommand:
+    """The subparsers action seen through ``only``: the named command's parser is made, the others are
+    :class:`_Skipped` (parsers and their options cost ~5 ms for fourteen commands; a headless command's
+    whole start-up is a few times that)."""
+
+    def __init__(self, sub: Any, only: str) -> None:
+        self._sub, self._only = sub, only
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        return self._sub.add_parser(name, **kwargs) if name == self._only else _Skipped()
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; ``only``: just that command's (``main`` knows which one runs; ``--help``
+    of the whole program builds them all)."""
     p = argparse.ArgumentParser(
         prog="magi-tui",
         description="Explore torch.compile runs: event tree, graph diffs, triage. "
@@ -405,7 +428,10 @@ def build_parser() -> argparse.ArgumentParser:
                "id = \"keys\"; default ~/.config/magi-tui/keymap.toml). Each command's --help has its options.",
     )
     p.add_argument("--version", action="version", version=f"magi-tui {__version__}")
-    sub = p.add_subparsers(dest="cmd")
+    # prog given: argparse would make a help formatter to spell it (and import shutil to size it)
+    sub: Any = p.add_subparsers(dest="cmd", prog="magi-tui")
+    if only is not None:
+        sub = _OneCommand(sub, only)
 
     def ui_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--ansi", action="store_true", help="use the terminal's own 16 colours")
@@ -522,8 +548,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["open", *argv]
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = build_parser(argv[0] if argv[0] in SUBCOMMANDS else None).parse_known_args(argv)
+    if extra:  # refused by the whole program's parser, so its usage names every command
+        args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except SystemExit as exc:

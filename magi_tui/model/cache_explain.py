@@ -15,8 +15,9 @@ Components are compared by torch's own hash of each; the value is shown, cut, to
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from magi_tui.model.files import json_or_none
 
@@ -31,8 +32,7 @@ CACHE_INFO_FILE = "cache_info.json"
 GRAPH_COMPONENT = "gm"
 
 
-@dataclass
-class Lookup:
+class Lookup(Struct):
     """One cache lookup with its key's components (name -> (hash, value as shown))."""
 
     index: int
@@ -47,8 +47,7 @@ class Lookup:
                 "compile_id": self.compile_id, "key": self.key}
 
 
-@dataclass
-class MissExplained:
+class MissExplained(Struct):
     miss: Lookup
     nearest: Lookup | None
     where: str | None                    # "same_run" | "baseline"

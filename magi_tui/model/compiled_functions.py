@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from magi_format.guards import count_leaf_guards
 from magi_format.layout import COMPILED_FUNCTIONS_DIR
@@ -31,8 +32,7 @@ _ENTRY_RE = re.compile(r"^entry_(\d+)$")
 _SUBMOD_RE = re.compile(r"^submod_(\d+)$")
 
 
-@dataclass
-class CompiledFn:
+class CompiledFn(Struct):
     name: str
     path: Path | None                  # <cf>.py
     extras: list[Path] = field(default_factory=list)   # _post_grad.py, _runnable.py, _split_graph.py
@@ -40,8 +40,7 @@ class CompiledFn:
     is_stub: bool = False
 
 
-@dataclass
-class Entry:
+class Entry(Struct):
     index: int
     path: Path
     decompiled: Path | None
@@ -62,8 +61,7 @@ class Entry:
         return f"entry_{self.index}{mru}"
 
 
-@dataclass
-class Function:
+class Function(Struct):
     name: str
     path: Path
     overview: Path | None

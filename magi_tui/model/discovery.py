@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from magi_format.layout import RUN_MARKERS, TIMELINE_DIR, TIMELINE_FILE
 from magi_format.runname import RunName, parse_run_name
@@ -38,8 +39,7 @@ MAX_DIRS = 20000
 MAX_SNIFFS = 200  # ``*.log`` files opened per walk to see whether they are trace logs
 
 
-@dataclass(frozen=True)
-class FoundRun:
+class FoundRun(Struct, frozen=True):
     path: Path
     name: RunName
     has_timeline_dir: bool

@@ -23,8 +23,9 @@ section is not read as "none happened".
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from magi_tui.model.frames import parse_compile_id
 from magi_tui.model.json_stream import Lazy
@@ -47,8 +48,7 @@ NOT_RECORDED = [
 ]
 
 
-@dataclass
-class Fallback:
+class Fallback(Struct):
     kind: str
     what: str
     frame: str | None = None

@@ -14,9 +14,10 @@ counts compiles per frame and graph-break sites, when the timeline has no such e
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from magi_tui.model.compiled_functions import Entry, Function, index_compiled_functions
 from magi_tui.model.files import read_head
@@ -59,8 +60,7 @@ def read_code_info(path: Path, base: Path | None = None) -> dict[str, str]:
     return out
 
 
-@dataclass
-class CodeId:
+class CodeId(Struct):
     """A code object, as far as it is known."""
 
     name: str
@@ -81,8 +81,7 @@ class CodeId:
         return f"{self.name}{off}" + (f" ({where})" if where else "")
 
 
-@dataclass
-class BreakSite:
+class BreakSite(Struct):
     """A graph break seen in ``compiled_functions/``: a resume function of a compiled frame."""
 
     function: str
@@ -94,8 +93,7 @@ class BreakSite:
     parents: list[str] = field(default_factory=list)
 
 
-@dataclass
-class CfFrame:
+class CfFrame(Struct):
     """One compiled code object found in ``compiled_functions/``."""
 
     code: CodeId
@@ -112,13 +110,12 @@ class CfFrame:
         return len(self.function.entries)
 
 
-@dataclass
-class CfIndex:
+class CfIndex(Struct):
     frames: list[CfFrame] = field(default_factory=list)
     breaks: list[BreakSite] = field(default_factory=list)
 
-    _names: dict[str, list[CfFrame]] | None = field(default=None, repr=False, compare=False)
-    _indexed: int = field(default=0, repr=False, compare=False)
+    _names: dict[str, list[CfFrame]] | None = None
+    _indexed: int = 0
 
     def by_name(self, name: str | None) -> list[CfFrame]:
         """The frames of code objects named ``name``, in order (an index: the analysis asks once per

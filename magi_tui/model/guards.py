@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from magi_tui.model.files import read_head
 
@@ -62,8 +63,7 @@ _TORCH_DTYPE = re.compile(r"^torch\.(float|int|uint|bfloat|complex|bool)\w*$")
 _DEVICE = re.compile(r"^(cpu|cuda|mps|xpu|meta|hpu)(:\d+)?$|^device\(")
 
 
-@dataclass
-class Reason:
+class Reason(Struct):
     """One failed guard of one cache entry, as torch reported it."""
 
     text: str                       # the reason's first line, compile-id prefix removed
@@ -379,8 +379,7 @@ def read_guards(path: Path | None, base: Path | None = None) -> list[str] | None
     return None if text is None else text.splitlines()
 
 
-@dataclass
-class GuardDiff:
+class GuardDiff(Struct):
     """What differs between an older and a newer cache entry's guards, noise removed."""
 
     older: str                      # e.g. ``compiled_functions/f/entry_1/guards.txt``

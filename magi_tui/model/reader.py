@@ -19,11 +19,11 @@ import json
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec import Struct, field
 
 from magi_format.safepath import is_inside
 from magi_tui.model.events import NO_LINE_ATTRS, Event, LineAttrs, line_event
@@ -57,15 +57,13 @@ _fast_decode = msgspec.json.Decoder(_Line).decode
 _FAST_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, ValueError, RecursionError)
 
 
-@dataclass
-class Malformed:
+class Malformed(Struct):
     line_no: int
     reason: str
     text: str  # the first 200 characters of the offending line, for display
 
 
-@dataclass
-class ReadResult:
+class ReadResult(Struct):
     """What one ``read()`` found."""
 
     events: list[Event] = field(default_factory=list)

@@ -13,9 +13,10 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from magi_format.layout import TIMELINE_DIR, TIMELINE_FILE
 from magi_format.runname import parse_run_name
@@ -33,8 +34,7 @@ TIMELINE = (TIMELINE_DIR, TIMELINE_FILE)
 STREAM_READ_BYTES = 4 << 20  # a streamed load's read: the events of one read are alive at once
 
 
-@dataclass
-class RunUpdate:
+class RunUpdate(Struct):
     events: list[Event] = field(default_factory=list)
     #: the tree groups that got new items, by ``id``, in the order first touched (a view brings each up to
     #: its ``len(items)``); none while the model has no tree (a headless :meth:`RunModel.load` builds none

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, Iterable
+
+from msgspec import Struct, field
 
 from magi_format.layout import RUNTIME_FILE
 from magi_tui.model.files import json_or_none, read_head
@@ -38,8 +39,7 @@ _LOG_NOT_RECORDED = [
 ]
 
 
-@dataclass
-class EntryCalls:
+class EntryCalls(Struct):
     compile_id: str
     calls: int | None            # None: the entry's code could not be counted
     seconds: float | None        # None: not measured (a log; an entry not counted)
@@ -49,8 +49,7 @@ class EntryCalls:
                 "seconds": None if self.seconds is None else round(self.seconds, 6)}
 
 
-@dataclass
-class RuntimeInfo:
+class RuntimeInfo(Struct):
     source: str                                        # "tracer" | "graph_execution"
     entries: dict[str, list[EntryCalls]] = field(default_factory=dict)   # frame key -> its entries
     eager: dict[str, int] = field(default_factory=dict)                  # frame key -> eager calls

@@ -6,8 +6,9 @@ no such record: nothing is concluded for them."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from magi_format.layout import SESSION_FILE, TIMELINE_DIR
 from magi_tui.model.files import json_or_none, read_head
@@ -15,8 +16,7 @@ from magi_tui.model.files import json_or_none, read_head
 _LIMIT = 4096  # the record is ~120 bytes: anything longer is not ours
 
 
-@dataclass(frozen=True)
-class SessionRecord:
+class SessionRecord(Struct, frozen=True):
     pid: int | None
     host: str | None
     started: float | None

@@ -8,7 +8,7 @@ when events carry ``compile_id`` (our tracer, FORMAT.md part B).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from msgspec import Struct, field
 
 from magi_tui.model.events import Event
 from magi_tui.model.pairing import Span
@@ -25,8 +25,7 @@ def _scope_order(scope: str) -> tuple[int, int]:
         return (2, 0)
 
 
-@dataclass
-class Group:
+class Group(Struct):
     """A scope group inside one (session, compile id)."""
 
     session: int
@@ -40,8 +39,7 @@ class Group:
         return (self.session, self.compile_id, self.scope)
 
 
-@dataclass
-class CompileNode:
+class CompileNode(Struct):
     session: int
     compile_id: str | None
     frame: str | None = None
@@ -54,8 +52,7 @@ class CompileNode:
         return sum(len(g.items) for g in self.groups)
 
 
-@dataclass
-class SessionNode:
+class SessionNode(Struct):
     session: int
     compiles: list[CompileNode] = field(default_factory=list)
 

@@ -20,8 +20,9 @@ Dynamo's control flow: it is listed once under ``restarts``, its cascade folded 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from magi_format.names import EXPORT_ISSUE, RECOMPILE_LIMIT_HIT, TRACER_STOPPED
 from magi_tui.model.events import Event
@@ -33,8 +34,7 @@ from magi_tui.model.pairing import Pairer, Span
 FALLBACK_TYPES = frozenset({"Unsupported", "UncapturedHigherOrderOpError"})
 
 
-@dataclass
-class Failure:
+class Failure(Struct):
     event: Event
     cascade_head: Event          # the first failed event of its cascade (where it really failed)
     waits_on: tuple[tuple, ...]  # session-qualified lifecycle keys whose later ``after`` recovers it
@@ -57,8 +57,7 @@ class Failure:
         return str(a.get("exception_message") or a.get("error_message") or a.get("fail_reason") or "")
 
 
-@dataclass
-class Cascade:
+class Cascade(Struct):
     """One failure and the enclosing lifecycles that failed because of it (consecutive failed events)."""
 
     members: list[Failure]
@@ -82,8 +81,7 @@ class Cascade:
         return max(last, key=lambda e: e.seq) if last and self.recovered else None
 
 
-@dataclass
-class Restart:
+class Restart(Struct):
     """One Dynamo restart: a failed cascade headed by a RestartAnalysis, or a ``restart_analysis`` event."""
 
     event: Event
@@ -97,8 +95,7 @@ class Restart:
         return self.cascade.recovered if self.cascade is not None else self.closed_ok
 
 
-@dataclass(slots=True)
-class Item:
+class Item(Struct):
     """One row of a triage list (restarts, recompiles, graph breaks, cache events); slotted: a big run
     has one per cache event."""
 
@@ -109,8 +106,7 @@ class Item:
         return {"index": self.event.index, "name": self.event.name, "reason": self.reason}
 
 
-@dataclass
-class Triage:
+class Triage(Struct):
     #: every failed event (a view marks each one)
     failures: list[Failure] = field(default_factory=list)
     #: one per run of consecutive failed events; restarts included (see ``restarts``)

@@ -5,8 +5,9 @@ eagerly, frame rows and the :class:`Analysis` that holds them. Data only; built 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from magi_tui.model.events import Event
 from magi_tui.model.guards import DEFAULT_RECOMPILE_LIMIT, GuardDiff, Reason
@@ -25,8 +26,7 @@ def _empty_counter() -> Counter:
 
 
 # -- result types -----------------------------------------------------------------------------------
-@dataclass
-class Check:
+class Check(Struct):
     level: str      # ok | warn | fail
     message: str
     event: Event | None = None   # where to jump, when there is one place
@@ -39,8 +39,7 @@ class Check:
         return {"level": self.level, "message": self.message, "rule": self.rule}
 
 
-@dataclass
-class BreakEntry:
+class BreakEntry(Struct):
     """One graph-break site of the worklist (deduplicated by gb id / reason and user file:line)."""
 
     gb_id: str | None
@@ -82,8 +81,7 @@ class BreakEntry:
                 "resume_fns": self.resume_fns, "source": "timeline" if self.events else "compiled_functions"}
 
 
-@dataclass
-class RecompileInfo:
+class RecompileInfo(Struct):
     frame: str
     frame_key: str | None
     compile_id: str | None
@@ -131,8 +129,7 @@ class RecompileInfo:
                 "source": "timeline" if self.event is not None else "compiled_functions"}
 
 
-@dataclass
-class EagerFrame:
+class EagerFrame(Struct):
     """A frame that ran eagerly (uncompiled) while the program went on: Dynamo skipped it after a graph
     break it could not resume from (``cause: unsupported``), or it reached the recompile limit
     (``cause: recompile_limit``). One finding, whatever the cause: the results are the same, the frame is
@@ -157,8 +154,7 @@ class EagerFrame:
                 "index": self.event.index if self.event else None}
 
 
-@dataclass(slots=True)
-class FrameRow:
+class FrameRow(Struct):
     frame: str
     key: str
     name: str
@@ -207,8 +203,7 @@ class FrameRow:
                 "entries": [e.as_json() for e in self.entries], "eager_calls": self.eager_calls}
 
 
-@dataclass
-class Analysis:
+class Analysis(Struct):
     status: str
     restarts: list[Restart]
     problems: list[Cascade]

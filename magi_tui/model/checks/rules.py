@@ -13,8 +13,9 @@ conditions on the analysis, not rules, and :data:`FAIL_ON_KINDS` keeps them besi
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Callable, Iterable
+
+from msgspec import Struct
 
 from magi_tui.model.checks.evidence import _see, export_issue_json
 from magi_tui.model.checks.results import Analysis, Check
@@ -30,8 +31,7 @@ EXPORT_ISSUE_WORDS = {"data_dependent": "data-dependent expression assumed from 
                       "mismatched_fake_kernel": "custom op whose fake kernel disagrees with the real one"}
 
 
-@dataclass(frozen=True)
-class Ctx:
+class Ctx(Struct, frozen=True):
     """What a rule reads: the run, its triage, the analysis (checks not yet made) and the frames of
     ``compiled_functions/`` (:class:`~magi_tui.model.frames.CfIndex`)."""
 
@@ -44,8 +44,7 @@ class Ctx:
         return self.run.triage
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(Struct, frozen=True):
     id: str
     what: str           # one line: what it checks (``check --list-rules``, docs/HEADLESS.md)
     make: Callable[[Ctx], Iterable[Check]]

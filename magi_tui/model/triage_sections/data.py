@@ -3,8 +3,9 @@ jumps), :class:`Section`, and the small helpers the panel rows, the report lines
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
+
+from msgspec import Struct, field
 
 from magi_tui.model.checks import Analysis
 from magi_tui.model.events import Event
@@ -13,16 +14,14 @@ ROLES = ("", "dim", "label", "warn", "bad", "strong", "key", "path", "good", "wo
          "title", "bar", "info")
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(Struct, frozen=True):
     text: str
     role: str = ""
     #: a ``bar`` span's fill (0…1); its text is empty: the renderer draws it
     value: float | None = None
 
 
-@dataclass
-class Row:
+class Row(Struct):
     """One finding: its spans (a ``\\n`` inside a span starts a continuation line), the event it jumps
     to (None: not a place) and the navigation family of that jump (``fail``, ``restart``, ``gb``, …:
     f / n / p find a failure's or restart's row by it)."""
@@ -38,8 +37,7 @@ class Row:
         return "".join(s.text for s in self.spans)
 
 
-@dataclass
-class Section:
+class Section(Struct):
     """One kind of finding. ``rows`` are the panel's (one per finding, capped at ``cap``), ``lines``
     the text report's (a heading and a few lines per finding, capped at a few unless ``show_all``);
     ``panel`` is false for a section only the report has (the cache summary)."""
