@@ -17,6 +17,8 @@ shared and wall time is noisy; wall seconds are printed beside them.
 * ``triage_json``: ``python -m magi_tui triage --json RUN`` (whole process, its output to /dev/null; from
   bytecode compiled beforehand, as installed).
   Anchors: a loop of ``orjson.loads`` per line, and of ``json.loads``, each a whole process.
+  ``triage_json_fixed``: the same command and the orjson loop on a 10-event run, interleaved with them: the
+  part of the row that does not grow with the run (interpreter, imports, the command line).
 * ``diff``: two 20,000-line graph dumps (1 % of lines changed, a few inserted and removed). Anchor: a
   plain ``difflib.unified_diff`` process on the same files (whole process: start, read, diff).
   ``diff_20k_d``: the real path, ``MagiApp`` on a run whose after/before pair has those two graphs
@@ -470,12 +472,23 @@ def main() -> None:
             have_orjson = subprocess.run([sys.executable, "-c", "import orjson"], capture_output=True).returncode == 0
             # as installed (bytecode compiled beforehand), like the other rows: without it a workspace that
             # sets PYTHONDONTWRITEBYTECODE compiles whatever sources have no up-to-date bytecode, every launch
+            # the fixed part of both (start-up, imports): the same commands on a 10-event run
+            small = Path(tmp) / "small" / "magi_depyf" / "run_20261122_111900" / "model_1_Synthetic_rank_0"
+            write_synthetic_run(small, 10)
+            small_timeline = small / "timeline_events" / "timeline.jsonl"
+            ours_fixed, oj_fixed = [], []
             with _installed_bytecode(Path(tmp) / "pyc"):
                 for _ in range(args.repeat):
                     ours.append(_whole_process([sys.executable, "-m", "magi_tui", "triage", "--json", str(run)]))
                     if have_orjson:
                         oj.append(_whole_process([sys.executable, "-c", _ORJSON_LOOP, str(timeline)]))
                     js.append(_whole_process([sys.executable, "-c", _JSON_LOOP, str(timeline)]))
+                    ours_fixed.append(_whole_process([sys.executable, "-m", "magi_tui", "triage", "--json",
+                                                      str(small)]))
+                    if have_orjson:
+                        oj_fixed.append(_whole_process([sys.executable, "-c", _ORJSON_LOOP, str(small_timeline)]))
+            results["triage_json_fixed"] = _row(ours_fixed, {"orjson_loop": oj_fixed},
+                                                note="the same commands on a 10-event run: start-up and imports")
             results["triage_json"] = _row(ours, {"orjson_loop": oj, "json_loop": js} if have_orjson else
                                           {"json_loop": js},
                                           note=None if have_orjson else "orjson not installed: json loop only")

@@ -8,9 +8,10 @@ both. Nothing here imports Textual.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from magi_format.safepath import UnsafePath, safe_join
 
@@ -73,8 +74,7 @@ def load_bisect(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     return obj, None
 
 
-@dataclass(frozen=True)
-class GraphFile:
+class GraphFile(Struct, frozen=True):
     """One graph file of a run, as the diff screen opens it (``path``, ``title``)."""
 
     path: Path

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
+
+from msgspec import Struct, field
 
 from magi_format.text import u_escaped
 from magi_tui.model.checks import FAIL_ON_KINDS, Analysis, BreakEntry, UnknownRule, analyse, failing, parse_fail_on
@@ -77,8 +78,7 @@ class PolicyError(ValueError):
     """The policy cannot be used (exit 2)."""
 
 
-@dataclass
-class Policy:
+class Policy(Struct):
     budget: dict[str, Any]
     source: str | None = None
     #: rule ids (and ``--fail-on`` kinds) that break the gate when they do not hold: ``[checks] fail_on``
@@ -159,8 +159,7 @@ def load_policy(path: str | Path | None) -> Policy:
 
 
 # -- results ------------------------------------------------------------------------------------------
-@dataclass
-class Result:
+class Result(Struct):
     name: str
     limit: Any
     actual: Any = None
@@ -175,8 +174,7 @@ class Result:
                 "skipped": self.skipped, "message": self.line or None, "details": self.details}
 
 
-@dataclass
-class CheckReport:
+class CheckReport(Struct):
     runs: list[RunModel]
     policy: Policy
     results: list[Result]

@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from magi_format.safepath import is_inside
 from magi_tui.model import RunModel, find_runs
@@ -35,8 +36,7 @@ class ReportError(ValueError):
     """Unusable input, in words."""
 
 
-@dataclass
-class Report:
+class Report(Struct):
     name: str
     text: str = ""
     #: (path inside the run, name in the bundle's files/ folder)

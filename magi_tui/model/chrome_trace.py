@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from magi_tui.model.discovery import find_runs
 from magi_tui.model.run import RunModel
@@ -35,8 +36,7 @@ CHROMIUM = "chromium_event"
 SOURCES = ("auto", "chromium", "spans")
 
 
-@dataclass
-class Process:
+class Process(Struct):
     """One run as one process of the trace."""
 
     pid: int

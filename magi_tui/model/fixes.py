@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from magi_tui.model.checks import Analysis, BreakEntry, RecompileInfo
 from magi_tui.model.worklist import break_id, frames_by_key, recompile_id
@@ -40,8 +41,7 @@ DYNAMIC_SOURCES_ENV = "TORCH_COMPILE_DYNAMIC_SOURCES"
 OVERRIDE_DYNAMO_ENV = "TORCH_COMPILE_OVERRIDE_DYNAMO_CONFIGS"
 
 
-@dataclass
-class Candidate:
+class Candidate(Struct):
     """One change to try."""
 
     key: str                                         # what it is, stable: "dynamic_sources", "capture_scalar_outputs"

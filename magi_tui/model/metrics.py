@@ -20,9 +20,10 @@ import math
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from magi_format.names import (
     AFTER_BUILD_GUARDS,
@@ -33,6 +34,7 @@ from magi_format.names import (
     SHAPE_SPECIALIZATION,
     SHAPE_SYMBOL,
 )
+from magi_format.torchtext import is_torch_or_runpy, parse_traceback_frames
 from magi_tui.model.events import Event
 from magi_tui.model.files import json_or_none
 from magi_tui.model.frames import parse_compile_id, short_frame
@@ -42,11 +44,9 @@ from magi_tui.model.run import RunModel
 MAX_FILE_READS = 3000
 MAX_SMALL = 256 * 1024
 MAX_REPRODUCER = 64 << 20
-_STACK_FRAME = re.compile(r'^\s*File "(.+)", line (\d+), in (.+)$')
 
 
-@dataclass
-class ShapeFact:
+class ShapeFact(Struct):
     """A dynamic-shape record of one compile: a symbol created, a specialisation, a shape guard."""
 
     kind: str                  # symbol | specialization | guard
@@ -60,16 +60,14 @@ class ShapeFact:
                 "source_line": self.source_line}
 
 
-@dataclass
-class Phase:
+class Phase(Struct):
     name: str
     start_s: float             # from the compile's first span
     dur_s: float
     depth: int
 
 
-@dataclass(frozen=True)
-class StackFrame:
+class StackFrame(Struct, frozen=True):
     filename: str
     line: int
     function: str
@@ -84,8 +82,7 @@ class StackFrame:
 NO_COMPILE_ID = "-/-"
 
 
-@dataclass
-class CompileInfo:
+class CompileInfo(Struct):
     compile_id: str
     frame: str | None = None
     attempt: int = 0
@@ -276,16 +273,9 @@ def _num(v: Any) -> float | None:
 
 
 def parse_stack(text: str | None) -> list[StackFrame]:
-    """``user_stack.txt`` (``  File "f", line N, in fn`` + the code line) -> frames, outermost first."""
-    frames: list[StackFrame] = []
-    for ln in (text or "").splitlines():
-        m = _STACK_FRAME.match(ln)
-        if m:
-            frames.append(StackFrame(m.group(1), int(m.group(2)), m.group(3).strip()))
-        elif frames and frames[-1].code is None and ln.strip():
-            f = frames[-1]
-            frames[-1] = StackFrame(f.filename, f.line, f.function, ln.strip())
-    return frames
+    """``user_stack.txt`` (``  File "f", line N, in fn`` + the code line) -> frames, outermost first (the
+    traceback grammar is torchtext's, the one for every formatted stack)."""
+    return [StackFrame(f.filename, f.line, f.function or "", f.code) for f in parse_traceback_frames(text or "")]
 
 
 _TRACER_RUNNER = re.compile(r"(^|[/\\])tracer[/\\](__main__|session|capture|lifecycle|piecewise)\.py$")
@@ -293,8 +283,6 @@ _TRACER_RUNNER = re.compile(r"(^|[/\\])tracer[/\\](__main__|session|capture|life
 
 def _is_framework(filename: str) -> bool:
     """torch's, runpy's, frozen frames (the tracer's one rule) and the tracer's own (``python -m tracer``)."""
-    from magi_format.torchtext import is_torch_or_runpy  # torch-free
-
     return is_torch_or_runpy(filename) or bool(_TRACER_RUNNER.search(filename))
 
 
@@ -467,8 +455,7 @@ def _close(run: RunModel, info: CompileInfo, ev: Event, budget: list[int]) -> No
 
 # -- the stack trie ---------------------------------------------------------------------------------
 
-@dataclass
-class TrieNode:
+class TrieNode(Struct):
     frame: StackFrame | None
     children: list["TrieNode"] = field(default_factory=list)
     compiles: list[CompileInfo] = field(default_factory=list)  # compiles whose stack ends here

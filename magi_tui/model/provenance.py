@@ -22,8 +22,9 @@ run holds: a step that cannot be taken returns one sentence saying why.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct, field
 
 from magi_tui.model import files
 from magi_tui.model.events import Event
@@ -76,8 +77,7 @@ def file_role(name: str) -> str | None:
 
 # -- the output code --------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class KernelSite:
+class KernelSite(Struct, frozen=True):
     """A kernel where the cursor is: its definition or one of its call sites."""
 
     name: str                 # cpp_fused_add_relu_0, triton_poi_fused_add_0, extern_kernels.mm
@@ -86,8 +86,7 @@ class KernelSite:
     kind: str                 # definition | call
 
 
-@dataclass
-class OutputCode:
+class OutputCode(Struct):
     """Where each kernel of one output-code file is defined and called."""
 
     definitions: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (def line, last line)
@@ -225,8 +224,7 @@ def source_of(lines: list[str], i: int) -> str | None:
 
 # -- torch's mapping --------------------------------------------------------------------------------
 
-@dataclass
-class Mapping:
+class Mapping(Struct):
     kernel_to_post: dict[str, list[str]] = field(default_factory=dict)
     post_to_kernel: dict[str, list[str]] = field(default_factory=dict)
     post_to_pre: dict[str, list[str]] = field(default_factory=dict)
@@ -322,8 +320,7 @@ def _has(ev: Event, names: tuple[str, ...]) -> str | None:
     return next((n for n in (ev.files or ()) if n in names), None)
 
 
-@dataclass
-class Graph:
+class Graph(Struct):
     """The files of one Inductor graph (a compile id, its scope, forward or backward)."""
 
     output: tuple[Event, str] | None = None
@@ -426,8 +423,7 @@ def not_mapped(run: "RunModel", g: Graph, what: str, kernel: str | None = None,
 
 # -- one step of navigation -------------------------------------------------------------------------
 
-@dataclass
-class Jump:
+class Jump(Struct):
     """Where a step lands: an event's file, the lines to mark and the line for the cursor (0-based).
     ``note`` is for the status line (holds run data: show it through ``literal``)."""
 
@@ -562,8 +558,7 @@ def reverse(run: "RunModel", ev: Event, fname: str, line: int) -> Jump | str:
 
 # -- the listing in compile info: kernel -> post-grad -> pre-grad -> user lines ---------------------
 
-@dataclass
-class KernelProvenance:
+class KernelProvenance(Struct):
     kernel: str                 # as torch names it in the output code, with its line: "cpp_fused_add_relu_0:2"
     post_grad: list[str]        # the post-grad FX nodes the kernel fused
     pre_grad: list[str]         # the pre-grad nodes those came from

@@ -33,9 +33,10 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from magi_tui.model.compare import Side, _GraphReader, _norm, side_facts
 from magi_tui.model.compare.sides import SideFold, side_index
@@ -65,8 +66,7 @@ ASPECTS: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass
-class RankRun:
+class RankRun(Struct):
     rank: int
     run: RunModel
     side: Side
@@ -194,8 +194,7 @@ def _aspects(rr: RankRun) -> None:
         a["execution_order"] = order
 
 
-@dataclass
-class Aspect:
+class Aspect(Struct):
     """One aspect of a job: the groups of ranks that agree on it (the reference's group first)."""
 
     name: str
@@ -234,8 +233,7 @@ def _group(job_ranks: list[RankRun], name: str) -> Aspect:
     return Aspect(name, list(by_key.values()), recorded)  # insertion order: the reference's group first
 
 
-@dataclass
-class Divergence:
+class Divergence(Struct):
     kind: str          # compile_ids | graphs | cache | recompile_reasons
     compile_id: str
     frame: str
@@ -248,8 +246,7 @@ class Divergence:
                 "by_rank": {str(k): v for k, v in self.by_rank.items()}, "message": self.message}
 
 
-@dataclass
-class Job:
+class Job(Struct):
     label: str
     model_index: int | None
     ranks: list[RankRun]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterable
+
+from msgspec import Struct
 
 from magi_tui.model.cache_explain import explain_misses, run_lookups
 from magi_tui.model.checks import BreakEntry, FrameRow, RecompileInfo
@@ -19,8 +20,7 @@ from magi_tui.model.worklist import worklist_delta
 
 
 # -- the comparison ----------------------------------------------------------------------------------
-@dataclass
-class PassCompare:
+class PassCompare(Struct):
     """One pass or piece present on both sides (or on one only)."""
 
     frame: str
@@ -64,8 +64,7 @@ class PassCompare:
                 "a": side(self.a), "b": side(self.b)}
 
 
-@dataclass
-class FrameCompare:
+class FrameCompare(Struct):
     frame: str
     name: str
     file: str | None
@@ -158,8 +157,7 @@ def failure_key(c: Cascade) -> tuple:
     return (ev.lifecycle or ev.frag, c.head.exception_type, _norm(_first_line(c.head.message)))
 
 
-@dataclass
-class Comparison:
+class Comparison(Struct):
     a: Side
     b: Side
     frames: list[FrameCompare]
@@ -171,6 +169,7 @@ class Comparison:
     failures_new: list[Cascade]
     failures_fixed: list[Cascade]
     passes: list[PassCompare]
+    _cache_explained: list | None = None  # made when first asked
 
     # -- summary helpers ---------------------------------------------------------------------------
     @property
@@ -184,7 +183,7 @@ class Comparison:
     @property
     def cache_explained(self) -> list:
         """B's cache misses, each against its nearest lookup in A or earlier in B (model/cache_explain.py)."""
-        got = getattr(self, "_cache_explained", None)
+        got = self._cache_explained
         if got is None:
             got = self._cache_explained = explain_misses(run_lookups(self.b.run), run_lookups(self.a.run))
         return got

@@ -4,8 +4,9 @@ their op count and graph hash, passes in order), and frames aligned by code obje
 from __future__ import annotations
 
 from collections import Counter, deque
-from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from msgspec import Struct, field
 
 from magi_tui.model.checks import Analysis, FrameRow, TimelineFold, analyse, event_attrs
 from magi_tui.model.compare.graphs import GraphRef, _base, _GraphReader, graph_ref
@@ -17,8 +18,7 @@ _SKIP_LIFECYCLES = frozenset({"compile", "dynamo_capture"})
 
 
 # -- one side ----------------------------------------------------------------------------------------
-@dataclass
-class CompileFacts:
+class CompileFacts(Struct):
     """One compile of a frame: its id, the Dynamo graph's op count and hash, its time and status."""
 
     compile_id: str
@@ -35,8 +35,7 @@ class CompileFacts:
                 "status": self.status}
 
 
-@dataclass
-class PassFacts:
+class PassFacts(Struct):
     key: tuple
     lifecycle: str
     subgraph_index: int | None
@@ -47,8 +46,7 @@ class PassFacts:
     changed_graph: bool | None = None      # the pass changed its graph (before vs after) on this side
 
 
-@dataclass
-class Side:
+class Side(Struct):
     """What one run says, indexed for comparison."""
 
     run: RunModel
