@@ -7,7 +7,6 @@ import threading
 
 import pytest
 
-import magi_tui.ui.screens.run as run_screen
 import magi_tui.ui.widgets.triage_panel as triage_panel
 from magi_tui.model import RunModel
 from magi_tui.model.checks import analyse
@@ -20,9 +19,8 @@ needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found
 
 
 class _Spy:
-    """Records the thread of every analysis of a loaded run, the panel's and the one the run screen's
-    reading thread makes once the whole run is read (the panel's first, at mount, may see no events
-    yet); while ``race`` is set, every analysis off the main thread sees an update arrive while it
+    """Records the thread of every analysis of a loaded run (the panel's first, at mount, may see no
+    events yet); while ``race`` is set, every analysis off the main thread sees an update arrive while it
     runs (the model's event list is replaced, as a reset would)."""
 
     def __init__(self, monkeypatch) -> None:
@@ -30,7 +28,6 @@ class _Spy:
         self.race = False
         self.real = triage_panel.analyse
         monkeypatch.setattr(triage_panel, "analyse", self)
-        monkeypatch.setattr(run_screen, "analyse", self)
         monkeypatch.setattr(triage_panel, "THREAD_MIN_S", 0.0)  # treat every analysis as costly
 
     def __call__(self, run):

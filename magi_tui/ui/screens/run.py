@@ -21,7 +21,6 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Static, Tab, Tabs
 
 from magi_format.text import literal
-from magi_tui.model.checks import Analysis, analyse
 from magi_tui.model.events import Event
 from magi_tui.model.run import (
     RunModel,
@@ -169,27 +168,11 @@ class RunScreen(Screen):
                 if not moved:
                     break
         if not worker.is_cancelled:
-            analysis = self._analyse_read()
-            self._call_ui(self._loaded_after_refresh, len(self.run.events), time.perf_counter() - started,
-                          analysis)
+            self._call_ui(self._loaded_after_refresh, len(self.run.events), time.perf_counter() - started)
 
-    def _analyse_read(self) -> tuple[Analysis, float] | None:
-        """The triage panel's analysis of what was read, made here in the reading thread while nothing
-        changes the model (the follower starts once loaded): the panel shows it with the tree, where it
-        used to start a thread of its own once loaded and paint "Analysing the run …" in between (a
-        relayout and repaint more, ~15 ms of a 100k-event load). None if it failed: the panel tries."""
-        t0 = time.perf_counter()
-        try:
-            return analyse(self.run), time.perf_counter() - t0
-        except Exception:  # the panel's own analysis says what is wrong, on the loop
-            return None
-
-    def _loaded_after_refresh(self, events: int, seconds: float,
-                              analysis: tuple[Analysis, float] | None = None) -> None:
+    def _loaded_after_refresh(self, events: int, seconds: float) -> None:
         # ``loaded`` once what was read is on screen (tests and benchmarks wait for it)
         if self._alive():
-            if analysis is not None:
-                self.query_one(TriagePanel).adopt(*analysis)
             self.call_after_refresh(self.on_loaded, events, seconds)
 
     def _call_ui(self, callback, *args) -> bool:

@@ -131,13 +131,6 @@ class TriagePanel(Vertical):
                 self.set_timer(max(0.05, delay), self._catch_up)
         return a
 
-    def adopt(self, a: Analysis, cost: float) -> None:
-        """Take an analysis of the model as it is now, made elsewhere (the run screen's reading thread,
-        once the whole run is read): :meth:`analysis` returns it until the model changes."""
-        self._analysis, self._analysis_cost = a, cost
-        self._analysis_sig, self._analysis_at, self._analysis_n = self._findings_sig(), time.monotonic(), len(self.run.events)
-        self._races = 0
-
     def _expected_cost(self) -> float:
         """What analysing the run as it is now should cost: the last analysis's cost per event (once it
         saw enough events to tell) times the events now, else a measured ~0.5 µs per event."""
