@@ -46,7 +46,8 @@ LOAD_FIRST_BYTES = 1 << 18  # the first read (~700 events): the first screen com
 LOAD_READ_BYTES = 1 << 20   # each later read (~2,700 events: a few ms to fold in on the UI loop)
 LOAD_SHOW_EVENTS = 20_000   # while loading, bring the tree up to date after at least this many events ...
 #: ... and no fewer than it shows already: the tree doubles each time (3 updates on the way to 100k events, not
-#: 5; 6 on the way to 1M, not 50), and each update is a relayout and repaint of the screen (~15 ms)
+#: 5; 6 on the way to 1M, not 50), and each update is a relayout and repaint of the screen (~15 ms) ...
+LOAD_SHOW_S = 0.5  # ... and no sooner than this after the last one: a load done within it shows its tree once
 LIVE_GC_THRESHOLDS = (10_000, 50, 100)  # gc.set_threshold while following (default 700, 10, 10)
 LIVE_TITLE_S = 0.25         # live: the title's event count follows at most this often
 DETAIL_SETTLE_S = 0.06  # the detail pane follows the cursor once it rests this long
@@ -70,6 +71,7 @@ class RunScreen(Screen):
         self._first_paint_done = False
         self._triage_default_done = False
         self._pending: RunUpdate | None = None
+        self._shown_at = 0.0  # when the load last brought the tree up to date (perf_counter)
         self._title_at = 0.0
         self._title_timer = None
         self._detail_pending: tuple[str, Any] | None = None
@@ -205,7 +207,9 @@ class RunScreen(Screen):
 
         While the initial load is running, updates are coalesced and shown once ``LOAD_SHOW_EVENTS``
         events and as many as are shown already have come in (each tree change relayouts the screen and
-        re-renders the visible rows, so the count of them grows with the log of the file's length). Once
+        re-renders the visible rows, so the count of them grows with the log of the file's length), and
+        ``LOAD_SHOW_S`` has passed since the last time (a 100k-event run, read in less, is shown twice:
+        after its first read and when loaded; each step skipped was ~15 ms of a 0.75 s load). Once
         loaded (live), every update is shown at once."""
         if initial or up.reset or self.loaded:
             if self._pending is not None:
@@ -216,7 +220,8 @@ class RunScreen(Screen):
             return
         self._pending = up if self._pending is None else self._pending.merge(up)
         pending = len(self._pending.events)
-        if pending >= max(LOAD_SHOW_EVENTS, len(self.run.events) - pending):
+        if pending >= max(LOAD_SHOW_EVENTS, len(self.run.events) - pending) \
+                and time.perf_counter() - self._shown_at >= LOAD_SHOW_S:
             self.flush_pending()  # the title too
 
     def flush_pending(self) -> None:
@@ -226,6 +231,7 @@ class RunScreen(Screen):
 
     def _show_update(self, up: RunUpdate, *, initial: bool = False) -> None:
         tree = self.query_one(EventTree)
+        self._shown_at = time.perf_counter()
         if initial or up.reset:
             if up.reset:
                 gc.unfreeze()  # the old model may be collected now

@@ -331,9 +331,13 @@ class EventTree(Tree[NodeData]):
                     comp = tree.compile_node(group.session, group.compile_id)
                     if comp is not None:
                         cbuckets.add((group.session, comp.pos // BUCKET * BUCKET))
+        item_nodes = self._item_nodes  # a few hundred nodes; a load's update closes tens of thousands of spans
         for span in update.closed:
-            self._relabel_span(span)
-            if span.group is not None and span.end is not None and span.end.phase == "failed":
+            b = span.before
+            if (b if b is not None else span.end).seq in item_nodes:  # type: ignore[union-attr]
+                self._relabel_span(span)
+            end = span.end
+            if end is not None and end.phase == "failed" and span.group is not None:
                 touched.setdefault(span.group.key, span.group)
         for f in update.recovered:
             span = self.run.span_of(f.event)

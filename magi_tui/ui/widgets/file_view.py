@@ -25,7 +25,6 @@ from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -118,6 +117,8 @@ class FileLines(ScrollView, can_focus=True):
         assert self.file is not None
         lines = [_clean(s) for s in self.file.lines(start, start + WINDOW)]
         if self.lexer:
+            from rich.syntax import Syntax  # with pygments, ~4 ms of the start: the first screen shows no file
+
             code = "\n".join(lines)
             try:
                 text = Syntax(code, self.lexer, theme="ansi_dark", word_wrap=False).highlight(code)
