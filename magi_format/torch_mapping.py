@@ -362,7 +362,7 @@ class TraceMapper:
             tag = f"artifact:{name}"
         else:
             return []  # (a kind without a handler)
-        # compile_id_of and _state, inline: each of the record's ids read once
+        # compile_id_of, inline: each of the record's ids read once
         fid, fcid = md.get("frame_id"), md.get("frame_compile_id")
         if fid is None or fcid is None:
             st = None
@@ -371,17 +371,9 @@ class TraceMapper:
             cid = f"{fid}/{fcid}" if ca is None else f"!{ca}/{fid}/{fcid}"
             if self.resets:
                 cid = in_generation(cid, self.resets)
-            st = self.compiles.get(cid)
-            if kind == "dynamo_start" and st is not None and self._note_reset(md, cid):
+            if kind == "dynamo_start" and self._note_reset(md, cid):
                 cid = in_generation(f"{fid}/{fcid}" if ca is None else f"!{ca}/{fid}/{fcid}", self.resets)
-                st = self.compiles.get(cid)
-            if st is None:
-                key = (self.resets, ca, fid)
-                st = self.compiles[cid] = CompileState(cid, frame_key=key)
-                st.frame = self.frame_names.get(key)
-            att = md.get("attempt")
-            if isinstance(att, int):
-                st.attempt = att
+            st = self._state_of(cid, ca, fid, md.get("attempt"))
         rec = Rec(kind, md, body if isinstance(body, dict) else {}, payload or "", st, dict(context) if context else {})
         self._body = rec.body
         if st is not None:
@@ -439,13 +431,16 @@ class TraceMapper:
             cid = self.compile_id_of(md)
         if cid is None:
             return None
-        ca, fid = md.get("compiled_autograd_id"), md.get("frame_id")
+        return self._state_of(cid, md.get("compiled_autograd_id"), md.get("frame_id"), md.get("attempt"))
+
+    def _state_of(self, cid: str, ca: Any, fid: Any, att: Any) -> CompileState:
+        """Compile ``cid``'s state, made at its first record (``ca``, ``fid``: its compiled-autograd and
+        frame ids, the key of its frame); ``att``, the record's attempt, kept when it is one."""
         st = self.compiles.get(cid)
         if st is None:
             key = (self.resets, ca, fid)
             st = self.compiles[cid] = CompileState(cid, frame_key=key)
             st.frame = self.frame_names.get(key)
-        att = md.get("attempt")
         if isinstance(att, int):
             st.attempt = att
         return st
