@@ -456,6 +456,12 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs | tuple[Any, .
     return ev
 
 
+def place_line(ev: Event, offset: int, length: int) -> None:
+    """Where ``ev``'s line is, set once its reader knows (a lean TORCH_TRACE reader stores the attributes
+    of an event only once it is known to be kept: ``TraceLogReader.settle``)."""
+    ev._bytes = offset << 32 | length if length <= 0xFFFFFFFF else offset << 32 | 0xFFFFFFFF
+
+
 def _all_str(values: Any) -> bool:
     for v in values:
         if type(v) is not str:
