@@ -536,3 +536,30 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("MAGI_TUI_DEBUG"):
             raise
         return _fail(f"{type(exc).__name__}: {exc}", 2)
+
+
+#: headless commands that only print (files they write are closed before they return): the process ends
+#: with them, without freeing what they built object by object (:func:`run`)
+QUICK_EXIT = frozenset({"triage", "runs", "check", "metrics", "compare", "ranks"})
+
+
+def run() -> None:
+    """The console script and ``python -m magi_tui``: :func:`main`, then the process ends. After a command
+    of :data:`QUICK_EXIT`, the interpreter's teardown, which frees every object the command built one by
+    one (a 100k-frame log's analysis: 0.36 s CPU, 5 % of ``triage --json``), is skipped: stdout and stderr
+    are flushed, the atexit handlers run (a log's private folder of files is removed), then ``os._exit``.
+    Anything unusual (a flush that fails, a thread still running) ends the normal way, which reports it."""
+    import atexit
+    import threading
+
+    rc = main()
+    argv = sys.argv[1:]
+    if argv and argv[0] in QUICK_EXIT and threading.active_count() == 1:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            raise SystemExit(rc) from None
+        atexit._run_exitfuncs()
+        os._exit(rc)
+    raise SystemExit(rc)
