@@ -908,10 +908,11 @@ class TraceLogReader:
                     ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(data))
                 if whole:
                     self._whole.add(seq)
-                # a deferred user_stack.txt is formatted with the string table of now
-                strings = self._mapper.strings if files else None
-                item = (ev, data, files, payload, rng, self._record_json, strings,
-                        0 if strings is None else len(strings))
+                if files:  # (a deferred user_stack.txt is formatted with the string table of now)
+                    strings = self._mapper.strings
+                    item: tuple = (ev, data, files, payload, rng, self._record_json, strings, len(strings))
+                else:
+                    item = (ev, data)
                 if lean:
                     if not self._unsettled:
                         self._unsettled_from = seq
@@ -923,8 +924,9 @@ class TraceLogReader:
                 self.seq = seq + 1
                 events.append(ev)
 
-    def _keep(self, ev: Event, data: bytes, files: dict[str, Any], payload: str | None, rng: _Range | None,
-              record_json: tuple[int, int], strings: dict[int, str] | None, size: int) -> None:
+    def _keep(self, ev: Event, data: bytes, files: dict[str, Any] | None = None, payload: str | None = None,
+              rng: _Range | None = None, record_json: tuple[int, int] = (0, 0),
+              strings: dict[int, str] | None = None, size: int = 0) -> None:
         """An event's attributes JSON put in the store (where the Event says its line is: a lean reader's
         Event learns it here) and its files listed (the lock is held)."""
         off = self._store.append(data, b"")
