@@ -406,9 +406,9 @@ class TraceLogReader:
         #: the mapping's string tables deferred stacks were given (a new one when a ``str`` record redefines
         #: an id), in order
         self._tables: list[dict[int, str]] = []
-        #: a lean reader's events of the last read, until :meth:`settle`: what :meth:`_keep` takes (None:
+        #: a lean reader's events of the last read, until :meth:`settle`: what :meth:`_keep` takes (``(ev,)``:
         #: kept already), the first one's seq
-        self._unsettled: list[tuple | None] = []
+        self._unsettled: list[tuple] = []
         self._unsettled_from = 0
         self._generation += 1
 
@@ -926,9 +926,10 @@ class TraceLogReader:
 
     def _keep(self, ev: Event, data: bytes, files: dict[str, Any] | None = None, payload: str | None = None,
               rng: _Range | None = None, record_json: tuple[int, int] = (0, 0),
-              strings: dict[int, str] | None = None, size: int = 0) -> None:
+              strings: dict[int, str] | None = None, size: int = 0, *, early: bool = False) -> None:
         """An event's attributes JSON put in the store (where the Event says its line is: a lean reader's
-        Event learns it here) and its files listed (the lock is held)."""
+        Event learns it here) and its files listed (the lock is held). ``early``: a lean reader's event kept
+        before the events pending ahead of it; its one file is listed in seq order at :meth:`settle`."""
         off = self._store.append(data, b"")
         if self.lean:
             place_line(ev, off, len(data))
@@ -948,11 +949,20 @@ class TraceLogReader:
                                      and len(text) > INLINE_BYTES)
                             else self._keep_text(str(text)))
         seq = ev.seq
-        if (len(flat) == 2 and type(flat[1]) is int and len(self._one_names) < 0xFFFF_FFFF
+        if (not early and len(flat) == 2 and type(flat[1]) is int and len(self._one_names) < 0xFFFF_FFFF
                 and (not self._one_seq or self._one_seq[-1] < seq)):  # (kept in seq order: bisected)
             self._one_file(seq, flat[0], flat[1])
         else:
             self._files[seq] = tuple(flat)
+
+    def _list_early(self, seq: int) -> None:
+        """The one file of an event kept early (``_keep(early=True)``) moved to the arrays, in seq order
+        now (a dict entry each held 40 MB more for ``compare``, which reads every compile's attributes)."""
+        flat = self._files.get(seq)
+        if (flat is not None and len(flat) == 2 and type(flat[1]) is int and len(self._one_names) < 0xFFFF_FFFF
+                and (not self._one_seq or self._one_seq[-1] < seq)):
+            del self._files[seq]
+            self._one_file(seq, flat[0], flat[1])
 
     def settle(self) -> None:
         """A :attr:`lean` reader's events of the last read, once it is folded in: each one something still
@@ -963,7 +973,9 @@ class TraceLogReader:
             pending, self._unsettled = self._unsettled, []
             self._opening = {}  # (it holds the read's compile openings: the fold has read them)
             for item in pending:
-                if item is not None and _getrefcount(item[0]) > _UNHELD:
+                if len(item) == 1:  # kept early
+                    self._list_early(item[0].seq)
+                elif _getrefcount(item[0]) > _UNHELD:
                     self._keep(*item)
 
     def _keep_pending(self, ev: Event) -> None:
@@ -973,9 +985,9 @@ class TraceLogReader:
         i = ev.seq - self._unsettled_from
         if 0 <= i < len(pending):
             item = pending[i]
-            if item is not None and item[0] is ev:
-                pending[i] = None
-                self._keep(*item)
+            if len(item) > 1 and item[0] is ev:
+                pending[i] = (ev,)
+                self._keep(*item, early=True)
 
     # -- files ---------------------------------------------------------------------------------
     def _one_file(self, seq: int, name: str, src: int) -> None:
