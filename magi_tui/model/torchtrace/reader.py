@@ -908,17 +908,20 @@ class TraceLogReader:
                     ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(data))
                 if whole:
                     self._whole.add(seq)
-                if files:  # (a deferred user_stack.txt is formatted with the string table of now)
-                    strings = self._mapper.strings
-                    item: tuple = (ev, data, files, payload, rng, self._record_json, strings, len(strings))
-                else:
-                    item = (ev, data)
                 if lean:
                     if not self._unsettled:
                         self._unsettled_from = seq
-                    self._unsettled.append(item)
+                    if files:  # (a deferred user_stack.txt is formatted with the string table of now)
+                        strings = self._mapper.strings
+                        self._unsettled.append((ev, data, files, payload, rng, self._record_json, strings,
+                                                len(strings)))
+                    else:
+                        self._unsettled.append((ev, data))
+                elif files:
+                    strings = self._mapper.strings
+                    self._keep(ev, data, files, payload, rng, self._record_json, strings, len(strings))
                 else:
-                    self._keep(*item)
+                    self._keep(ev, data)
                 if ev.lifecycle == "compile" and ev.phase == "before":
                     self._opening[seq] = (ev, attrs.get("co_filename"), attrs.get("co_firstlineno"))
                 self.seq = seq + 1
