@@ -544,6 +544,14 @@ SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "c
                "export-trace", "bisect", "report", "fix"}
 
 
+#: headless commands that only print (files they write are closed before they return): the process ends
+#: with them, without freeing what they built object by object (:func:`run`)
+QUICK_EXIT = frozenset({"triage", "runs", "check", "metrics", "compare", "ranks"})
+#: of those, the ones whose answer makes no garbage cycles worth collecting (``compare`` and ``ranks`` held
+#: 5 % more memory without the collector): run with it off (:func:`main`)
+GC_HELD = frozenset({"triage", "runs", "check", "metrics"})
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
@@ -552,6 +560,13 @@ def main(argv: list[str] | None = None) -> int:
     if extra:  # refused by the whole program's parser, so its usage names every command
         args = build_parser().parse_args(argv)
     try:
+        if argv[0] in GC_HELD:
+            # a headless report's analysis and answer make no garbage cycle worth collecting: the
+            # collector is held off for all of it, as for a load (a 100k-frame log: 0.3 s of 1.1 s)
+            from magi_tui.model.run import gc_held
+
+            with gc_held():
+                return int(args.func(args) or 0)
         return int(args.func(args) or 0)
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else _fail(str(exc.code))
@@ -563,3 +578,25 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("MAGI_TUI_DEBUG"):
             raise
         return _fail(f"{type(exc).__name__}: {exc}", 2)
+
+
+def run() -> None:
+    """The console script and ``python -m magi_tui``: :func:`main`, then the process ends. After a command
+    of :data:`QUICK_EXIT`, the interpreter's teardown, which frees every object the command built one by
+    one (a 100k-frame log's analysis: 0.36 s CPU, 5 % of ``triage --json``), is skipped: stdout and stderr
+    are flushed, the atexit handlers run (a log's private folder of files is removed), then ``os._exit``.
+    Anything unusual (a flush that fails, a thread still running) ends the normal way, which reports it."""
+    import atexit
+    import threading
+
+    rc = main()
+    argv = sys.argv[1:]
+    if argv and argv[0] in QUICK_EXIT and threading.active_count() == 1:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            raise SystemExit(rc) from None
+        atexit._run_exitfuncs()
+        os._exit(rc)
+    raise SystemExit(rc)

@@ -153,6 +153,8 @@ _SUMMARY_KEYS = ("load_result", "store_result", "compile_result", "reason", "exc
 
 
 _SUMMARY_SET = frozenset(_SUMMARY_KEYS)
+#: the keys :func:`dict_event` looks for: the summary's and those that keep the map
+_SUMMARY_OR_KEEP = _SUMMARY_SET | _KEEP_SET
 
 
 def _summary(values: tuple) -> dict[str, str] | None:
@@ -456,6 +458,12 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs | tuple[Any, .
     return ev
 
 
+def place_line(ev: Event, offset: int, length: int) -> None:
+    """Where ``ev``'s line is, set once its reader knows (a lean TORCH_TRACE reader stores the attributes
+    of an event only once it is known to be kept: ``TraceLogReader.settle``)."""
+    ev._bytes = offset << 32 | length if length <= 0xFFFFFFFF else offset << 32 | 0xFFFFFFFF
+
+
 def _all_str(values: Any) -> bool:
     for v in values:
         if type(v) is not str:
@@ -515,7 +523,13 @@ def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[
     ev.scope = "fullgraph" if sgi is None else (_SCOPES[sgi] if 0 <= sgi < 64 else f"subgraph_{sgi}")
     kind = nkind
     key: tuple[tuple[str, Any], ...]
-    present = _SUMMARY_SET.intersection(attrs)
+    found = _SUMMARY_OR_KEEP.intersection(attrs)  # (one pass over the map for both)
+    keep = special or phase == "failed"
+    if found and not _KEEP_SET.isdisjoint(found):
+        keep = True
+        present = found & _SUMMARY_SET
+    else:
+        present = found
     if not present:
         ev.summary = None
     elif len(present) == 1 and type(v := g(k := next(iter(present)))) is str:  # a frame's name, most often
@@ -547,7 +561,7 @@ def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[
             got = _summary_of(sv)
         ev.summary = got[0]
         kind = nkind or got[1]
-    ev.attrs = attrs if special or phase == "failed" or not _KEEP_SET.isdisjoint(attrs) else None
+    ev.attrs = attrs if keep else None
     ev.kind = phase if phase == "failed" or phase == "skip" else kind
     return ev
 

@@ -31,7 +31,9 @@ from magi_tui.model.tree import Group, RunTree
 from magi_tui.model.triage import Failure, Triage, TriageBuilder
 
 TIMELINE = (TIMELINE_DIR, TIMELINE_FILE)
-STREAM_READ_BYTES = 4 << 20  # a streamed load's read: the events of one read are alive at once
+#: a streamed load's read: small enough that its events are still in the CPU's caches when they are folded
+#: in and dropped (4 MB cost 0.7 s more CPU on a 100k-frame log's 400k events than 256 KB)
+STREAM_READ_BYTES = 256 << 10
 
 
 class RunUpdate(Struct):
@@ -242,11 +244,18 @@ class RunModel:
             if bind is not None:  # the fold reads what the analysis will of each frame as it comes
                 bind(self)
             reader = self.reader
+            settle = getattr(reader, "settle", None)  # a log's reader keeps only what is still held
+            if settle is not None:
+                reader.lean = True  # type: ignore[union-attr]
             with gc_held(freeze=keep):
                 while True:
                     before = reader.offset
                     res = self.update(STREAM_READ_BYTES)
-                    if reader.offset == before and not res.reset:
+                    reset = res.reset
+                    del res  # the read's events: what the fold and the triage keep is all that holds them
+                    if settle is not None:
+                        settle()
+                    if reader.offset == before and not reset:
                         break
             return self
         with gc_held(freeze=keep):

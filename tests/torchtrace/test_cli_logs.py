@@ -82,3 +82,21 @@ def test_triage_of_a_trace_dir_reports_every_rank(trace_dir):
     assert sorted(o["status"] for o in objs) == ["failed", "ok"]
     text = cli("triage", str(trace_dir))
     assert "BackendCompilerFailed" in text.stdout and "Traceback" not in text.stderr
+
+
+def test_a_headless_command_ends_quickly_yet_cleans_up(tmp_path):
+    """``python -m magi_tui triage`` ends with ``os._exit`` (cli.run: no teardown of what it built), after
+    its output is flushed and its atexit handlers ran: the JSON is whole, the exit code the command's, and
+    the private folder a ``.log.gz`` was unpacked into is gone."""
+    import gzip
+
+    log = tmp_path / "rank0.log.gz"
+    log.write_bytes(gzip.compress(BREAKS_LOG.read_bytes()))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(log)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp)})
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == (1 if doc["status"] in ("failed", "incomplete") else 0)
+    assert doc["events"] > 100
+    assert not list(tmp.glob("magi-tui-trace-*")), "the unpacked copy outlived the process"

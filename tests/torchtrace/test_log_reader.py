@@ -13,6 +13,7 @@ import pytest
 
 from magi_format.names import frag
 from magi_tui.model import RunModel
+from magi_tui.model.events import Event
 from magi_tui.model.report import triage_json
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import BREAKS_LOG, DYNAMIC_LOG, kind, make_record, records
@@ -274,3 +275,40 @@ def test_epoch_search_is_the_regexs():
             assert (want and (want.start(), want.group(1))) == (got and (got.start(), got.group(1)))
 
     check()
+
+
+def test_lean_reader_keeps_the_lines_and_files_of_the_events_still_held():
+    """A lean reader (a streamed headless load) stores an event's attributes and lists its files only when
+    something still holds the event once its read is folded in (``settle``): those read back exactly as a
+    reader that keeps every event gives them; one asked for before ``settle`` is kept at once; what no one
+    held is never stored."""
+    from magi_tui.model.torchtrace.reader import TraceLogReader
+
+    def seen(reader: TraceLogReader, e: Event) -> tuple:
+        return reader.event_line_bytes(e), [(n, reader.file_text(e, n, 10**9)) for n in e.files]
+
+    full = TraceLogReader(BREAKS_LOG)
+    want = {}
+    while True:
+        for e in full.read(1 << 14).events:
+            want[e.seq] = seen(full, e)
+        if not full.more:
+            break
+    lean = TraceLogReader(BREAKS_LOG)
+    lean.lean = True
+    held: list[Event] = []
+    early = None
+    while True:
+        got = lean.read(1 << 14).events
+        if early is None and any(e.files for e in got):  # asked for while its read is being folded in
+            early = next(e for e in got if e.files and e.seq % 3)
+            assert seen(lean, early) == want[early.seq]
+        held += got[::3]
+        del got
+        lean.settle()
+        if not lean.more:
+            break
+    assert len(want) > 150 and len(held) > 50 and early is not None
+    for e in [*held, early]:
+        assert seen(lean, e) == want[e.seq]
+    assert len(lean._store) < len(full._store) * 0.6  # the events no one held: not stored

@@ -45,6 +45,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -61,7 +62,7 @@ from magi_format import names
 from magi_format.layout import timeline_record, timeline_times_json
 from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
-from magi_tui.model.events import Event, dict_event, name_kind
+from magi_tui.model.events import Event, dict_event, name_kind, place_line
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader, open_followed
 from magi_tui.model.torchtrace import GLOG_RE, GZ_SUFFIX, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
@@ -96,6 +97,17 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _fast_line = msgspec.json.encode
 _encode_line = json.JSONEncoder(ensure_ascii=False).encode
 _fast_loads = msgspec.json.decode
+_getrefcount = sys.getrefcount
+
+
+def _refs_of_unheld() -> int:
+    """What ``_getrefcount(item[0])`` says of an object only the tuple ``item`` holds (:meth:`TraceLogReader.settle`:
+    an event no one else holds)."""
+    item = (object(),)
+    return _getrefcount(item[0])
+
+
+_UNHELD = _refs_of_unheld()
 #: event names / files lists -> their members of a line (``,"name":...`` / ``,"files":[...],"attributes":``;
 #: a log's events draw on a few hundred of each)
 _NAME_JSON: dict[str, bytes] = {}
@@ -328,6 +340,9 @@ class TraceLogReader:
         self.keep: frozenset[str] = frozenset()
         #: a follower reads it again and again (``RunFollower`` sets this): only the quiet period ends a record
         self.followed = False
+        #: a streamed headless load (``RunModel.load(fold=...)``) sets this: an event's attributes JSON and
+        #: files are kept only if something still holds the event once its read is folded in (``settle``)
+        self.lean = False
         self._reset_state()
 
     # -- state ---------------------------------------------------------------------------------
@@ -391,6 +406,10 @@ class TraceLogReader:
         #: the mapping's string tables deferred stacks were given (a new one when a ``str`` record redefines
         #: an id), in order
         self._tables: list[dict[int, str]] = []
+        #: a lean reader's events of the last read, until :meth:`settle`: what :meth:`_keep` takes (``(ev,)``:
+        #: kept already), the first one's seq
+        self._unsettled: list[tuple] = []
+        self._unsettled_from = 0
         self._generation += 1
 
     # -- the TimelineReader interface ----------------------------------------------------------
@@ -443,6 +462,7 @@ class TraceLogReader:
         the Event and its attributes' JSON kept in memory; None when ``ev`` is not one of this reading's
         (the log was replaced since)."""
         with self._lock:
+            self._keep_pending(ev)
             data = self._store.get(ev.offset, ev.length)
             if data is None or ev.seq >= self.seq:
                 return None
@@ -455,6 +475,7 @@ class TraceLogReader:
         (as for a run dir). Files are written on first use into a private folder. Never raises."""
         try:
             with self._lock:
+                self._keep_pending(ev)
                 return self._event_files(ev)
         except Exception as exc:
             return [("?", None, f"cannot list files: {type(exc).__name__}")]
@@ -464,6 +485,7 @@ class TraceLogReader:
         holds, writing no copy; None when the event has no such file or the log changed. Never raises."""
         try:
             with self._lock:
+                self._keep_pending(ev)
                 for fname, src in _pairs(self._files_of(ev.seq)):
                     if fname == name:
                         text = self._text_of(src)
@@ -842,10 +864,11 @@ class TraceLogReader:
 
     def _add_events(self, specs: list[tuple], ts: float | None, line_no: int, payload: str | None,
                     rng: _Range | None, result: ReadResult) -> None:
-        """A record's events: each one's attributes JSON (its line, made when asked for), files and Event."""
-        mapping = _mapping()
-        metrics_of, stack_of = mapping.METRICS_OF_RECORD, mapping.STACK_OF_RECORD
+        """A record's events: each one's Event, and its attributes JSON (its line, made when asked for) and
+        files kept (:meth:`_keep`): at once, or, for a :attr:`lean` reader, once the read is folded in and
+        only for the events something still holds (:meth:`settle`)."""
         events = result.events
+        lean = self.lean
         with self._lock:  # (once for the record's events)
             for spec in specs:
                 name, attrs, files = spec[0], spec[1], spec[2] or {}
@@ -869,7 +892,7 @@ class TraceLogReader:
                     whole = True
                 if type(attrs) is not dict:
                     attrs = {}
-                off = len(self._store)
+                off = 0 if lean else len(self._store)  # (a lean reader's event is placed when kept)
                 ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(data))
                 if not whole and not (ev.timestamp is ets and ev.name == name and ev.files == fkey
                                       and (ets is None or type(self._t0) is float)):
@@ -885,27 +908,89 @@ class TraceLogReader:
                     ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(data))
                 if whole:
                     self._whole.add(seq)
-                self._store.append(data, b"")
-                if files:
-                    flat: list[Any] = []
-                    for fname, text in files.items():
-                        flat.append(str(fname))
-                        if text is metrics_of:
-                            flat.append(_derived(*self._record_json))
-                        elif text is stack_of:
-                            flat.append(self._deferred_stack())
-                        else:
-                            flat.append(rng if (rng is not None and text is payload and text is not None
-                                                 and len(text) > INLINE_BYTES)
-                                        else self._keep_text(str(text)))
-                    if len(flat) == 2 and type(flat[1]) is int and len(self._one_names) < 0xFFFF_FFFF:
-                        self._one_file(seq, flat[0], flat[1])
+                if lean:
+                    if not self._unsettled:
+                        self._unsettled_from = seq
+                    if files:  # (a deferred user_stack.txt is formatted with the string table of now)
+                        strings = self._mapper.strings
+                        self._unsettled.append((ev, data, files, payload, rng, self._record_json, strings,
+                                                len(strings)))
                     else:
-                        self._files[seq] = tuple(flat)
+                        self._unsettled.append((ev, data))
+                elif files:
+                    strings = self._mapper.strings
+                    self._keep(ev, data, files, payload, rng, self._record_json, strings, len(strings))
+                else:
+                    self._keep(ev, data)
                 if ev.lifecycle == "compile" and ev.phase == "before":
                     self._opening[seq] = (ev, attrs.get("co_filename"), attrs.get("co_firstlineno"))
                 self.seq = seq + 1
                 events.append(ev)
+
+    def _keep(self, ev: Event, data: bytes, files: dict[str, Any] | None = None, payload: str | None = None,
+              rng: _Range | None = None, record_json: tuple[int, int] = (0, 0),
+              strings: dict[int, str] | None = None, size: int = 0, *, early: bool = False) -> None:
+        """An event's attributes JSON put in the store (where the Event says its line is: a lean reader's
+        Event learns it here) and its files listed (the lock is held). ``early``: a lean reader's event kept
+        before the events pending ahead of it; its one file is listed in seq order at :meth:`settle`."""
+        off = self._store.append(data, b"")
+        if self.lean:
+            place_line(ev, off, len(data))
+        if not files:
+            return
+        mapping = _mapping()
+        metrics_of, stack_of = mapping.METRICS_OF_RECORD, mapping.STACK_OF_RECORD
+        flat: list[Any] = []
+        for fname, text in files.items():
+            flat.append(str(fname))
+            if text is metrics_of:
+                flat.append(_derived(*record_json))
+            elif text is stack_of:
+                flat.append(self._deferred_stack(record_json, strings or {}, size))
+            else:
+                flat.append(rng if (rng is not None and text is payload and text is not None
+                                     and len(text) > INLINE_BYTES)
+                            else self._keep_text(str(text)))
+        seq = ev.seq
+        if (not early and len(flat) == 2 and type(flat[1]) is int and len(self._one_names) < 0xFFFF_FFFF
+                and (not self._one_seq or self._one_seq[-1] < seq)):  # (kept in seq order: bisected)
+            self._one_file(seq, flat[0], flat[1])
+        else:
+            self._files[seq] = tuple(flat)
+
+    def _list_early(self, seq: int) -> None:
+        """The one file of an event kept early (``_keep(early=True)``) moved to the arrays, in seq order
+        now (a dict entry each held 40 MB more for ``compare``, which reads every compile's attributes)."""
+        flat = self._files.get(seq)
+        if (flat is not None and len(flat) == 2 and type(flat[1]) is int and len(self._one_names) < 0xFFFF_FFFF
+                and (not self._one_seq or self._one_seq[-1] < seq)):
+            del self._files[seq]
+            self._one_file(seq, flat[0], flat[1])
+
+    def settle(self) -> None:
+        """A :attr:`lean` reader's events of the last read, once it is folded in: each one something still
+        holds (the fold, the triage, an open span: the answer may read its line or files) is kept
+        (:meth:`_keep`), as a reader that is not lean keeps every event; the others went with the read, so
+        their attributes JSON is never stored nor their files listed (3 of 4 events of a 100k-frame log)."""
+        with self._lock:
+            pending, self._unsettled = self._unsettled, []
+            self._opening = {}  # (it holds the read's compile openings: the fold has read them)
+            for item in pending:
+                if len(item) == 1:  # kept early
+                    self._list_early(item[0].seq)
+                elif _getrefcount(item[0]) > _UNHELD:
+                    self._keep(*item)
+
+    def _keep_pending(self, ev: Event) -> None:
+        """``ev`` kept now if a lean reader still has it pending: its line or files are asked for while
+        its read is being folded in (a fold that reads attributes, ``metrics.CompileInfoFold``)."""
+        pending = self._unsettled
+        i = ev.seq - self._unsettled_from
+        if 0 <= i < len(pending):
+            item = pending[i]
+            if len(item) > 1 and item[0] is ev:
+                pending[i] = (ev,)
+                self._keep(*item, early=True)
 
     # -- files ---------------------------------------------------------------------------------
     def _one_file(self, seq: int, name: str, src: int) -> None:
@@ -943,20 +1028,22 @@ class TraceLogReader:
             return None if data is None else data.decode("utf-8", "surrogatepass")
         return src
 
-    def _deferred_stack(self) -> Any:
-        """The source of the record's ``user_stack.txt`` the mapping deferred: the record and the string
-        table of now (the text itself where there have been too many tables)."""
-        strings = self._mapper.strings
+    def _deferred_stack(self, record_json: tuple[int, int], strings: dict[int, str], size: int) -> Any:
+        """The source of a record's ``user_stack.txt`` the mapping deferred: the record and the string
+        table it was mapped with, ``size`` ids long then (the text itself where there have been too many
+        tables)."""
         if not self._tables or self._tables[-1] is not strings:
-            if len(self._tables) >= MAX_STRING_TABLES or len(strings) > 0xFF_FFFF_FFFF:
-                text = self._record_file(*self._record_json, MAX_STRING_TABLES, len(strings))
+            if len(self._tables) >= MAX_STRING_TABLES or size > 0xFF_FFFF_FFFF:
+                text = self._record_file(*record_json, MAX_STRING_TABLES, size, strings)
                 return self._keep_text(text or "")
             self._tables.append(strings)
-        return _derived(*self._record_json, len(self._tables) - 1, len(strings))
+        return _derived(*record_json, len(self._tables) - 1, size)
 
-    def _record_file(self, start: int, length: int, table: int, size: int = 0) -> str | None:
+    def _record_file(self, start: int, length: int, table: int, size: int = 0,
+                     strings: dict[int, str] | None = None) -> str | None:
         """A deferred ``metrics.json`` (``table`` -1) or ``user_stack.txt``: made, as the mapping would have,
-        from the record's metadata JSON re-read from the log (None when the log changed since)."""
+        from the record's metadata JSON re-read from the log (None when the log changed since); the string
+        table is ``strings`` when given."""
         raw = self._read_log(start, length)
         if raw is None:
             return None
@@ -967,7 +1054,8 @@ class TraceLogReader:
         body = body if isinstance(body, dict) else {}
         if table < 0:
             return _mapping().metrics_json(body)
-        strings = self._mapper.strings if table >= len(self._tables) else self._tables[table]
+        if strings is None:
+            strings = self._mapper.strings if table >= len(self._tables) else self._tables[table]
         if len(strings) > size:  # the ids it held then (a stack may name one defined only later)
             strings = dict(itertools.islice(strings.items(), size))
         return _mapping().TraceMapper.stack_text(body.get("stack"), strings)[0]
