@@ -117,3 +117,12 @@ def test_model_and_contract_agree_on_names():
 
     assert events.PHASES is names.PHASES
     assert Path(events.__file__).read_text().count("re.compile") == 0  # the grammar lives in magi_format
+
+
+def test_model_record_types_are_structs():
+    """A dataclass is made by generating and compiling its methods when its module is imported (~0.35 ms
+    each, ~15 ms of every headless command's start-up for the forty on triage's path); a msgspec Struct
+    is made in C. The model's record types are Structs (docs/ARCHITECTURE.md, rules that keep it fast)."""
+    found = [f"{p.relative_to(ROOT)}:{line}" for p in sorted((ROOT / "magi_tui" / "model").rglob("*.py"))
+             for line, mod in _imports(p) if mod == "dataclasses"]
+    assert not found, f"dataclasses in the model (make them msgspec.Struct): {found}"

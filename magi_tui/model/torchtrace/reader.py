@@ -52,11 +52,11 @@ import time
 import zlib
 from array import array
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec import Struct, field
 
 from magi_format import names
 from magi_format.layout import timeline_record, timeline_times_json
@@ -172,8 +172,7 @@ def _file_name(name: str) -> str:
     return safe if not safe.startswith(".") else "_" + safe
 
 
-@dataclass(slots=True)
-class _Pending:
+class _Pending(Struct):
     """A record being assembled: its metadata line and payload lines (``\\t`` stripped)."""
 
     start: int            # byte offset of the metadata line
@@ -286,8 +285,7 @@ def _pairs(flat: tuple) -> Any:
     return zip(flat[::2], flat[1::2])
 
 
-@dataclass(slots=True)
-class _Range:
+class _Range(Struct):
     """A payload in the log: bytes [start, end) of ``\\t``-prefixed lines."""
 
     start: int
