@@ -256,6 +256,28 @@ def test_a_timeline_linked_out_of_the_run_is_not_read(tmp_path):
     assert [e.name for e in model.events] == [] and model.error
 
 
+def test_a_timeline_swapped_for_a_link_out_of_the_run_is_refused_on_the_next_read(tmp_path):
+    """The reader checks where the timeline leads only when it leads to another file than last time: a
+    timeline read once, then replaced by a link leading outside, is refused at the next read."""
+    from magi_tui.model.reader import TimelineReader
+
+    line = {"index": 0, "name": "fullgraph_before_x", "relative_time": "0.0ms", "files": [],
+            "attributes": {"scope": "fullgraph"}, "datetime": "x", "timestamp": 1.0}
+    outside = outside_dir(tmp_path)
+    (outside / "timeline.jsonl").write_text(json.dumps(dict(line, name=SECRET)) + "\n" * 1)
+    run = tmp_path / "run"
+    (run / "timeline_events").mkdir(parents=True)
+    timeline = run / "timeline_events" / "timeline.jsonl"
+    timeline.write_text(json.dumps(line) + "\n")
+    reader = TimelineReader(timeline, root=run)
+    assert [e.name for e in reader.read().events] == ["fullgraph_before_x"] and reader.error is None
+    assert reader.read().events == [] and reader.error is None  # the same file again: nothing new
+    timeline.unlink()
+    timeline.symlink_to(outside / "timeline.jsonl")
+    res = reader.read()
+    assert SECRET not in [e.name for e in res.events] and "outside the run directory" in (reader.error or "")
+
+
 def test_diff_marks_changes_in_the_shown_text():
     from magi_tui.model.diff import Row
     from magi_tui.ui.widgets.diff_view import DiffView, _display
