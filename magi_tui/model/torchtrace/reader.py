@@ -868,6 +868,7 @@ class TraceLogReader:
         events = result.events
         lean = self.lean
         with self._lock:  # (once for the record's events)
+            unsettled, whole_seqs = self._unsettled, self._whole
             for spec in specs:
                 name, attrs, files = spec[0], spec[1], spec[2] or {}
                 ets = spec[3] if len(spec) > 3 and spec[3] is not None else ts
@@ -881,7 +882,8 @@ class TraceLogReader:
                 # the careful way, a name / files / time the Event holds otherwise -- is kept whole
                 try:
                     data = _fast_line(attrs)
-                    _line_parts(name, fkey)  # (what msgspec refuses in them takes the careful way too)
+                    if name not in _NAME_JSON or fkey not in _FILES_JSON:  # (known ones encoded before)
+                        _line_parts(name, fkey)  # (what msgspec refuses in them takes the careful way too)
                     whole = False
                 except (TypeError, ValueError, OverflowError):
                     obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
@@ -890,8 +892,7 @@ class TraceLogReader:
                     whole = True
                 if type(attrs) is not dict:
                     attrs = {}
-                off = 0 if lean else len(self._store)  # (a lean reader's event is placed when kept)
-                ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(data))
+                ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0 if lean else len(self._store), len(data))
                 if not whole and not (ev.timestamp is ets and ev.name == name and ev.files == fkey
                                       and (ets is None or type(self._t0) is float)):
                     try:
@@ -903,24 +904,24 @@ class TraceLogReader:
                         if type(attrs) is not dict:
                             attrs = {}
                     whole = True
-                    ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(data))
+                    ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0 if lean else len(self._store),
+                                    len(data))
                 if whole:
-                    self._whole.add(seq)
-                if lean:
-                    if not self._unsettled:
+                    whole_seqs.add(seq)
+                if lean:  # (a lean reader's event is placed when kept)
+                    if not unsettled:
                         self._unsettled_from = seq
                     if files:  # (a deferred user_stack.txt is formatted with the string table of now)
                         strings = self._mapper.strings
-                        self._unsettled.append((ev, data, files, payload, rng, self._record_json, strings,
-                                                len(strings)))
+                        unsettled.append((ev, data, files, payload, rng, self._record_json, strings, len(strings)))
                     else:
-                        self._unsettled.append((ev, data))
+                        unsettled.append((ev, data))
                 elif files:
                     strings = self._mapper.strings
                     self._keep(ev, data, files, payload, rng, self._record_json, strings, len(strings))
                 else:
                     self._keep(ev, data)
-                if ev.lifecycle == "compile" and ev.phase == "before":
+                if ev.phase == "before" and ev.lifecycle == "compile":
                     self._opening[seq] = (ev, attrs.get("co_filename"), attrs.get("co_firstlineno"))
                 self.seq = seq + 1
                 events.append(ev)
