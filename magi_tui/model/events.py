@@ -480,7 +480,8 @@ _DICT_SHAPES_MAX = 4096
 def _dict_shape(name: str, keys: tuple) -> tuple:
     """What :func:`dict_event` reads of a name and its map's key set alone, worked out once per shape:
     the name's parse (:func:`_parse_name`), which of the six keys an Event slot comes from are present,
-    the summary keys present (in :data:`_SUMMARY_KEYS`' order), and whether a key keeps the map."""
+    the summary keys present (in :data:`_SUMMARY_KEYS`' order), whether a cache result is among them
+    (without one a summary gives no kind: :func:`_result_kind`), and whether a key keeps the map."""
     parsed = _NAME_CACHE.get(name)
     if parsed is None:
         parsed = _parse_name(name)
@@ -488,7 +489,7 @@ def _dict_shape(name: str, keys: tuple) -> tuple:
     have = frozenset(keys)
     present = tuple(k for k in _SUMMARY_KEYS if k in have)
     return (iname, phase, frag, name_sgi, nkind, special or not _KEEP_SET.isdisjoint(have),
-            present, "duration_ms" in have, "graph_index" in have, "compile_id" in have, "subgraph" in have,
+            present, "load_result" in have or "store_result" in have, "duration_ms" in have, "graph_index" in have, "compile_id" in have, "subgraph" in have,
             "subgraph_index" in have)
 
 
@@ -506,7 +507,7 @@ def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[
         shape = _dict_shape(name, skey[1:])
         if len(_DICT_SHAPES) < _DICT_SHAPES_MAX:
             _DICT_SHAPES[skey] = shape
-    iname, phase, frag, name_sgi, nkind, keep, present, has_dur, has_gi, has_cid, has_sub, has_sgi = shape
+    iname, phase, frag, name_sgi, nkind, keep, present, results, has_dur, has_gi, has_cid, has_sub, has_sgi = shape
     ev = _new_event(Event)
     ev.seq = seq
     ev.session = 0
@@ -572,9 +573,18 @@ def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[
                 _SUMMARY_CACHE.clear()
             summary = _SUMMARY_CACHE[key] = {k: key[0][1]}
         ev.summary = summary
-        if not nkind and (k == "load_result" or k == "store_result"):
+        if not nkind and results:
             kind = _result_kind(summary)
-    elif _all_str(map(attrs.__getitem__, present)):  # a frame's name and a reason, most often
+    elif len(present) == 2 and type(v := attrs[present[0]]) is str and type(v2 := attrs[present[1]]) is str:
+        key = ((present[0], v[:200]), (present[1], v2[:200]))  # a frame's name and a reason, most often
+        summary = _SUMMARY_CACHE.get(key)
+        if summary is None:
+            if len(_SUMMARY_CACHE) >= _SHARE_MAX:
+                _SUMMARY_CACHE.clear()
+            summary = _SUMMARY_CACHE[key] = dict(key)
+        ev.summary = summary
+        kind = nkind or (_result_kind(summary) if results else "")
+    elif _all_str(map(attrs.__getitem__, present)):
         key = tuple([(k, attrs[k][:200]) for k in present])
         summary = _SUMMARY_CACHE.get(key)
         if summary is None:
