@@ -439,6 +439,7 @@ class TraceMapper:
         st = self.compiles.get(cid)
         if st is None:
             key = (self.resets, ca, fid)
+            cid = sys.intern(cid)  # once: its events' readers intern it again at no cost (an interned str)
             st = self.compiles[cid] = CompileState(cid, frame_key=key)
             st.frame = self.frame_names.get(key)
         if isinstance(att, int):

@@ -35,6 +35,9 @@ def parse_compile_id(cid: str | None) -> tuple[str, int, int] | None:
     attempt); None for anything else (upstream runs have no compile id)."""
     if not cid:
         return None
+    fid, _, fcid = cid.partition("/")
+    if fid.isdecimal() and fcid.isdecimal():  # "0/1", most ids: what _CID reads of it (\d is isdecimal's)
+        return fid, int(fcid), 0
     m = _CID.match(cid.strip())
     if not m:
         return None

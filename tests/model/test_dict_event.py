@@ -42,6 +42,20 @@ def test_dict_event_is_make_event(name, attrs, files, ts, seq):
     assert (fast.attrs is attrs) == (slow.attrs is attrs)
 
 
+@settings(max_examples=300, deadline=None)
+@given(name=_names, keys=st.lists(_keys, max_size=8, unique=True), data=st.data())
+def test_same_shape_other_values(name, keys, data):
+    """Maps of one shape (name and keys) whose values differ: the second is made from the shape the first
+    left (``_DICT_SHAPES``) and is still ``make_event``'s Event of its own values."""
+    for seq in (1, 2, 3):
+        attrs = {k: data.draw(_values) for k in keys}
+        fast = dict_event(name, seq, (), 1.5, attrs, seq, 0, 10)
+        slow = make_event(name, seq, [], 1.5, attrs_values(attrs), attrs, seq, 0, seq, 0, 10)
+        assert _state(fast) == _state(slow)
+        assert (fast.attrs is attrs) == (slow.attrs is attrs)
+    assert (name, *keys) in E._DICT_SHAPES
+
+
 def test_summary_shared_and_kinds():
     """A compile's events share one summary map; cache results give their kind, a failed phase wins."""
     a = dict_event("fullgraph_after_compile", 0, (), 1.0, {"lifecycle_name": "compile", "frame": "f",

@@ -367,6 +367,7 @@ class TraceLogReader:
         self._t0: float | None = None
         self._mapper: Any = None
         self._last_second: tuple = (None, 0.0)
+        self._last_tl_id: str | None = None  # the last id put in compile_ids
         #: each event's attributes as JSON (``Event.offset`` points here): the rest of its line (the in-memory
         #: ``timeline.jsonl``) is on the Event and made again when asked for (``event_line_bytes``)
         old = getattr(self, "_store", None)  # (a log read again: the offsets of its former events read nothing)
@@ -679,12 +680,16 @@ class TraceLogReader:
 
     # -- one record -> events ------------------------------------------------------------------
     def _finish(self, cur: _Pending, data: bytes, base: int, result: ReadResult) -> None:
-        md, why = self._metadata(cur)
+        """One record's events: its metadata and payload read, counted as tlparse counts, mapped, made
+        Events (:meth:`_add_events`). Run 210k times on a 100k-frame log: what is the same for every record
+        (the mapping module) is looked up once, a record without payload skips the payload's steps."""
+        jstart = cur.match.end()
+        md, why = _decode_metadata(cur.header[jstart:], jstart)
         if md is None:
             self._bad(result, cur.line_no, why, cur.header, "fail_json")
             return
         payload: str | None = None
-        blob = self._payload(cur, data, base)
+        blob = self._payload(cur, data, base) if cur.runs else None
         if blob is not None:
             want = md.get("has_payload")
             if isinstance(want, str) and hashlib.md5(blob).hexdigest() != want:
@@ -699,9 +704,11 @@ class TraceLogReader:
             if key in self.keep:
                 self.kept.append((key, md, payload))
         cid = tlparse_compile_id(md)
-        if cid is not None and kind != "chromium_event":
-            self.compile_ids.setdefault(cid, None)
-        if kind not in _mapping().TORCH_KINDS:  # read all the same: tlparse counts it ok and unknown
+        if cid is not None and cid != self._last_tl_id and kind != "chromium_event":
+            self.compile_ids.setdefault(cid, None)  # (a compile's records come together: asked once for them)
+            self._last_tl_id = cid
+        mapping = _MAPPING or _mapping()
+        if kind not in mapping.TORCH_KINDS:  # read all the same: tlparse counts it ok and unknown
             self.unknown_types[kind] += 1
             self.stats["unknown"] += 1
         if kind != "str":
@@ -713,10 +720,10 @@ class TraceLogReader:
         eol = cur.payload_start - 1
         if data[eol - base - 1:eol - base] == b"\r":
             eol -= 1
-        jlen = len(cur.header) - cur.match.end()
+        jlen = len(cur.header) - jstart
         self._record_json = (eol - jlen, jlen)
         try:
-            specs = self._map(kind, md, payload)
+            specs = self._map(kind, md, payload, mapping)
         except Exception as exc:  # a record the mapping chokes on: reported, the rest still read
             self._bad(result, cur.line_no, f"record not mapped ({literal(kind, 80)}): {type(exc).__name__}: "
                       f"{literal(str(exc), 200)}", cur.header, "fail_parser")
@@ -724,8 +731,7 @@ class TraceLogReader:
         if specs:
             self._add_events(specs, ts, cur.line_no, payload, rng, result)
 
-    def _map(self, kind: str, md: dict[str, Any], payload: str | None) -> list[tuple]:
-        mapping = _mapping()
+    def _map(self, kind: str, md: dict[str, Any], payload: str | None, mapping: Any) -> list[tuple]:
         if self._mapper is None:
             self._mapper = mapping.TraceMapper()
             self._mapper.defer_files = True  # metrics.json, user_stack.txt made when opened (_record_file)
@@ -868,6 +874,7 @@ class TraceLogReader:
         events = result.events
         lean = self.lean
         with self._lock:  # (once for the record's events)
+            unsettled, whole_seqs = self._unsettled, self._whole
             for spec in specs:
                 name, attrs, files = spec[0], spec[1], spec[2] or {}
                 ets = spec[3] if len(spec) > 3 and spec[3] is not None else ts
@@ -881,7 +888,8 @@ class TraceLogReader:
                 # the careful way, a name / files / time the Event holds otherwise -- is kept whole
                 try:
                     data = _fast_line(attrs)
-                    _line_parts(name, fkey)  # (what msgspec refuses in them takes the careful way too)
+                    if name not in _NAME_JSON or fkey not in _FILES_JSON:  # (known ones encoded before)
+                        _line_parts(name, fkey)  # (what msgspec refuses in them takes the careful way too)
                     whole = False
                 except (TypeError, ValueError, OverflowError):
                     obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
@@ -890,8 +898,7 @@ class TraceLogReader:
                     whole = True
                 if type(attrs) is not dict:
                     attrs = {}
-                off = 0 if lean else len(self._store)  # (a lean reader's event is placed when kept)
-                ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(data))
+                ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0 if lean else len(self._store), len(data))
                 if not whole and not (ev.timestamp is ets and ev.name == name and ev.files == fkey
                                       and (ets is None or type(self._t0) is float)):
                     try:
@@ -903,24 +910,24 @@ class TraceLogReader:
                         if type(attrs) is not dict:
                             attrs = {}
                     whole = True
-                    ev = dict_event(name, seq, fkey, ets, attrs, line_no, off, len(data))
+                    ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0 if lean else len(self._store),
+                                    len(data))
                 if whole:
-                    self._whole.add(seq)
-                if lean:
-                    if not self._unsettled:
+                    whole_seqs.add(seq)
+                if lean:  # (a lean reader's event is placed when kept)
+                    if not unsettled:
                         self._unsettled_from = seq
                     if files:  # (a deferred user_stack.txt is formatted with the string table of now)
                         strings = self._mapper.strings
-                        self._unsettled.append((ev, data, files, payload, rng, self._record_json, strings,
-                                                len(strings)))
+                        unsettled.append((ev, data, files, payload, rng, self._record_json, strings, len(strings)))
                     else:
-                        self._unsettled.append((ev, data))
+                        unsettled.append((ev, data))
                 elif files:
                     strings = self._mapper.strings
                     self._keep(ev, data, files, payload, rng, self._record_json, strings, len(strings))
                 else:
                     self._keep(ev, data)
-                if ev.lifecycle == "compile" and ev.phase == "before":
+                if ev.phase == "before" and ev.lifecycle == "compile":
                     self._opening[seq] = (ev, attrs.get("co_filename"), attrs.get("co_firstlineno"))
                 self.seq = seq + 1
                 events.append(ev)
