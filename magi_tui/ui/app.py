@@ -13,7 +13,6 @@ from typing import Any
 from textual import events
 from textual.app import App, SystemCommand
 from textual.command import Hit, Hits, Provider
-from textual.screen import Screen
 
 from magi_format.text import literal
 from magi_tui.config import keymap_path, load_keymap
@@ -104,7 +103,6 @@ class MagiApp(App):
         self.live = live
         self.command = command
         self.mark: Mark | None = None
-        self.first_screen: RunScreen | None = None  # the run screen made the default one
         if ansi or os.environ.get("MAGI_TUI_ANSI"):
             self.theme = "ansi-dark"
         self.keymap_file = keymap_path(keymap)
@@ -126,23 +124,10 @@ class MagiApp(App):
             return True  # handled: by doing nothing
         return await super().run_action(action, default_namespace, namespaces)
 
-    def get_default_screen(self) -> Screen:
-        """One run (the common case) is the first screen itself, Textual's default: pushed over Textual's
-        blank screen, that one was composed, laid out and painted first (~15 ms of a launch's CPU). It is
-        the bottom of the stack as the blank one was (closing it quits, as before)."""
-        if self.command is None and not self.live and self.bisector is None and not is_bisect_folder(self.path):
-            runs = find_runs(normalise(self.path))
-            if len(runs) == 1:
-                self.first_screen = RunScreen(runs[0].path)
-                return self.first_screen
-        return super().get_default_screen()
-
     def on_mount(self) -> None:
         for problem in self.keymap_problems:
             self.notify(literal(problem), severity="warning", timeout=10)
 
-        if self.first_screen is not None:  # one run: already there (get_default_screen)
-            return
         if self.command is not None or self.live:
             self._start_live()
             return
