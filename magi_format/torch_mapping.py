@@ -254,10 +254,9 @@ class Rec:
 
 
 Handler = Callable[["TraceMapper", Rec], None]
+#: a record kind's handler (the one registry: :meth:`TraceMapper.handle` calls it with one look-up, but for
+#: ``chromium_event``, a side channel it looks at itself; ``str`` and ``artifact`` have none here)
 KIND_HANDLERS: dict[str, Handler] = {}
-#: the handlers :meth:`TraceMapper.handle` calls by the record's kind alone, with one look-up (not ``str``,
-#: ``chromium_event``, ``artifact``, nor an ignored kind: it looks at those itself)
-_PLAIN_HANDLERS: dict[str, Handler] = {}
 ARTIFACT_HANDLERS: dict[str, Handler] = {}
 #: kinds / artifacts that, arriving after a compile closed (with torch's own ids), are the lazy backward
 BACKWARD_KINDS = frozenset({"inductor_post_grad_graph", "inductor_output_code", "aot_backward_graph",
@@ -279,8 +278,6 @@ def on_kind(*kinds: str) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
         for k in kinds:
             KIND_HANDLERS[k] = fn
-            if k not in IGNORED and k not in ("str", "chromium_event", "artifact"):
-                _PLAIN_HANDLERS[k] = fn
         return fn
     return register
 
@@ -337,8 +334,8 @@ class TraceMapper:
             return []
         kind = next(iter(md))
         body = md[kind]
-        handler = _PLAIN_HANDLERS.get(kind)
-        if handler is not None:  # (most records: one look-up)
+        handler = KIND_HANDLERS.get(kind)
+        if handler is not None and kind != "chromium_event":  # (most records: one look-up)
             tag = kind
         elif kind in IGNORED:
             return []
