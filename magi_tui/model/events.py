@@ -312,14 +312,7 @@ def _summary_of(sv: tuple) -> tuple[dict[str, str] | None, str, bool]:
     else:
         summary = _summary(sv)
     if summary is not None:
-        key = tuple(summary.items())
-        shared = _SUMMARY_CACHE.get(key)
-        if shared is not None:
-            summary = shared
-        else:
-            if len(_SUMMARY_CACHE) >= _SHARE_MAX:  # full (100k frames name 100k summaries): start
-                _SUMMARY_CACHE.clear()              # again, so a compile's events still share theirs
-            _SUMMARY_CACHE[key] = summary
+        summary = _SUMMARY_CACHE.get(key := tuple(summary.items())) or _new_summary(key)
     got = (summary, _result_kind(summary) if summary is not None else "", sv[3:6] != _NO_3)
     if plain:
         if len(_BY_VALUES) >= _SHARE_MAX:
@@ -375,6 +368,16 @@ _new_event = Event.__new__
 _FILES_CACHE: dict[tuple, tuple[str, ...]] = {}
 _SUMMARY_CACHE: dict[tuple, dict[str, str]] = {}
 _SHARE_MAX = 20_000
+
+
+def _new_summary(key: tuple) -> dict[str, str]:
+    """The summary map of ``key`` (its ``(attribute, value)`` pairs), kept to be shared by the events that
+    have it (the hot paths look it up first: ``_SUMMARY_CACHE.get(key) or _new_summary(key)``). A full
+    cache (100k frames name 100k summaries) starts again, so a compile's events still share theirs."""
+    if len(_SUMMARY_CACHE) >= _SHARE_MAX:
+        _SUMMARY_CACHE.clear()
+    summary = _SUMMARY_CACHE[key] = dict(key)
+    return summary
 
 
 def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs | tuple[Any, ...], attrs: dict[str, Any] | None, seq: int,
@@ -567,31 +570,16 @@ def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[
         ev.summary = None
     elif len(present) == 1 and type(v := attrs[k := present[0]]) is str:  # a frame's name, most often
         key = ((k, v[:200]),)
-        summary = _SUMMARY_CACHE.get(key)
-        if summary is None:
-            if len(_SUMMARY_CACHE) >= _SHARE_MAX:
-                _SUMMARY_CACHE.clear()
-            summary = _SUMMARY_CACHE[key] = {k: key[0][1]}
-        ev.summary = summary
+        ev.summary = summary = _SUMMARY_CACHE.get(key) or _new_summary(key)
         if not nkind and results:
             kind = _result_kind(summary)
     elif len(present) == 2 and type(v := attrs[present[0]]) is str and type(v2 := attrs[present[1]]) is str:
         key = ((present[0], v[:200]), (present[1], v2[:200]))  # a frame's name and a reason, most often
-        summary = _SUMMARY_CACHE.get(key)
-        if summary is None:
-            if len(_SUMMARY_CACHE) >= _SHARE_MAX:
-                _SUMMARY_CACHE.clear()
-            summary = _SUMMARY_CACHE[key] = dict(key)
-        ev.summary = summary
+        ev.summary = summary = _SUMMARY_CACHE.get(key) or _new_summary(key)
         kind = nkind or (_result_kind(summary) if results else "")
     elif _all_str(map(attrs.__getitem__, present)):
         key = tuple([(k, attrs[k][:200]) for k in present])
-        summary = _SUMMARY_CACHE.get(key)
-        if summary is None:
-            if len(_SUMMARY_CACHE) >= _SHARE_MAX:
-                _SUMMARY_CACHE.clear()
-            summary = _SUMMARY_CACHE[key] = dict(key)
-        ev.summary = summary
+        ev.summary = summary = _SUMMARY_CACHE.get(key) or _new_summary(key)
         kind = nkind or _result_kind(summary)
     else:  # absent and null read the same for the summary (a key present keeps the map: _KEEP_SET)
         sv = tuple(map(attrs.get, _SUMMARY_KEYS))
