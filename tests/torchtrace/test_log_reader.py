@@ -238,22 +238,30 @@ def test_event_lines_are_the_writers_lines():
             assert line == msgspec.json.encode(want), ev
 
 
-def test_compile_before_sites_are_handed_over_as_their_lines_read():
-    """``opening_site``: co_filename / co_firstlineno of the last read's compile ``before`` events, as
-    their lines read back (the fold reads them instead of decoding the lines again); None for other
-    events and for events of an earlier read."""
+@pytest.mark.parametrize("lean", [False, True])
+def test_compile_before_sites_are_handed_over_as_their_lines_read(lean):
+    """``opening_site``: co_filename / co_firstlineno of compile ``before`` events, as their lines read
+    back (the fold reads them instead of making and decoding the lines again); None for other events.
+    A lean (streamed) reader hands over only the last read's; one that keeps every event (the app's,
+    whose analysis folds them after the load) those of every read."""
     from magi_tui.model.torchtrace.reader import TraceLogReader
 
     reader = TraceLogReader(BREAKS_LOG)
+    reader.lean = lean
     first = reader.read(1 << 14).events
     opening = [e for e in first if e.lifecycle == "compile" and e.phase == "before"]
     assert opening and all(reader.opening_site(e) is not None for e in opening)
+    sites = []
     for e in opening:
         attrs = json.loads(reader.event_line_bytes(e))["attributes"]
-        assert reader.opening_site(e) == (attrs.get("co_filename"), attrs.get("co_firstlineno"))
+        sites.append((attrs.get("co_filename"), attrs.get("co_firstlineno")))
+        assert reader.opening_site(e) == sites[-1]
     assert all(reader.opening_site(e) is None for e in first if e not in opening)
     reader.read(1 << 14)
-    assert all(reader.opening_site(e) is None for e in opening)
+    if lean:
+        assert all(reader.opening_site(e) is None for e in opening)
+    else:
+        assert [reader.opening_site(e) for e in opening] == sites
 
 
 def test_epoch_search_is_the_regexs():
