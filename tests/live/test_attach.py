@@ -165,7 +165,10 @@ async def test_run_deleted_keeps_events_and_says_so(tmp_path):
         w2 = TimelineWriter(w.run).start()
         w2.emit("fullgraph_before_dynamo_capture", lifecycle_name="dynamo_capture")
         await wait_for(pilot, lambda: len(screen.run.events) == 1, what="re-created run followed")
-        assert "DELETED" not in str(screen.query_one("#run-title").content)
+        # the model is re-read inside the follower's poll; the title changes when the screen handles the
+        # follower's Restored message, a moment later: wait for what the user sees, not for the model
+        await wait_for(pilot, lambda: "DELETED" not in str(screen.query_one("#run-title").content),
+                       what="DELETED cleared from the title")
 
 
 async def test_index_restart_is_a_new_session(tmp_path):
