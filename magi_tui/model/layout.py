@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 
 from magi_format import layout as fmt
-from magi_format.safepath import UnsafePath, safe_join
+from magi_format.safepath import UnsafePath, safe_join_resolved
 from magi_tui.model.events import Event
 
 
@@ -31,14 +31,26 @@ def event_folder(run_dir: Path, ev: Event) -> Path | None:
     """The event's folder path (whether or not it exists yet); None if its name is unsafe (or cannot
     be a path at all: a lone surrogate, a name longer than the file system allows)."""
     try:
-        if ev.index < 0:
-            return None
-        parts = [fmt.TIMELINE_DIR, fmt.FILES_DIR, _one_name(event_folder_name(ev))]
-        if ev.subgraph:
-            parts.append(_one_name(ev.subgraph))
-        return safe_join(run_dir, *parts)
+        return _folder_below(_resolved(run_dir), ev)
     except (UnsafePath, ValueError, TypeError, OSError):
         return None
+
+
+def _resolved(run_dir: Path) -> Path:
+    try:
+        return Path(run_dir).resolve()
+    except (OSError, ValueError, RuntimeError) as exc:  # ENAMETOOLONG, surrogates, NUL, loops
+        raise UnsafePath(f"cannot resolve path: {type(exc).__name__}") from None
+
+
+def _folder_below(base: Path, ev: Event) -> Path | None:
+    """:func:`event_folder` in a run directory already resolved (raises :class:`UnsafePath`)."""
+    if ev.index < 0:
+        return None
+    parts = [fmt.TIMELINE_DIR, fmt.FILES_DIR, _one_name(event_folder_name(ev))]
+    if ev.subgraph:
+        parts.append(_one_name(ev.subgraph))
+    return safe_join_resolved(base, *parts)
 
 
 def event_folder_rel(ev: Event) -> str:
@@ -61,20 +73,21 @@ def event_files(run_dir: Path, ev: Event) -> list[tuple[str, Path | None, str | 
 
 def _event_files(run_dir: Path, ev: Event) -> list[tuple[str, Path | None, str | None]]:
     out: list[tuple[str, Path | None, str | None]] = []
-    folder = event_folder(run_dir, ev)
     names = [n if isinstance(n, str) else str(n) for n in (ev.files or ())]
-    if names:
-        names.append("attributes.json")
-    base: Path | None = None
+    if not names:
+        return out
+    names.append("attributes.json")
+    # the run directory resolved once for the folder and all its files (each resolved below it)
+    try:
+        folder = _folder_below(_resolved(run_dir), ev)
+    except (UnsafePath, ValueError, TypeError, OSError):
+        folder = None
     for name in names:
         if folder is None:
             out.append((name, None, "refused: unsafe event name"))
             continue
         try:
-            if base is None:
-                base = Path(run_dir).resolve()
-            path = safe_join(folder, _one_name(name))
-            safe_join(base, *path.relative_to(base).parts)
+            path = safe_join_resolved(folder, _one_name(name))  # inside the folder, so inside the run
         except (UnsafePath, ValueError, OSError) as exc:
             out.append((name, None, f"refused: {exc}"))
             continue

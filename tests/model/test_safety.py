@@ -39,6 +39,66 @@ def test_safe_join_accepts_names_inside(run_dir):
     assert safe_join(run_dir, "odd..name") == (run_dir / "odd..name").resolve()
 
 
+def _reference(root, parts):
+    """What safe_join / is_inside answered before they walked only below the root: everything resolved
+    from ``/`` (the rule; the walk is a shortcut that must agree with it)."""
+    base = root.resolve()
+    try:
+        target = base.joinpath(*parts).resolve()
+    except (OSError, ValueError, RuntimeError):
+        return "refused"
+    return target if target == base or base in target.parents else "refused"
+
+
+def test_resolving_below_the_root_agrees_with_resolving_it_all(run_dir, tmp_path):
+    """Every short path through a tree of files, folders, links inside and outside, a dangling link, a
+    loop, a missing name and a file used as a folder: ``safe_join`` and ``is_inside`` answer as resolving
+    the whole path does (the shortcut lstat-s only the components below the root)."""
+    files = run_dir / "timeline_events" / "files"
+    (files / "0001_a").mkdir()
+    (files / "0001_a" / "g.txt").write_text("graph")
+    (files / "0001_a" / "sub").mkdir()
+    (files / "0001_a" / "sub" / "x.py").write_text("x")
+    (files / "0002_in").symlink_to(files / "0001_a")  # a link inside the run
+    (files / "0003_out").symlink_to(tmp_path)  # a link leaving it
+    (files / "0001_a" / "up").symlink_to("..")  # relative, inside
+    (files / "0001_a" / "away").symlink_to("../../../..")  # relative, leaving
+    (files / "0001_a" / "dangling").symlink_to(files / "nowhere")
+    (files / "0001_a" / "loop").symlink_to(files / "0001_a" / "loop")
+    names = ["timeline_events", "files", "0001_a", "0002_in", "0003_out", "g.txt", "sub", "x.py", "up", "away",
+             "dangling", "loop", "missing", "secret.txt", "run"]
+    import itertools
+
+    checked = 0
+    for n in range(1, 5):
+        for parts in itertools.product(names, repeat=n):
+            if n == 4 and parts[:2] != ("timeline_events", "files"):
+                continue
+            want = _reference(run_dir, parts)
+            try:
+                got = safe_join(run_dir, *parts)
+            except UnsafePath:
+                got = "refused"
+            assert got == want, parts
+            # is_inside: the same path written out, below the root, as the readers pass it
+            assert is_inside(run_dir, run_dir.resolve().joinpath(*parts)) == (want != "refused"), parts
+            checked += 1
+    # the joined forms (``a/b`` in one part) walk the same components
+    for parts in (("timeline_events/files/0003_out/secret.txt",), ("timeline_events/files", "0002_in/g.txt")):
+        want = _reference(run_dir, parts)
+        try:
+            got = safe_join(run_dir, *parts)
+        except UnsafePath:
+            got = "refused"
+        assert got == want, parts
+    assert checked > 3000
+    # a path given to is_inside may spell ``..`` after a link: resolved through the link, not by spelling
+    deep = ("timeline_events", "files", "0001_a")
+    for tail in itertools.product(["away", "up", "0003_out", "sub", ".."], repeat=3):
+        path = run_dir.resolve().joinpath(*deep, *tail)
+        assert is_inside(run_dir, path) == (_reference(run_dir, (*deep, *tail)) != "refused"), tail
+
+
 def test_symlink_leaving_the_run_is_refused(run_dir, tmp_path):
     (run_dir / "timeline_events" / "files" / "link").symlink_to(tmp_path / "secret.txt")
     (run_dir / "inside.txt").write_text("x")
