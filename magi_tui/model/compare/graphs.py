@@ -91,6 +91,12 @@ class GraphRef:
         return self._locate()[1]
 
     @property
+    def root(self) -> Path:
+        """The folder the file must lie inside: the run dir, or for a log the folder its reader writes
+        the payloads to (not the log file's own path: nothing would be inside it)."""
+        return self.run.files_root
+
+    @property
     def rel(self) -> str:
         """Where the file is, relative to the run dir (not checked)."""
         return f"{fmt_event_folder_rel(self.event.index, self.event.name, self.event.subgraph)}/{self.name}"
@@ -131,7 +137,7 @@ class _GraphReader:
         if ref.path is None:
             self._cache[key] = None
             return None
-        lines, problem = read_side(ref.path, ref.run.path, GRAPH_MAX_LINES)
+        lines, problem = read_side(ref.path, ref.root, GRAPH_MAX_LINES)
         # comments (``# File: /home/…/model.py:12 in forward``) name paths of one machine: not the graph
         out = None if problem else tuple(_norm(ln) for ln in lines if not ln.lstrip().startswith("#"))
         self._cache[key] = out
