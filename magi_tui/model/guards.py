@@ -49,8 +49,8 @@ _SHAPE_RANGE = re.compile(r"(?:\.size\(\)\[|\.stride\(\)\[|\.storage_offset\(\)|
 
 #: the guard kinds whose value decides which graph runs (a new value is a new compile)
 KINDS = ("size", "stride", "dtype", "device", "rank", "requires_grad", "dispatch_key_set", "scalar", "float",
-         "bool", "constant", "none", "identity", "type", "length", "global_state", "aliasing", "shape_range",
-         "backend", "other")
+         "bool", "constant", "none", "identity", "function", "type", "length", "global_state", "aliasing",
+         "shape_range", "backend", "other")
 
 # torch's short dtype names (``Float``) -> the spelling a user writes
 DTYPES = {
@@ -203,6 +203,8 @@ def suggestion_for(kind: str, subject: str | None, expected: str | None, actual:
                 "each distinct object compiles once")
     if kind == "type":
         return f"the type of {u} changed (compiled for {expected or 'another type'}): one compile per type"
+    if kind == "function":
+        return function_changed_text(u)
     if kind == "global_state":
         return (f"global state changed between calls ({extra or subject or 'grad mode / autocast'}): "
                 "one compile per state; expected when a model runs under torch.no_grad() and with grad")
@@ -216,6 +218,44 @@ def suggestion_for(kind: str, subject: str | None, expected: str | None, actual:
     return None
 
 
+def function_changed_text(u: str, older: str | None = None, newer: str | None = None) -> str:
+    """Why a frame recompiles when a function it calls is another one: the frame is a wrapper (a
+    decorator's inner function) that several functions come through; each compiles its own entry of the
+    one frame. Not fixed by reusing an object (the identity advice): it is how Dynamo caches by code."""
+    which = f" (was {older}, now {newer})" if older and newer else ""
+    return (f"{u} is a different function than when compiled{which}: this frame is a wrapper several "
+            "functions come through (a decorator's inner function; transformers wraps every model's forward "
+            "so), and each compiles its own entry of it, all against its one recompile limit "
+            "(torch._dynamo.config.recompile_limit, 8 by default). Expected when a process compiles several "
+            "models or functions through one decorator; with more of them than the limit, raise it")
+
+
+#: a guard on the code object of a function the frame calls: ``___check_obj_id(L['func'].__code__, 1234)``,
+#: with the code object described by some torch versions (``type=<code object forward at 0x…, file
+#: "…/modeling_llama.py", line 436>``)
+_CODE_GUARD = re.compile(r"___check_obj_id\((?P<src>[LG]\[.+?\](?:\.\w+)*)\.__code__,\s*-?\d+\)"
+                         r"(?:,\s*type=<code object (?P<name>\S+) at [^,]*, file \"(?P<file>[^\"]*)\", line (?P<line>\d+)>)?")
+
+
+def functions_changed(d: GuardDiff) -> list[tuple[str, str | None, str | None]]:
+    """``(source, older function, newer function)`` for each function the frame calls whose code differs
+    between the two entries (the functions named as ``forward (modeling_llama.py:436)`` where the guard
+    describes the code object; None where it does not)."""
+    def codes(lines: list[str]) -> dict[str, tuple[str, str | None]]:
+        out: dict[str, tuple[str, str | None]] = {}
+        for ln in lines:
+            m = _CODE_GUARD.search(ln)
+            if m:
+                label = None
+                if m.group("name"):
+                    label = f"{m.group('name')} ({m.group('file').rsplit('/', 1)[-1]}:{m.group('line')})"
+                out.setdefault(m.group("src"), (ln, label))
+        return out
+
+    old, new = codes(d.removed), codes(d.added)
+    return [(src, old[src][1], new[src][1]) for src in old if src in new and old[src][0] != new[src][0]]
+
+
 def _strip_comment(line: str) -> str:
     """``n == 3      # y = x * n  # file.py:5 in f`` -> ``n == 3``."""
     i = line.find("  #")
@@ -224,7 +264,8 @@ def _strip_comment(line: str) -> str:
     return (line[:i] if i >= 0 else line).strip()
 
 
-def _subject(expr: str) -> str:
+def subject_of(expr: str) -> str:
+    """``L['x']`` -> ``x``: the name a reason gives a source (else the expression as written)."""
     s = expr.strip()
     m = re.fullmatch(r"""(?:L|G)\[\s*['"]([^'"]+)['"]\s*\]""", s)
     return m.group(1) if m else s
@@ -294,18 +335,20 @@ def _classify(text: str, cid: str | None, guard: str) -> Reason:
     if om:
         kind = "identity" if om.group("which") == "obj" else "type"
         t = om.group("t")
-        subj = _subject(om.group("x"))
+        subj = subject_of(om.group("x"))
         if kind == "identity" and t == "NoneType":
             return _reason(text, cid, guard, "none", subj, "None")
+        if kind == "identity" and subj.endswith(".__code__"):  # the code of a function the frame calls
+            return _reason(text, cid, guard, "function", subj[: -len(".__code__")], "code")
         return _reason(text, cid, guard, kind, subj, t.rsplit(".", 1)[-1] if t else None)
     em = _EQ.match(guard)
     if em:
         lhs, rhs, op = em.group("lhs").strip(), em.group("rhs").strip(), em.group("op")
         lm = _LEN.match(lhs)
         if lm:
-            subj = _subject(lm.group("x"))
+            subj = subject_of(lm.group("x"))
             return _reason(text, cid, guard, "length", subj, rhs if op == "==" else f"not {rhs}")
-        subj = _subject(lhs)
+        subj = subject_of(lhs)
         if "CURRENT_DEVICE" in lhs:  # DEFAULT_DEVICE: torch.set_default_device changed between calls
             return _reason(text, cid, guard, "global_state", "default device", rhs,
                            extra="the default device (torch.set_default_device)")

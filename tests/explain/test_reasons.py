@@ -101,3 +101,38 @@ def test_any_text_gives_a_reason_never_an_exception(text):
     r = parse_reason(text)
     assert r.kind in KINDS
     json.dumps(r.as_json())
+
+
+# the guard a frame keeps on the code of a function it calls, as torch 2.13 (CPU) and torch 2.11 (CUDA,
+# transformers 5.17: its `wrapper` in generic.py that every model's forward comes through) wrote them
+_FUNC_213 = ("| | | +- ID_MATCH: ___check_obj_id(L['fn'].__code__, 140680972470432), type=<class 'code'>",
+             "| | | +- ID_MATCH: ___check_obj_id(L['fn'].__code__, 140680972472352), type=<class 'code'>")
+_FUNC_211 = tuple(
+    "| | | +- ID_MATCH: ___check_obj_id(L['func'].__code__, %d), type=<code object forward at 0x%s, file "
+    '"/opt/torch/.venv/lib/python3.12/site-packages/transformers/models/%s", line %d>  '
+    "# output = func(self, *args, **kwargs)  # transformers/utils/generic.py:933 in wrapper" % args
+    for args in ((455558960, "1b274730", "llama/modeling_llama.py", 436),
+                 (409384736, "1866b720", "gpt2/modeling_gpt2.py", 647)))
+
+
+def test_a_function_changed_in_a_shared_wrapper_is_not_an_object_to_reuse():
+    """torch names the code object's guard: the frame is a wrapper several functions come through, not an
+    object the user re-creates (the identity advice would send them looking for one)."""
+    r = parse_reason("___check_obj_id(L['fn'].__code__, 140680972470432), type=<class 'code'>")
+    assert (r.kind, user_expr(r.subject)) == ("function", "fn")
+    assert "wrapper several functions come through" in r.suggestion and "recompile_limit" in r.suggestion
+    assert "reuse" not in r.suggestion
+    assert "function" in KINDS
+
+
+def test_the_functions_a_guard_diff_shows_changed_are_named_where_torch_describes_them():
+    from magi_tui.model.guards import diff_guards, functions_changed
+
+    for (old, new), want in ((_FUNC_213, [("L['fn']", None, None)]),
+                             (_FUNC_211, [("L['func']", "forward (modeling_llama.py:436)",
+                                           "forward (modeling_gpt2.py:647)")])):
+        d = diff_guards(["TREE_GUARD_MANAGER:", "+- RootGuardManager", old],
+                        ["TREE_GUARD_MANAGER:", "+- RootGuardManager", new])
+        assert functions_changed(d) == want
+    same = diff_guards(["x", _FUNC_213[0]], ["y", _FUNC_213[0]])  # the same function: nothing changed
+    assert functions_changed(same) == []

@@ -22,9 +22,13 @@ from magi_tui.model.guards import (
     GuardDiff,
     Reason,
     diff_guards,
+    function_changed_text,
+    functions_changed,
     parse_reason,
     read_guards,
     reason_from_diff,
+    subject_of,
+    user_expr,
 )
 
 _SYMBOL_SOURCE = re.compile(r"^(?P<src>.+?)\.size\(\)\[(?P<dim>\d+)\]$")
@@ -114,6 +118,8 @@ class RecompilesMixin(AnalyserState):
                 # no compiled_functions/ (a TORCH_TRACE log): the guards each compile built, the failed
                 # entry's against the new compile's
                 info.guard_diff, _names = self._diff_compiles(parsed[0].entry_compile_id, ev.compile_id)
+            if info.guard_diff is not None and info.primary is not None:
+                _explain_function_change(info)
             if p is not None:
                 prim = info.primary
                 d = info.guard_diff
@@ -170,4 +176,21 @@ class RecompilesMixin(AnalyserState):
                 lim = _int(a.get("recompile_limit"))
                 if lim is not None:
                     row.recompile_limit, row.limit_recorded = lim, True
+
+
+def _explain_function_change(info: RecompileInfo) -> None:
+    """A function the frame calls is another one in this entry (its code differs in the guard diff): say
+    so first, whatever guard torch named (transformers' shared ``wrapper``: torch names grad mode when a
+    second model runs under no_grad, the identity of ``func`` when it does not)."""
+    assert info.guard_diff is not None and info.primary is not None
+    changed = functions_changed(info.guard_diff)
+    if not changed:
+        return
+    info.functions_changed = changed
+    src, older, newer = changed[0]
+    prim = info.primary
+    text = function_changed_text(user_expr(subject_of(src)) or src, older, newer)
+    if prim.kind != "function" and prim.suggestion:
+        text += f". Torch named another guard first: {prim.suggestion}"
+    prim.suggestion = text
 

@@ -94,6 +94,9 @@ class RecompileInfo(Struct):
     #: ``TORCH_COMPILE_DYNAMIC_SOURCES`` entries of what this compile made dynamic (its shape symbols'
     #: sources, ``L['kwargs']['input_ids']:1``): torch's automatic dynamic shapes at work when non-empty
     dynamic_sources: list[str] = field(default_factory=list)
+    #: (source, older function, newer function) for each function the frame calls that is another one
+    #: in this entry (from the guard diff): the frame is a wrapper several functions come through
+    functions_changed: list[tuple[str, str | None, str | None]] = field(default_factory=list)
 
     @property
     def primary(self) -> Reason | None:
@@ -125,6 +128,8 @@ class RecompileInfo(Struct):
                 "expected": p.expected if p else None, "actual": p.actual if p else None,
                 "suggestion": p.suggestion if p else None,
                 "guard_diff": self.guard_diff.as_json() if self.guard_diff else None,
+                "functions_changed": [{"source": src, "older": a, "newer": b}
+                                      for src, a, b in self.functions_changed],
                 "refused_by_limit": self.refused,
                 "source": "timeline" if self.event is not None else "compiled_functions"}
 

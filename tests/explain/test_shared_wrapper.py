@@ -1,0 +1,24 @@
+"""Two functions compiled through one decorator (as transformers wraps every model's forward in one
+``wrapper``): Dynamo caches by code, so the second is a recompile of the wrapper frame. triage says that,
+from the tracer and from the log alike, instead of "a different object: create it once and reuse it"."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.explain.realrun import torch_trace, traced, triage
+
+pytest.importorskip("torch")
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
+
+def test_a_second_function_through_one_wrapper_is_explained_as_such(tmp_path):
+    (tmp_path / "t").mkdir()
+    for path in (traced("shared_wrapper.py", tmp_path / "t"), torch_trace("shared_wrapper.py", tmp_path / "l")):
+        code, tj = triage(path)
+        assert code == 0
+        (rc,) = tj["recompiles"]
+        assert rc["frame"].startswith("wrapper (shared_wrapper.py:") and rc["kind"] == "function", path
+        assert "wrapper several functions come through" in rc["suggestion"]
+        assert "reuse" not in rc["suggestion"]
+        assert [f["source"] for f in rc["functions_changed"]] == ["L['fn']"], path
