@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 
 _TB_FRAME = re.compile(r'^\s*File "(.+)", line (\d+), in (.+)$')
@@ -66,12 +65,29 @@ def exception_from_traceback(text: str) -> tuple[str, str]:
     return (qual.rsplit(".", 1)[-1] if qual else "Error"), message
 
 
-@dataclass
 class Frame:
-    filename: str
-    line: int
-    function: str | None = None
-    code: str | None = None
+    """One frame of a formatted stack. A plain class, as ``@dataclass`` made it (the same constructor,
+    ``repr`` and ``==``; no hash): ``dataclasses`` imports ``inspect``, ~5 ms of every headless start."""
+
+    __slots__ = ("filename", "line", "function", "code")
+
+    def __init__(self, filename: str, line: int, function: str | None = None, code: str | None = None) -> None:
+        self.filename = filename
+        self.line = line
+        self.function = function
+        self.code = code
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.filename, self.line, self.function, self.code) == (
+            other.filename, other.line, other.function, other.code)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass
+
+    def __repr__(self) -> str:
+        return (f"Frame(filename={self.filename!r}, line={self.line!r}, function={self.function!r}, "
+                f"code={self.code!r})")
 
     @property
     def where(self) -> str:
