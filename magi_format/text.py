@@ -20,11 +20,13 @@ import math
 import re
 from typing import Any
 
+from magi_format.lazyre import lazy_re
+
 _C0 = [c for c in range(0x20)]
 _BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029]
 _REST = "\\x7f-\\x9f" + "".join(f"\\u{c:04x}" for c in _BIDI) + "\\ud800-\\udfff"
 _UNSAFE_LINE = re.compile(f"[\\x00-\\x1f{_REST}]")
-_UNSAFE_MULTI = re.compile(f"[\\x00-\\x08\\x0b-\\x1f{_REST}]")  # keeps \\t and \\n
+_UNSAFE_MULTI = lazy_re(f"[\\x00-\\x08\\x0b-\\x1f{_REST}]")  # keeps \\t and \\n
 #: the characters :func:`literal` rewrites (single-line form), for tests and scanners
 UNSAFE_CHARS = frozenset([*_C0, 0x7F, *range(0x80, 0xA0), *_BIDI, *range(0xD800, 0xE000)])
 

@@ -14,15 +14,17 @@ import os
 import re
 from typing import Any
 
-_TB_FRAME = re.compile(r'^\s*File "(.+)", line (\d+), in (.+)$')
-_GB_HEADER = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$", re.M)
-_GB_URL = re.compile(r"/gb/gb(\d+)\.html")
-_LIMIT_TYPE = re.compile(r"Limit type: (\w+)")
-_LIMIT_VALUE = re.compile(r"currently set to (\d+)")
-_LIMIT_HIT = re.compile(r"(recompile|cache) limit exceeded|FailOnRecompileLimitHit|hit config\.\w*limit",
+from magi_format.lazyre import lazy_re
+
+_TB_FRAME = lazy_re(r'^\s*File "(.+)", line (\d+), in (.+)$')
+_GB_HEADER = lazy_re(r"^Graph break in user code at (.+):(\d+)\s*$", re.M)
+_GB_URL = lazy_re(r"/gb/gb(\d+)\.html")
+_LIMIT_TYPE = lazy_re(r"Limit type: (\w+)")
+_LIMIT_VALUE = lazy_re(r"currently set to (\d+)")
+_LIMIT_HIT = lazy_re(r"(recompile|cache) limit exceeded|FailOnRecompileLimitHit|hit config\.\w*limit",
                         re.IGNORECASE)
 _TORCH_FOOTER = ("Set TORCHDYNAMO_VERBOSE=1", "Set TORCH_LOGS=", "You can suppress this exception")
-_DEFAULT_FRAMEWORK = re.compile(r"[/\\](site|dist)-packages[/\\]torch[/\\]|^<frozen |(^|[/\\])runpy\.py$")
+_DEFAULT_FRAMEWORK = lazy_re(r"[/\\](site|dist)-packages[/\\]torch[/\\]|^<frozen |(^|[/\\])runpy\.py$")
 
 
 def first_line(text: str, limit: int = 300) -> str:
@@ -207,7 +209,7 @@ def graph_break_report(payload: str,
     return out
 
 
-_LIBRARY = re.compile(r"[/\\](site|dist)-packages[/\\]|^<frozen |(^|[/\\])runpy\.py$")
+_LIBRARY = lazy_re(r"[/\\](site|dist)-packages[/\\]|^<frozen |(^|[/\\])runpy\.py$")
 
 
 def is_library(filename: str) -> bool:

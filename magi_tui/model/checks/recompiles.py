@@ -4,8 +4,7 @@ of :class:`~.analyser._Analyser`."""
 
 from __future__ import annotations
 
-import re
-
+from magi_format.lazyre import lazy_re
 from magi_tui.model.checks.evidence import (
     _int,
     _read_event_file,
@@ -27,7 +26,7 @@ from magi_tui.model.guards import (
     reason_from_diff,
 )
 
-_SYMBOL_SOURCE = re.compile(r"^(?P<src>.+?)\.size\(\)\[(?P<dim>\d+)\]$")
+_SYMBOL_SOURCE = lazy_re(r"^(?P<src>.+?)\.size\(\)\[(?P<dim>\d+)\]$")
 
 
 class RecompilesMixin(AnalyserState):

@@ -1,0 +1,68 @@
+"""What a headless command's start imports (issue #21: ``triage --json`` on a small run is mostly start-up,
+and its anchor, a process that loops ``orjson.loads``, imports next to nothing). Each module named here
+cost a millisecond or more of every start and is not needed to answer on a timeline run: msgspec's
+optional ``typing_extensions`` (and the ``inspect`` / ``ast`` it loads), ``dataclasses`` (``inspect``
+again), ``shutil`` (argparse sizing a help text nobody asked for; ``bz2``, ``lzma``), ``difflib`` (only
+guard diffs use it). Patterns are compiled when first used (magi_format/lazyre.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import COLD, ROOT
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from synth import write_synthetic_run  # noqa: E402
+
+LEAN = ("typing_extensions", "inspect", "ast", "dataclasses", "shutil", "bz2", "lzma", "difflib",
+        "textual", "rich", "torch", "tracer")
+
+_PROBE = """
+import contextlib, io, json, re, sys
+compiled = []
+_compile = re._compile
+def counting(pattern, flags):
+    if sys._getframe(2).f_globals.get("__name__", "").startswith(("magi_tui", "magi_format")):
+        compiled.append(pattern)
+    return _compile(pattern, flags)
+re._compile = counting
+from magi_tui.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    rc = main(sys.argv[1:])
+print(json.dumps([rc, sorted({m.split(".")[0] for m in sys.modules}), len(set(compiled))]))
+"""
+
+
+def _start(*argv: str) -> tuple[int, set[str], int]:
+    out = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    rc, mods, n_compiled = json.loads(out.stdout.strip().splitlines()[-1])
+    return rc, set(mods), n_compiled
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    return write_synthetic_run(tmp_path_factory.mktemp("lean") / "model_1_Synthetic_rank_0", 200)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="before 3.11 msgspec loads typing_extensions")
+@pytest.mark.parametrize("command", [["triage", "--json"], ["runs", "--json"], ["triage"]])
+def test_a_headless_start_stays_lean(synthetic, command):
+    rc, mods, n_compiled = _start(*command, str(synthetic))
+    assert rc in (0, 1)
+    assert not mods & set(LEAN), f"{command} imported {sorted(mods & set(LEAN))}"
+    # ~a dozen patterns compiled at import or used to answer (run and event names, literal, numbers); the
+    # ~50 others wait for their first use (before: 63 compiled at every start)
+    assert n_compiled <= 20, f"{command} compiled {n_compiled} of our patterns"
+
+
+@pytest.mark.usefixtures("fixtures_dir")
+def test_a_real_runs_triage_stays_lean():
+    rc, mods, _ = _start("triage", "--json", str(COLD))
+    assert rc in (0, 1) and not mods & set(LEAN), sorted(mods & set(LEAN))
