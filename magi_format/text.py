@@ -25,7 +25,7 @@ from magi_format.lazyre import lazy_re
 _C0 = [c for c in range(0x20)]
 _BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029]
 _REST = "\\x7f-\\x9f" + "".join(f"\\u{c:04x}" for c in _BIDI) + "\\ud800-\\udfff"
-_UNSAFE_LINE = re.compile(f"[\\x00-\\x1f{_REST}]")
+_UNSAFE_LINE = lazy_re(f"[\\x00-\\x1f{_REST}]")
 _UNSAFE_MULTI = lazy_re(f"[\\x00-\\x08\\x0b-\\x1f{_REST}]")  # keeps \\t and \\n
 #: the characters :func:`literal` rewrites (single-line form), for tests and scanners
 UNSAFE_CHARS = frozenset([*_C0, 0x7F, *range(0x80, 0xA0), *_BIDI, *range(0xD800, 0xE000)])
@@ -45,6 +45,8 @@ def literal(text: object, limit: int | None = None, *, multiline: bool = False) 
     s = text if type(text) is str else str(text)
     if limit is not None and len(s) > limit:
         s = s[: max(limit - 1, 0)] + "…"
+    if s.isprintable():  # every character rewritten here is unprintable (tests/model/test_text_literal.py)
+        return s
     pattern = _UNSAFE_MULTI if multiline else _UNSAFE_LINE
     if pattern.search(s) is None:
         return s
@@ -70,6 +72,8 @@ def json_literal(dumped: str) -> str:
 
 def is_literal(text: str, *, multiline: bool = False) -> bool:
     """Whether ``text`` has nothing :func:`literal` would rewrite."""
+    if text.isprintable():
+        return True
     return (_UNSAFE_MULTI if multiline else _UNSAFE_LINE).search(text) is None
 
 

@@ -5,6 +5,7 @@ cannot know. Small helpers shared by the analyser and the rules."""
 from __future__ import annotations
 
 import json
+import sys
 import weakref
 from typing import Any
 
@@ -132,9 +133,8 @@ def not_recorded(run: RunModel) -> frozenset[str]:
     """The facts this run's source cannot know (``graph_breaks``, ``recompiles``, ``restarts``, ``cache``):
     a TORCH_COMPILE_DEBUG folder holds Inductor's files, not Dynamo's decisions. Shown as "not recorded
     here", never as a green zero."""
-    from magi_tui.model.debugdir.reader import DebugDirReader
-
-    if isinstance(run.reader, DebugDirReader):
+    debug = sys.modules.get("magi_tui.model.debugdir.reader")  # not loaded: no reader is one of its
+    if debug is not None and isinstance(run.reader, debug.DebugDirReader):
         from magi_tui.model.debugdir import NOT_RECORDED
         return NOT_RECORDED
     return frozenset()
