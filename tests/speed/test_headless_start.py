@@ -3,7 +3,8 @@ and its anchor, a process that loops ``orjson.loads``, imports next to nothing).
 cost a millisecond or more of every start and is not needed to answer on a timeline run: msgspec's
 optional ``typing_extensions`` (and the ``inspect`` / ``ast`` it loads), ``dataclasses`` (``inspect``
 again), ``shutil`` (argparse sizing a help text nobody asked for; ``bz2``, ``lzma``), ``difflib`` (only
-guard diffs use it). Patterns are compiled when first used (magi_format/lazyre.py)."""
+guard diffs use it), ``threading`` (the load's lock is ``_thread``'s, the same). Patterns are compiled
+when first used (magi_format/lazyre.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tests.support.paths import COLD, ROOT
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from synth import write_synthetic_run  # noqa: E402
 
-LEAN = ("typing_extensions", "inspect", "ast", "dataclasses", "shutil", "bz2", "lzma", "difflib",
+LEAN = ("typing_extensions", "inspect", "ast", "dataclasses", "shutil", "bz2", "lzma", "difflib", "threading",
         "textual", "rich", "torch", "tracer")
 
 _PROBE = """
