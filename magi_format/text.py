@@ -15,10 +15,10 @@ headless output. One function, one character set, wherever the string is shown:
 
 from __future__ import annotations
 
-import json
+import functools
 import math
 import re
-from typing import Any
+from typing import Any, Callable
 
 from magi_format.lazyre import lazy_re
 
@@ -112,6 +112,8 @@ def relative_time(seconds: float) -> str:
 def json_safe(value: Any) -> Any:
     """``value`` if JSON can hold it, else the same structure with what it cannot hold as ``repr``
     (what the tracer writes into an event's attributes, and what a log reader keeps of a record's)."""
+    import json  # here: a headless start whose answer parses no JSON text need not import it (~0.8 ms)
+
     try:
         json.dumps(value)
         return value
@@ -119,10 +121,17 @@ def json_safe(value: Any) -> Any:
         return json.loads(json.dumps(value, default=repr))
 
 
-_ENCODE = json.JSONEncoder(default=str).encode
-#: a map of scalars in one call: items joined the way ``indent=2`` joins them at the top level
-_ENCODE_FLAT = json.JSONEncoder(default=str, separators=(",\n  ", ": ")).encode
 _CONTAINERS = (dict, list, tuple)
+
+
+@functools.cache
+def _encoders() -> tuple[Callable[[Any], str], Callable[[Any], str]]:
+    """The C encoder for one value, and for a map of scalars in one call (items joined the way
+    ``indent=2`` joins them at the top level); made at the first use (``json``'s import is ~0.8 ms)."""
+    import json
+
+    return (json.JSONEncoder(default=str).encode,
+            json.JSONEncoder(default=str, separators=(",\n  ", ": ")).encode)
 
 
 def json_indented(obj: Any, *, default: Any = str, _pad: str = "") -> str:
@@ -134,16 +143,22 @@ def json_indented(obj: Any, *, default: Any = str, _pad: str = "") -> str:
     TORCH_TRACE log (``metrics.json``), more than the compile's events. Keys that are not strings, and
     values the stdlib would pass to ``default`` as containers, take the stdlib's path."""
     t = type(obj)
-    enc = _ENCODE if default is str else json.JSONEncoder(default=default).encode
+    encode, encode_flat = _encoders()
+    if default is not str:
+        import json
+
+        encode = json.JSONEncoder(default=default).encode
     if t is dict:
         if not obj:
             return "{}"
         if any(type(k) is not str for k in obj):
+            import json
+
             return json.dumps(obj, indent=2, default=default).replace("\n", "\n" + _pad)
         if not _pad and default is str and not any(type(v) in _CONTAINERS for v in obj.values()):
-            return "{\n  " + _ENCODE_FLAT(obj)[1:-1] + "\n}"
+            return "{\n  " + encode_flat(obj)[1:-1] + "\n}"
         inner = _pad + "  "
-        return "{\n" + ",\n".join(f"{inner}{enc(k)}: {json_indented(v, default=default, _pad=inner)}"
+        return "{\n" + ",\n".join(f"{inner}{encode(k)}: {json_indented(v, default=default, _pad=inner)}"
                                   for k, v in obj.items()) + "\n" + _pad + "}"
     if t is list or t is tuple:
         if not obj:
@@ -151,4 +166,4 @@ def json_indented(obj: Any, *, default: Any = str, _pad: str = "") -> str:
         inner = _pad + "  "
         return "[\n" + ",\n".join(inner + json_indented(v, default=default, _pad=inner) for v in obj) \
             + "\n" + _pad + "]"
-    return enc(obj)
+    return encode(obj)

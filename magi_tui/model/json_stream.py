@@ -18,7 +18,6 @@ stdlib encoder writes that piece, not the whole document, so a non-finite float 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -115,6 +114,8 @@ def encode(obj: Any) -> bytes | str:
             return out
         text = out.decode("utf-8")
     except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError is a ValueError
+        import json  # here: only what msgspec refuses needs it
+
         text = json.dumps(obj, indent=2, ensure_ascii=False)
     return json_literal(text)
 

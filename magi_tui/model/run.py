@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import _thread
 import gc
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -407,6 +406,8 @@ class RunModel:
         raw = self.reader.event_line_bytes(ev)
         if raw is None:
             return {}
+        import json  # here: a headless start reads no event back (json's import is ~0.8 ms)
+
         try:
             obj = json.loads(raw)
         except ValueError:

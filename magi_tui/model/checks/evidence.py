@@ -4,7 +4,6 @@ cannot know. Small helpers shared by the analyser and the rules."""
 
 from __future__ import annotations
 
-import json
 import sys
 import weakref
 from typing import Any
@@ -41,6 +40,8 @@ def failure_source(run: RunModel, ev: Event) -> tuple[str | None, int | None, st
     m = None
     if "metrics.json" in (ev.files or ()):
         text = _read_event_file(run, ev, "metrics.json", [1])
+        import json  # here: a headless start that reads no metrics.json need not import it
+
         try:
             m = json.loads(text) if text else None
         except ValueError:
