@@ -22,8 +22,6 @@ from msgspec import Struct, field
 from magi_format.lazyre import lazy_re
 from magi_tui.model.files import read_head
 
-#: torch's default ``torch._dynamo.config.recompile_limit`` (``cache_size_limit`` before 2.6)
-DEFAULT_RECOMPILE_LIMIT = 8
 #: guards.txt is read up to this many bytes (a guard tree of a huge model is still bounded)
 MAX_GUARDS_BYTES = 512 * 1024
 
