@@ -13,7 +13,6 @@ counts compiles per frame and graph-break sites, when the timeline has no such e
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from magi_format.lazyre import lazy_re
 from magi_tui.model.compiled_functions import Entry, Function, index_compiled_functions
 from magi_tui.model.files import read_head
 
-_CID = re.compile(r"^\[?(?P<gen>R\d+/)?(?P<ca>!\d+/)?(?P<fid>\d+)/(?P<fcid>\d+)(?:_(?P<attempt>\d+))?\]?$")
+_CID = lazy_re(r"^\[?(?P<gen>R\d+/)?(?P<ca>!\d+/)?(?P<fid>\d+)/(?P<fcid>\d+)(?:_(?P<attempt>\d+))?\]?$")
 _RESUME_DIR = lazy_re(r"^__resume_at_(\d+)_\d+$")
 _RESUME_NAME = lazy_re(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 _MAX_FRAMES = 2000
