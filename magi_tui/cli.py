@@ -410,9 +410,10 @@ class _HelpFormatter(argparse.HelpFormatter):
     (``shutil.get_terminal_size`` less 2, the help column at most ``max_help_position``)."""
 
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
+                 width: int | None = None, **kwargs: Any) -> None:
         self._sizes = (indent_increment, max_help_position, width)
-        super().__init__(prog, indent_increment, max_help_position, width=0)  # sizes: the properties below
+        # sizes: the properties below (0 a placeholder that keeps argparse from sizing at once)
+        super().__init__(prog, indent_increment, max_help_position, 0, **kwargs)
         self.__dict__.pop("_lazy_width", None)
         self.__dict__.pop("_lazy_help_position", None)
 
@@ -454,7 +455,8 @@ class _Commands:
     def add_parser(self, name: str, **kwargs: Any) -> Any:
         if self._only is not None and name != self._only:
             return _Skipped()
-        return self._sub.add_parser(name, formatter_class=_HelpFormatter, **kwargs)
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        return self._sub.add_parser(name, **kwargs)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

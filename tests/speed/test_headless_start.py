@@ -76,3 +76,22 @@ def test_a_real_runs_triage_stays_lean():
     rc, mods, _ = _start("triage", "--json", str(COLD))
     unwanted = mods & (set(LEAN) - {"json"})  # a real run's small JSON files may be parsed by the stdlib
     assert rc in (0, 1) and not unwanted, sorted(unwanted)
+
+
+@pytest.mark.parametrize("columns", ["30", "50", "100", "200"])
+def test_help_is_laid_out_as_argparse_would(monkeypatch, columns):
+    """The formatter that sizes itself late (cli._HelpFormatter) lays help out as argparse's own does."""
+    import argparse
+
+    from magi_tui import cli
+
+    monkeypatch.setenv("COLUMNS", columns)
+
+    def helps() -> list[str]:
+        p = cli.build_parser()
+        subs = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction)).choices
+        return [p.format_help(), p.format_usage()] + [subs[c].format_help() for c in sorted(subs)]
+
+    ours = helps()
+    monkeypatch.setattr(cli, "_HelpFormatter", argparse.HelpFormatter)
+    assert ours == helps()
