@@ -1,14 +1,14 @@
 """Regular expressions compiled at their first use, not when their module is imported.
 
-A headless command's start imports ~40 of our modules that hold ~80 module-level patterns, of which a
-``triage --json`` of a timeline run uses about five: compiling the rest was ~3.5 ms of its ~40 ms of CPU
-(issue #21, docs/HEADLESS.md). :func:`lazy_re` stands in for ``re.compile`` at module level: the pattern
-is compiled when one of its methods is first looked up, and that lookup puts the compiled pattern's bound
-methods on the object, so every later call finds them at once (a few tens of ns more than a compiled
-pattern's own method per call: keep ``re.compile`` for a pattern that runs per event or per line of a
-big file on a path that always uses it). Only the methods and ``pattern`` / ``flags`` / ``groups`` /
-``groupindex`` are there: it is no ``re.Pattern`` for ``isinstance`` nor as the first argument of
-``re.sub`` and the like.
+A headless command's start imports ~45 of our modules, which held ~60 module-level patterns; a
+``triage --json`` of a timeline run uses about a dozen: compiling the rest was ~3.5 ms of its ~40 ms of
+CPU (issue #21; docs/ARCHITECTURE.md, "Rules that keep it fast"). :func:`lazy_re` stands in for
+``re.compile`` at module level: the pattern is compiled when one of its methods is first looked up, and
+that lookup puts the compiled pattern's bound methods on the object, so every later call finds them at
+once (a few tens of ns more than a compiled pattern's own method per call: keep ``re.compile`` for a
+pattern that runs per event or per line of a big file on a path that always uses it). Only the methods
+and ``pattern`` / ``flags`` / ``groups`` / ``groupindex`` are there: it is no ``re.Pattern`` for
+``isinstance`` nor as the first argument of ``re.sub`` and the like.
 """
 
 from __future__ import annotations
