@@ -11,10 +11,10 @@ watches: that is one guard, counted once. Upstream's format prints each leaf as 
 
 from __future__ import annotations
 
-import re
+from magi_format.lazyre import lazy_re
 
-_NODE = re.compile(r"^[\s|]*\+- ([A-Za-z_][A-Za-z0-9_]*):")
-_LEAF_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_NODE = lazy_re(r"^[\s|]*\+- ([A-Za-z_][A-Za-z0-9_]*):")
+_LEAF_NAME = lazy_re(r"^[A-Z][A-Z0-9_]*$")
 
 
 def leaf_guards(text: str) -> list[str]:

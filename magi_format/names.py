@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 
+from magi_format.lazyre import lazy_re
+
 PHASES = ("before", "after", "failed", "skip")
 NAME_RE = re.compile(r"^(fullgraph|subgraph_(\d+))_(before|after|failed|skip)_(.+)$")
-SCOPE_RE = re.compile(r"^(fullgraph|subgraph_(\d+))_(.+)$")
+SCOPE_RE = lazy_re(r"^(fullgraph|subgraph_(\d+))_(.+)$")
 _NON_ALNUM = re.compile(r"[^0-9A-Za-z]+")
 
 

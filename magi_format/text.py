@@ -15,16 +15,18 @@ headless output. One function, one character set, wherever the string is shown:
 
 from __future__ import annotations
 
-import json
+import functools
 import math
 import re
-from typing import Any
+from typing import Any, Callable
+
+from magi_format.lazyre import lazy_re
 
 _C0 = [c for c in range(0x20)]
 _BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029]
 _REST = "\\x7f-\\x9f" + "".join(f"\\u{c:04x}" for c in _BIDI) + "\\ud800-\\udfff"
-_UNSAFE_LINE = re.compile(f"[\\x00-\\x1f{_REST}]")
-_UNSAFE_MULTI = re.compile(f"[\\x00-\\x08\\x0b-\\x1f{_REST}]")  # keeps \\t and \\n
+_UNSAFE_LINE = lazy_re(f"[\\x00-\\x1f{_REST}]")
+_UNSAFE_MULTI = lazy_re(f"[\\x00-\\x08\\x0b-\\x1f{_REST}]")  # keeps \\t and \\n
 #: the characters :func:`literal` rewrites (single-line form), for tests and scanners
 UNSAFE_CHARS = frozenset([*_C0, 0x7F, *range(0x80, 0xA0), *_BIDI, *range(0xD800, 0xE000)])
 
@@ -43,6 +45,8 @@ def literal(text: object, limit: int | None = None, *, multiline: bool = False) 
     s = text if type(text) is str else str(text)
     if limit is not None and len(s) > limit:
         s = s[: max(limit - 1, 0)] + "…"
+    if s.isprintable():  # every character rewritten here is unprintable (tests/model/test_text_literal.py)
+        return s
     pattern = _UNSAFE_MULTI if multiline else _UNSAFE_LINE
     if pattern.search(s) is None:
         return s
@@ -68,6 +72,8 @@ def json_literal(dumped: str) -> str:
 
 def is_literal(text: str, *, multiline: bool = False) -> bool:
     """Whether ``text`` has nothing :func:`literal` would rewrite."""
+    if text.isprintable():
+        return True
     return (_UNSAFE_MULTI if multiline else _UNSAFE_LINE).search(text) is None
 
 
@@ -106,6 +112,8 @@ def relative_time(seconds: float) -> str:
 def json_safe(value: Any) -> Any:
     """``value`` if JSON can hold it, else the same structure with what it cannot hold as ``repr``
     (what the tracer writes into an event's attributes, and what a log reader keeps of a record's)."""
+    import json  # here: a headless start whose answer parses no JSON text need not import it (~0.8 ms)
+
     try:
         json.dumps(value)
         return value
@@ -113,10 +121,17 @@ def json_safe(value: Any) -> Any:
         return json.loads(json.dumps(value, default=repr))
 
 
-_ENCODE = json.JSONEncoder(default=str).encode
-#: a map of scalars in one call: items joined the way ``indent=2`` joins them at the top level
-_ENCODE_FLAT = json.JSONEncoder(default=str, separators=(",\n  ", ": ")).encode
 _CONTAINERS = (dict, list, tuple)
+
+
+@functools.cache
+def _encoders() -> tuple[Callable[[Any], str], Callable[[Any], str]]:
+    """The C encoder for one value, and for a map of scalars in one call (items joined the way
+    ``indent=2`` joins them at the top level); made at the first use (``json``'s import is ~0.8 ms)."""
+    import json
+
+    return (json.JSONEncoder(default=str).encode,
+            json.JSONEncoder(default=str, separators=(",\n  ", ": ")).encode)
 
 
 def json_indented(obj: Any, *, default: Any = str, _pad: str = "") -> str:
@@ -128,16 +143,22 @@ def json_indented(obj: Any, *, default: Any = str, _pad: str = "") -> str:
     TORCH_TRACE log (``metrics.json``), more than the compile's events. Keys that are not strings, and
     values the stdlib would pass to ``default`` as containers, take the stdlib's path."""
     t = type(obj)
-    enc = _ENCODE if default is str else json.JSONEncoder(default=default).encode
+    encode, encode_flat = _encoders()
+    if default is not str:
+        import json
+
+        encode = json.JSONEncoder(default=default).encode
     if t is dict:
         if not obj:
             return "{}"
         if any(type(k) is not str for k in obj):
+            import json
+
             return json.dumps(obj, indent=2, default=default).replace("\n", "\n" + _pad)
         if not _pad and default is str and not any(type(v) in _CONTAINERS for v in obj.values()):
-            return "{\n  " + _ENCODE_FLAT(obj)[1:-1] + "\n}"
+            return "{\n  " + encode_flat(obj)[1:-1] + "\n}"
         inner = _pad + "  "
-        return "{\n" + ",\n".join(f"{inner}{enc(k)}: {json_indented(v, default=default, _pad=inner)}"
+        return "{\n" + ",\n".join(f"{inner}{encode(k)}: {json_indented(v, default=default, _pad=inner)}"
                                   for k, v in obj.items()) + "\n" + _pad + "}"
     if t is list or t is tuple:
         if not obj:
@@ -145,4 +166,4 @@ def json_indented(obj: Any, *, default: Any = str, _pad: str = "") -> str:
         inner = _pad + "  "
         return "[\n" + ",\n".join(inner + json_indented(v, default=default, _pad=inner) for v in obj) \
             + "\n" + _pad + "]"
-    return enc(obj)
+    return encode(obj)

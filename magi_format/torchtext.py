@@ -12,18 +12,19 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 
-_TB_FRAME = re.compile(r'^\s*File "(.+)", line (\d+), in (.+)$')
-_GB_HEADER = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$", re.M)
-_GB_URL = re.compile(r"/gb/gb(\d+)\.html")
-_LIMIT_TYPE = re.compile(r"Limit type: (\w+)")
-_LIMIT_VALUE = re.compile(r"currently set to (\d+)")
-_LIMIT_HIT = re.compile(r"(recompile|cache) limit exceeded|FailOnRecompileLimitHit|hit config\.\w*limit",
+from magi_format.lazyre import lazy_re
+
+_TB_FRAME = lazy_re(r'^\s*File "(.+)", line (\d+), in (.+)$')
+_GB_HEADER = lazy_re(r"^Graph break in user code at (.+):(\d+)\s*$", re.M)
+_GB_URL = lazy_re(r"/gb/gb(\d+)\.html")
+_LIMIT_TYPE = lazy_re(r"Limit type: (\w+)")
+_LIMIT_VALUE = lazy_re(r"currently set to (\d+)")
+_LIMIT_HIT = lazy_re(r"(recompile|cache) limit exceeded|FailOnRecompileLimitHit|hit config\.\w*limit",
                         re.IGNORECASE)
 _TORCH_FOOTER = ("Set TORCHDYNAMO_VERBOSE=1", "Set TORCH_LOGS=", "You can suppress this exception")
-_DEFAULT_FRAMEWORK = re.compile(r"[/\\](site|dist)-packages[/\\]torch[/\\]|^<frozen |(^|[/\\])runpy\.py$")
+_DEFAULT_FRAMEWORK = lazy_re(r"[/\\](site|dist)-packages[/\\]torch[/\\]|^<frozen |(^|[/\\])runpy\.py$")
 
 
 def first_line(text: str, limit: int = 300) -> str:
@@ -66,12 +67,29 @@ def exception_from_traceback(text: str) -> tuple[str, str]:
     return (qual.rsplit(".", 1)[-1] if qual else "Error"), message
 
 
-@dataclass
 class Frame:
-    filename: str
-    line: int
-    function: str | None = None
-    code: str | None = None
+    """One frame of a formatted stack. A plain class, as ``@dataclass`` made it (the same constructor,
+    ``repr`` and ``==``; no hash): ``dataclasses`` imports ``inspect``, ~5 ms of every headless start."""
+
+    __slots__ = ("filename", "line", "function", "code")
+
+    def __init__(self, filename: str, line: int, function: str | None = None, code: str | None = None) -> None:
+        self.filename = filename
+        self.line = line
+        self.function = function
+        self.code = code
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.filename, self.line, self.function, self.code) == (
+            other.filename, other.line, other.function, other.code)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass
+
+    def __repr__(self) -> str:
+        return (f"Frame(filename={self.filename!r}, line={self.line!r}, function={self.function!r}, "
+                f"code={self.code!r})")
 
     @property
     def where(self) -> str:
@@ -191,7 +209,7 @@ def graph_break_report(payload: str,
     return out
 
 
-_LIBRARY = re.compile(r"[/\\](site|dist)-packages[/\\]|^<frozen |(^|[/\\])runpy\.py$")
+_LIBRARY = lazy_re(r"[/\\](site|dist)-packages[/\\]|^<frozen |(^|[/\\])runpy\.py$")
 
 
 def is_library(filename: str) -> bool:

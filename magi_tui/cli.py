@@ -403,23 +403,67 @@ class _Skipped:
         return lambda *args, **kwargs: self
 
 
-class _OneCommand:
-    """The subparsers action seen through ``only``: the named command's parser is made, the others are
-    :class:`_Skipped` (parsers and their options cost ~5 ms for fourteen commands; a headless command's
-    whole start-up is a few times that)."""
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's, sized to the terminal when it first lays text out rather than when it is made: argparse
+    makes one for every option it adds (to check the option's metavar), and sizing imports ``shutil``
+    (with ``bz2`` and ``lzma``: ~1 ms of every headless command's start). The widths are argparse's own
+    (``shutil.get_terminal_size`` less 2, the help column at most ``max_help_position``)."""
 
-    def __init__(self, sub: Any, only: str) -> None:
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None, **kwargs: Any) -> None:
+        self._sizes = (indent_increment, max_help_position, width)
+        # sizes: the properties below (0 a placeholder that keeps argparse from sizing at once)
+        super().__init__(prog, indent_increment, max_help_position, 0, **kwargs)
+        self.__dict__.pop("_lazy_width", None)
+        self.__dict__.pop("_lazy_help_position", None)
+
+    @property  # type: ignore[override]
+    def _width(self) -> int:
+        if "_lazy_width" not in self.__dict__:
+            width = self._sizes[2]
+            if width is None:
+                import shutil
+
+                width = shutil.get_terminal_size().columns - 2
+            self.__dict__["_lazy_width"] = width
+        return self.__dict__["_lazy_width"]
+
+    @_width.setter
+    def _width(self, value: int) -> None:
+        self.__dict__["_lazy_width"] = value
+
+    @property  # type: ignore[override]
+    def _max_help_position(self) -> int:
+        if "_lazy_help_position" not in self.__dict__:
+            indent, most, _ = self._sizes
+            self.__dict__["_lazy_help_position"] = min(most, max(self._width - 20, indent * 2))
+        return self.__dict__["_lazy_help_position"]
+
+    @_max_help_position.setter
+    def _max_help_position(self, value: int) -> None:
+        self.__dict__["_lazy_help_position"] = value
+
+
+class _Commands:
+    """The subparsers action, each command's parser made with :class:`_HelpFormatter`; with ``only``, the
+    named command's parser is made and the others are :class:`_Skipped` (parsers and their options cost
+    ~5 ms for fourteen commands; a headless command's whole start-up is a few times that)."""
+
+    def __init__(self, sub: Any, only: str | None) -> None:
         self._sub, self._only = sub, only
 
     def add_parser(self, name: str, **kwargs: Any) -> Any:
-        return self._sub.add_parser(name, **kwargs) if name == self._only else _Skipped()
+        if self._only is not None and name != self._only:
+            return _Skipped()
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        return self._sub.add_parser(name, **kwargs)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser; ``only``: just that command's (``main`` knows which one runs; ``--help``
     of the whole program builds them all)."""
     p = argparse.ArgumentParser(
-        prog="magi-tui",
+        prog="magi-tui", formatter_class=_HelpFormatter,
         description="Explore torch.compile runs: event tree, graph diffs, triage. "
                     "PATH is a run dir, a magi_depyf/ root, a cache root or a folder of runs "
                     "(default: ./runs, else the current directory).",
@@ -429,9 +473,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"magi-tui {__version__}")
     # prog given: argparse would make a help formatter to spell it (and import shutil to size it)
-    sub: Any = p.add_subparsers(dest="cmd", prog="magi-tui")
-    if only is not None:
-        sub = _OneCommand(sub, only)
+    sub: Any = _Commands(p.add_subparsers(dest="cmd", prog="magi-tui"), only)
 
     def ui_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--ansi", action="store_true", help="use the terminal's own 16 colours")
@@ -524,13 +566,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     ui_opts(sp)
     sp.set_defaults(func=cmd_attach)
 
-    from magi_tui.bisect_cli import add_parsers
+    if only in (None, "bisect", "report"):
+        from magi_tui.bisect_cli import add_parsers
 
-    add_parsers(sub, cmd_bisect, cmd_report)
+        add_parsers(sub, cmd_bisect, cmd_report)
+    if only in (None, "fix"):
+        from magi_tui.fix_cli import add_parser as add_fix_parser
 
-    from magi_tui.fix_cli import add_parser as add_fix_parser
-
-    add_fix_parser(sub, cmd_fix)
+        add_fix_parser(sub, cmd_fix)
 
     sp = sub.add_parser("run", help="run a program under the tracer and follow it live")
     sp.add_argument("-o", "--output", default="runs", help="root for the run directory (default ./runs)")
@@ -587,7 +630,6 @@ def run() -> None:
     are flushed, the atexit handlers run (a log's private folder of files is removed), then ``os._exit``.
     Anything unusual (a flush that fails, a thread still running) ends the normal way, which reports it."""
     import atexit
-    import threading
 
     argv = sys.argv[1:]
     if argv and argv[0] in GC_HELD:
@@ -598,7 +640,9 @@ def run() -> None:
 
         gc.disable()
     rc = main()
-    if argv and argv[0] in QUICK_EXIT and threading.active_count() == 1:
+    # threading not imported (~0.5 ms, a headless command needs none): no thread was started through it
+    threading = sys.modules.get("threading")
+    if argv and argv[0] in QUICK_EXIT and (threading is None or threading.active_count() == 1):
         try:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -3,6 +3,7 @@
 Imports no Textual, so the headless commands and tests run anywhere.
 """
 
+import magi_tui.model.msgspec_import  # noqa: F401  # first: msgspec without typing_extensions (see there)
 from magi_tui.model.compiled_functions import index_compiled_functions
 from magi_tui.model.discovery import FoundRun, find_runs
 from magi_tui.model.events import Event

@@ -19,6 +19,7 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from magi_format.lazyre import lazy_re
 from magi_tui.model.files import json_or_none
 
 #: cache_info.json files read per run, at most (each holds the whole key: the graph's code included)
@@ -26,7 +27,7 @@ MAX_LOOKUPS = 400
 MAX_INFO_BYTES = 4 << 20
 #: a component's value as kept, at most (the window around the first difference comes from it)
 VALUE_CHARS = 400
-_LINE = re.compile(r"^\[(?P<hash>[^\]]{1,200})\] (?P<name>[^:\n]{1,300}): ?(?P<value>.*)$", re.S)
+_LINE = lazy_re(r"^\[(?P<hash>[^\]]{1,200})\] (?P<name>[^:\n]{1,300}): ?(?P<value>.*)$", re.S)
 CACHE_INFO_FILE = "cache_info.json"
 #: the component holding the graph (FX-graph and AOTAutograd keys alike: AOT's details extend FX's)
 GRAPH_COMPONENT = "gm"

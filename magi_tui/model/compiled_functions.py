@@ -23,13 +23,14 @@ from msgspec import Struct, field
 
 from magi_format.guards import count_leaf_guards
 from magi_format.layout import COMPILED_FUNCTIONS_DIR
+from magi_format.lazyre import lazy_re
 from magi_format.safepath import is_inside
 from magi_tui.model import files as _files
 
 MAX_RESUME_DEPTH = 4
 _EXTRA_SUFFIXES = ("_post_grad", "_runnable", "_split_graph")
-_ENTRY_RE = re.compile(r"^entry_(\d+)$")
-_SUBMOD_RE = re.compile(r"^submod_(\d+)$")
+_ENTRY_RE = lazy_re(r"^entry_(\d+)$")
+_SUBMOD_RE = lazy_re(r"^submod_(\d+)$")
 
 
 class CompiledFn(Struct):
@@ -176,7 +177,7 @@ def _compiled_fns(d: Path, base: Path | None = None) -> list[CompiledFn]:
 
 
 #: ``## entry\\[1\\] (compile 0/0)`` in the tracer's overview.md
-_OVERVIEW_ENTRY_RE = re.compile(r"^## entry\\\[(\d+)\\\] \(compile ([!\d/_]{3,40})\)$", re.M)
+_OVERVIEW_ENTRY_RE = lazy_re(r"^## entry\\\[(\d+)\\\] \(compile ([!\d/_]{3,40})\)$", re.M)
 
 
 def _function(path: Path, depth: int, seen: set[str], base: Path | None = None) -> Function:

@@ -13,18 +13,18 @@ counts compiles per frame and graph-break sites, when the timeline has no such e
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from pathlib import Path
 
 from msgspec import Struct, field
 
+from magi_format.lazyre import lazy_re
 from magi_tui.model.compiled_functions import Entry, Function, index_compiled_functions
 from magi_tui.model.files import read_head
 
-_CID = re.compile(r"^\[?(?P<gen>R\d+/)?(?P<ca>!\d+/)?(?P<fid>\d+)/(?P<fcid>\d+)(?:_(?P<attempt>\d+))?\]?$")
-_RESUME_DIR = re.compile(r"^__resume_at_(\d+)_\d+$")
-_RESUME_NAME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
+_CID = lazy_re(r"^\[?(?P<gen>R\d+/)?(?P<ca>!\d+/)?(?P<fid>\d+)/(?P<fcid>\d+)(?:_(?P<attempt>\d+))?\]?$")
+_RESUME_DIR = lazy_re(r"^__resume_at_(\d+)_\d+$")
+_RESUME_NAME = lazy_re(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 _MAX_FRAMES = 2000
 
 
@@ -197,7 +197,7 @@ def analyse_compiled_functions(run_dir: Path) -> CfIndex:
     return out
 
 
-_RESUME = re.compile(r"torch_dynamo_resume_in_(\w+?)_at_(\d+)")
+_RESUME = lazy_re(r"torch_dynamo_resume_in_(\w+?)_at_(\d+)")
 
 
 def short_frame(name: str) -> str:

@@ -12,7 +12,6 @@ Pure text processing (no torch import). Two sources of evidence:
 
 from __future__ import annotations
 
-import difflib
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -20,32 +19,31 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from magi_format.lazyre import lazy_re
 from magi_tui.model.files import read_head
 
-#: torch's default ``torch._dynamo.config.recompile_limit`` (``cache_size_limit`` before 2.6)
-DEFAULT_RECOMPILE_LIMIT = 8
 #: guards.txt is read up to this many bytes (a guard tree of a huge model is still bounded)
 MAX_GUARDS_BYTES = 512 * 1024
 
-_CID_PREFIX = re.compile(r"^\s*(\[?!?[\d/_\]]*\d[\d/_\]]*\]?)\s*:\s+")
+_CID_PREFIX = lazy_re(r"^\s*(\[?!?[\d/_\]]*\d[\d/_\]]*\]?)\s*:\s+")
 # torch's C++ TENSOR_MATCH failure (``tensor 'kwargs['input_ids']' size mismatch at index 1. expected 8,
 # actual 16``): the source may hold quotes, so the name runs up to the last ``' <what> mismatch``
-_TENSOR = re.compile(
+_TENSOR = lazy_re(
     r"tensor '(?P<name>.*)' (?P<what>size|stride|dtype|device|rank|requires_grad|dispatch key set|[\w ]+?)"
     r" mismatch(?: at index (?P<index>-?\d+))?\.\s*expected (?P<expected>.+?)(?:,\s*actual (?P<actual>.+?))?\s*$")
-_DEVICE_INDEX = re.compile(r"device index mismatch\. Expected device index to be (?P<e>-?\d+), actual (?P<a>-?\d+)",
+_DEVICE_INDEX = lazy_re(r"device index mismatch\. Expected device index to be (?P<e>-?\d+), actual (?P<a>-?\d+)",
                            re.I)
-_EQ = re.compile(r"^(?P<lhs>.+?)\s*(?P<op>==|!=)\s*(?P<rhs>[^=]+?)$")
-_SCALAR = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$|^(True|False|None)$")
-_NUMBER = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$|^-?(inf|nan)$")
-_STRING = re.compile(r"""^(?:'[^']*'|"[^"]*")$""")
-_LEN = re.compile(r"^len\((?P<x>.+)\)$")
+_EQ = lazy_re(r"^(?P<lhs>.+?)\s*(?P<op>==|!=)\s*(?P<rhs>[^=]+?)$")
+_SCALAR = lazy_re(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$|^(True|False|None)$")
+_NUMBER = lazy_re(r"^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$|^-?(inf|nan)$")
+_STRING = lazy_re(r"""^(?:'[^']*'|"[^"]*")$""")
+_LEN = lazy_re(r"^len\((?P<x>.+)\)$")
 #: ``___check_obj_id(f, 1403…), type=<class 'builtin_function_or_method'>`` (ID_MATCH), ``___check_type_id(…)``
 #: (TYPE_MATCH); ``type=`` names the type the guard was compiled for
-_ID_CHECK = re.compile(r"___check_(?P<which>obj|type)_id\((?P<x>.+?),\s*-?\d+\)(?:,\s*type=<class '(?P<t>[^']*)'>)?")
-_GLOBAL_STATE = re.compile(r"GLOBAL_STATE changed:\s*(?P<what>.*)$")
-_DUPLICATE = re.compile(r"Duplicate tensors? found")
-_SHAPE_RANGE = re.compile(r"(?:\.size\(\)\[|\.stride\(\)\[|\.storage_offset\(\)|\bs\d+\b|Ne\(|Eq\(|<=|>=|<|>)")
+_ID_CHECK = lazy_re(r"___check_(?P<which>obj|type)_id\((?P<x>.+?),\s*-?\d+\)(?:,\s*type=<class '(?P<t>[^']*)'>)?")
+_GLOBAL_STATE = lazy_re(r"GLOBAL_STATE changed:\s*(?P<what>.*)$")
+_DUPLICATE = lazy_re(r"Duplicate tensors? found")
+_SHAPE_RANGE = lazy_re(r"(?:\.size\(\)\[|\.stride\(\)\[|\.storage_offset\(\)|\bs\d+\b|Ne\(|Eq\(|<=|>=|<|>)")
 
 #: the guard kinds whose value decides which graph runs (a new value is a new compile)
 KINDS = ("size", "stride", "dtype", "device", "rank", "requires_grad", "dispatch_key_set", "scalar", "float",
@@ -59,8 +57,8 @@ DTYPES = {
     "Byte": "torch.uint8", "Bool": "torch.bool", "ComplexFloat": "torch.complex64",
     "ComplexDouble": "torch.complex128",
 }
-_TORCH_DTYPE = re.compile(r"^torch\.(float|int|uint|bfloat|complex|bool)\w*$")
-_DEVICE = re.compile(r"^(cpu|cuda|mps|xpu|meta|hpu)(:\d+)?$|^device\(")
+_TORCH_DTYPE = lazy_re(r"^torch\.(float|int|uint|bfloat|complex|bool)\w*$")
+_DEVICE = lazy_re(r"^(cpu|cuda|mps|xpu|meta|hpu)(:\d+)?$|^device\(")
 
 
 class Reason(Struct):
@@ -93,9 +91,9 @@ def _pretty_dtype(v: str | None) -> str | None:
 
 
 # -- sources: what torch calls a value (``L['self']._modules['h']._parameters['w']``) -----------------
-_LOCAL = re.compile(r"""L\[\s*['"](.*?)['"]\s*\]""")
-_ATTR_DICT = re.compile(r"""\._(?:modules|parameters|buffers)\[\s*['"]([^'"]+)['"]\s*\]""")
-_ROOT = re.compile(r"^(?P<root>[A-Za-z_]\w*)(?P<rest>.*)$", re.S)
+_LOCAL = lazy_re(r"""L\[\s*['"](.*?)['"]\s*\]""")
+_ATTR_DICT = lazy_re(r"""\._(?:modules|parameters|buffers)\[\s*['"]([^'"]+)['"]\s*\]""")
+_ROOT = lazy_re(r"^(?P<root>[A-Za-z_]\w*)(?P<rest>.*)$", re.S)
 
 
 def user_expr(source: str | None) -> str | None:
@@ -233,7 +231,7 @@ def function_changed_text(u: str, older: str | None = None, newer: str | None = 
 #: a guard on the code object of a function the frame calls: ``___check_obj_id(L['func'].__code__, 1234)``,
 #: with the code object described by some torch versions (``type=<code object forward at 0x…, file
 #: "…/modeling_llama.py", line 436>``)
-_CODE_GUARD = re.compile(r"___check_obj_id\((?P<src>[LG]\[.+?\](?:\.\w+)*)\.__code__,\s*-?\d+\)"
+_CODE_GUARD = lazy_re(r"___check_obj_id\((?P<src>[LG]\[.+?\](?:\.\w+)*)\.__code__,\s*-?\d+\)"
                          r"(?:,\s*type=<code object (?P<name>\S+) at [^,]*, file \"(?P<file>[^\"]*)\", line (?P<line>\d+)>)?")
 
 
@@ -371,19 +369,19 @@ def _classify(text: str, cid: str | None, guard: str) -> Reason:
 
 
 # -- guard trees ------------------------------------------------------------------------------------
-_ADDR = re.compile(r"0x[0-9a-fA-F]{4,}")
+_ADDR = lazy_re(r"0x[0-9a-fA-F]{4,}")
 _GEN_NAMES = [
-    (re.compile(r"(__compiled_fn_)\d+(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?"), r"\1N"),
-    (re.compile(r"(__resume_at_)\d+_\d+"), r"\1N"),
-    (re.compile(r"(\w___)\d+\b"), r"\1N"),       # __builtins_dict___20, __import_x___3
-    (re.compile(r"(___stack)\d+"), r"\1N"),
+    (lazy_re(r"(__compiled_fn_)\d+(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?"), r"\1N"),
+    (lazy_re(r"(__resume_at_)\d+_\d+"), r"\1N"),
+    (lazy_re(r"(\w___)\d+\b"), r"\1N"),       # __builtins_dict___20, __import_x___3
+    (lazy_re(r"(___stack)\d+"), r"\1N"),
 ]
 
 
 #: object ids in identity guards (``___check_obj_id(G['x'], 139698252714032)``): new in every process
-_OBJ_ID_VALUE = re.compile(r"(___check_(?:obj|type)_id\(.*?,\s*)\d{4,}(?=\))")
+_OBJ_ID_VALUE = lazy_re(r"(___check_(?:obj|type)_id\(.*?,\s*)\d{4,}(?=\))")
 #: the line number of a source comment (``# File: /m/model.py:83 in forward, code: …``)
-_SRC_LINE = re.compile(r"(\.py):\d+(?=\s+in\s)")
+_SRC_LINE = lazy_re(r"(\.py):\d+(?=\s+in\s)")
 
 
 def normalise_guard_line(line: str, *, across_processes: bool = False) -> str:
@@ -475,12 +473,14 @@ def focus(line: str, token: str, width: int = 100) -> str:
     return out
 
 
-_TOKEN = re.compile(r"[\w.]+|[^\w\s]")
+_TOKEN = lazy_re(r"[\w.]+|[^\w\s]")
 
 
 def _labelled_changes(a: str, b: str) -> list[tuple[str, str, str]]:
     """``(field, older tokens, newer tokens)`` for each in-place change of a line: the field is the
     ``name=`` the tokens sit in (``size=[4, 8]`` -> ``size``), ``""`` for a positional one (a dtype)."""
+    import difflib  # here, not at the top: a headless start that diffs no guards need not import it
+
     ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
     out = []
     sm = difflib.SequenceMatcher(a=ta, b=tb, autojunk=False)
@@ -514,6 +514,8 @@ def diff_guards(older: list[str], newer: list[str], older_name: str = "older",
                 continue
             out.append(_strip_comment(normalise_guard_line(ln)))
         return out
+
+    import difflib  # here, not at the top: a headless start that diffs no guards need not import it
 
     a, b = body(older), body(newer)
     d = GuardDiff(older_name, newer_name)

@@ -18,12 +18,12 @@ stdlib encoder writes that piece, not the whole document, so a non-finite float 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from magi_format.lazyre import lazy_re
 from magi_format.text import json_literal
 
 __all__ = ["Lazy", "encode", "iter_json", "materialize", "write_json"]
@@ -36,7 +36,7 @@ CHUNK = 1000
 #: an exponent's start, a literal first so that the regex engine skips to each "e" in C (a pattern opening
 #: with a character class was tried at every byte: 0.2 s on a 100k-frame triage's 36 MB of frame rows)
 _EXPONENT = re.compile(rb"e[-+]?\d")
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|(?<=[:,\[])(-?(?:0\.0000\d*|\d[\d.]*e[-+]?\d+))(?=[,\]}])')
+_TOKEN = lazy_re(rb'"(?:[^"\\]|\\.)*"|(?<=[:,\[])(-?(?:0\.0000\d*|\d[\d.]*e[-+]?\d+))(?=[,\]}])')
 
 
 class Lazy:
@@ -115,6 +115,8 @@ def encode(obj: Any) -> bytes | str:
             return out
         text = out.decode("utf-8")
     except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError is a ValueError
+        import json  # here: only what msgspec refuses needs it
+
         text = json.dumps(obj, indent=2, ensure_ascii=False)
     return json_literal(text)
 

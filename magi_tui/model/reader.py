@@ -15,7 +15,7 @@ It never raises on file contents; a missing file is simply "no timeline yet".
 
 from __future__ import annotations
 
-import json
+import functools
 import os
 import stat
 from collections.abc import Callable
@@ -30,9 +30,17 @@ from magi_tui.model.events import NO_LINE_ATTRS, Event, LineAttrs, line_event
 
 CHUNK = 8 << 20  # bytes per read; bounds memory on huge files
 LONG_LINE_FIRST = 1 << 16  # an over-long line is read in growing reads from this size up to CHUNK
-_DECODER = json.JSONDecoder()
-_scan_once = _DECODER.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__
-_decode = _DECODER.decode
+
+
+@functools.cache
+def _stdlib_decoder() -> tuple[Any, Any]:
+    """The stdlib decoder's ``scan_once`` and ``decode``, for the lines the fast path leaves (the careful
+    path); made at the first such line: a headless start on a clean timeline never imports ``json``."""
+    import json
+
+    decoder = json.JSONDecoder()
+    return decoder.scan_once, decoder.decode  # type: ignore[attr-defined]  # set by JSONDecoder.__init__
+
 _FINGERPRINT = 256
 
 
@@ -313,15 +321,16 @@ class TimelineReader:
         except UnicodeDecodeError as exc:
             self._bad(result, _reason(exc), raw)
             return
+        scan_once, decode = _stdlib_decoder()
         try:
-            obj, end = _scan_once(text, 0)
+            obj, end = scan_once(text, 0)
             if end != len(text) and text[end:].strip(" \t\r"):
-                obj = _decode(text)  # JSON's own rules for what may follow (or "Extra data")
+                obj = decode(text)  # JSON's own rules for what may follow (or "Extra data")
         except StopIteration:  # no value at column 1: blank, leading blanks or a BOM, or garbage
             if not raw.strip():
                 return
             try:
-                obj = _decode(text.lstrip("\ufeff"))
+                obj = decode(text.lstrip("\ufeff"))
             except (ValueError, RecursionError) as exc:
                 self._bad(result, _reason(exc), raw)
                 return
@@ -365,6 +374,8 @@ class TimelineReader:
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return "not valid UTF-8"
+    import json
+
     if isinstance(exc, json.JSONDecodeError):
         return f"invalid JSON: {exc.msg} at column {exc.colno}"
     return f"invalid JSON: {exc.__class__.__name__}"

@@ -23,16 +23,16 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from magi_format.lazyre import lazy_re
 from magi_tui.model.checks import Analysis, BreakEntry, FrameRow, RecompileInfo
-from magi_tui.model.guards import user_expr
 from magi_tui.model.json_stream import Lazy
 
 #: the version of ``triage --json``'s shape; raised when a key changes meaning or goes away
 SCHEMA_VERSION = 2
 
-_FRAME_LABEL = re.compile(r"\((?P<file>[^():]+):(?P<line>\d+)\)\s*$")
-_VOLATILE = re.compile(r"0x[0-9a-fA-F]+|\d+")
-_SIZE_EXPR = re.compile(r"[\w\[\]'\".]+\.(?:size|stride)\(\)\[\d+\]")
+_FRAME_LABEL = lazy_re(r"\((?P<file>[^():]+):(?P<line>\d+)\)\s*$")
+_VOLATILE = lazy_re(r"0x[0-9a-fA-F]+|\d+")
+_SIZE_EXPR = lazy_re(r"[\w\[\]'\".]+\.(?:size|stride)\(\)\[\d+\]")
 
 
 def _base(file: str | None) -> str:
@@ -73,6 +73,8 @@ def recompile_id(info: RecompileInfo, frames: dict[str, FrameRow]) -> str:
     where = _frame_where(info, frames)
     if p is None:
         return f"unknown@{where}"
+    from magi_tui.model.guards import user_expr  # here: a run without recompiles never loads the guard grammar
+
     subject = user_expr(p.subject) if p.subject else None
     if subject and subject.startswith("___stack"):
         subject = "computed"  # a value computed before a graph break (.item())

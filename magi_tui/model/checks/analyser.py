@@ -4,7 +4,6 @@ ran eagerly; the checks are then made by the rules (:mod:`magi_tui.model.checks.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import weakref
@@ -116,6 +115,8 @@ class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
             if row.file is None and ev is not None:
                 text = _read_event_file(run, ev, "metrics.json", self.budget)
                 if text:
+                    import json  # here: a run whose frames need no metrics.json never imports it
+
                     try:
                         m = json.loads(text)
                     except ValueError:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from magi_format.torchtext import graph_break_report, is_library
 from magi_tui.model.checks.evidence import (
     _first_line,
     _hints,
@@ -30,6 +29,10 @@ class BreaksMixin(AnalyserState):
         run = self.run
         entries: dict[tuple, BreakEntry] = {}
         for item in self.t.graph_breaks:
+            # here, not at the top: a run without graph breaks (most headless starts) never loads torch's
+            # text grammar (~0.2 ms); after the first break this is a look-up in sys.modules
+            from magi_format.torchtext import graph_break_report, is_library
+
             ev = item.event
             a = event_attrs(run, ev)
             info: dict[str, Any] = {}

@@ -4,7 +4,7 @@ cannot know. Small helpers shared by the analyser and the rules."""
 
 from __future__ import annotations
 
-import json
+import sys
 import weakref
 from typing import Any
 
@@ -40,6 +40,8 @@ def failure_source(run: RunModel, ev: Event) -> tuple[str | None, int | None, st
     m = None
     if "metrics.json" in (ev.files or ()):
         text = _read_event_file(run, ev, "metrics.json", [1])
+        import json  # here: a headless start that reads no metrics.json need not import it
+
         try:
             m = json.loads(text) if text else None
         except ValueError:
@@ -132,9 +134,8 @@ def not_recorded(run: RunModel) -> frozenset[str]:
     """The facts this run's source cannot know (``graph_breaks``, ``recompiles``, ``restarts``, ``cache``):
     a TORCH_COMPILE_DEBUG folder holds Inductor's files, not Dynamo's decisions. Shown as "not recorded
     here", never as a green zero."""
-    from magi_tui.model.debugdir.reader import DebugDirReader
-
-    if isinstance(run.reader, DebugDirReader):
+    debug = sys.modules.get("magi_tui.model.debugdir.reader")  # not loaded: no reader is one of its
+    if debug is not None and isinstance(run.reader, debug.DebugDirReader):
         from magi_tui.model.debugdir import NOT_RECORDED
         return NOT_RECORDED
     return frozenset()

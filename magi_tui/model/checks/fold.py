@@ -4,7 +4,6 @@ load that keeps no event list."""
 
 from __future__ import annotations
 
-import bisect
 from typing import Any
 
 from magi_format.names import AFTER_BUILD_GUARDS, SHAPE_SYMBOL
@@ -239,6 +238,8 @@ class TimelineFold:
             f.first_closer = None  # the analysis' reads are spent before it gets to this frame
             return
         if f.asked and f.file is None and "metrics.json" in (f.first_closer.files or ()):
+            import bisect  # here: most starts never get this far
+
             bisect.insort(sp, f.n)
             if len(sp) > self._reads:
                 sp.pop()

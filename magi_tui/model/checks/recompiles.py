@@ -4,8 +4,9 @@ of :class:`~.analyser._Analyser`."""
 
 from __future__ import annotations
 
-import re
+from typing import TYPE_CHECKING
 
+from magi_format.lazyre import lazy_re
 from magi_tui.model.checks.evidence import (
     _int,
     _read_event_file,
@@ -18,20 +19,14 @@ from magi_tui.model.checks.results import (
 )
 from magi_tui.model.checks.state import AnalyserState
 from magi_tui.model.frames import CfFrame, parse_compile_id
-from magi_tui.model.guards import (
-    GuardDiff,
-    Reason,
-    diff_guards,
-    function_changed_text,
-    functions_changed,
-    parse_reason,
-    read_guards,
-    reason_from_diff,
-    subject_of,
-    user_expr,
-)
 
-_SYMBOL_SOURCE = re.compile(r"^(?P<src>.+?)\.size\(\)\[(?P<dim>\d+)\]$")
+if TYPE_CHECKING:
+    from magi_tui.model.guards import GuardDiff, Reason
+
+# the guard grammar (magi_tui.model.guards) is imported below where a recompile or a guard file is read:
+# a headless start on a run without recompiles never loads it (~0.3 ms)
+
+_SYMBOL_SOURCE = lazy_re(r"^(?P<src>.+?)\.size\(\)\[(?P<dim>\d+)\]$")
 
 
 class RecompilesMixin(AnalyserState):
@@ -64,6 +59,8 @@ class RecompilesMixin(AnalyserState):
         if a is None or b is None:
             return None, None
         names = (f"compile {older_cid}", f"compile {newer_cid}")
+        from magi_tui.model.guards import diff_guards
+
         return diff_guards(a.splitlines(), b.splitlines(), names[0] + " guards", names[1] + " guards"), names
 
     def _diff_entries(self, cf: CfFrame, older_i: int, newer_i: int
@@ -72,6 +69,8 @@ class RecompilesMixin(AnalyserState):
         older, newer = ent.get(older_i), ent.get(newer_i)
         if older is None or newer is None:
             return None, None
+        from magi_tui.model.guards import diff_guards, read_guards
+
         base = self.run.path
         a, b = read_guards(older.guards, base), read_guards(newer.guards, base)
         names = (f"{cf.rel}/entry_{older_i}", f"{cf.rel}/entry_{newer_i}")
@@ -83,6 +82,8 @@ class RecompilesMixin(AnalyserState):
         run = self.run
         out: list[RecompileInfo] = []
         for item in self.t.recompiles:
+            from magi_tui.model.guards import parse_reason
+
             ev = item.event
             a = event_attrs(run, ev)
             raw = a.get("reasons")
@@ -136,6 +137,8 @@ class RecompilesMixin(AnalyserState):
                     d, names = self._diff_entries(f, f.compiles - k, f.compiles - 1 - k)
                     why: list[Reason] = []
                     if d is not None:
+                        from magi_tui.model.guards import reason_from_diff
+
                         r = reason_from_diff(d)
                         if r is not None:
                             why.append(r)
@@ -182,6 +185,8 @@ def _explain_function_change(info: RecompileInfo) -> None:
     """A function the frame calls is another one in this entry (its code differs in the guard diff): say
     so first, whatever guard torch named (transformers' shared ``wrapper``: torch names grad mode when a
     second model runs under no_grad, the identity of ``func`` when it does not)."""
+    from magi_tui.model.guards import function_changed_text, functions_changed, subject_of, user_expr
+
     assert info.guard_diff is not None and info.primary is not None
     changed = functions_changed(info.guard_diff)
     if not changed:

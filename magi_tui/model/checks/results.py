@@ -5,13 +5,18 @@ eagerly, frame rows and the :class:`Analysis` that holds them. Data only; built 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
 
 from magi_tui.model.events import Event
-from magi_tui.model.guards import DEFAULT_RECOMPILE_LIMIT, GuardDiff, Reason
 from magi_tui.model.triage import Cascade, Restart
+
+if TYPE_CHECKING:  # the guard grammar is imported where guards are read (a start with no recompile: none)
+    from magi_tui.model.guards import GuardDiff, Reason
+
+#: torch's default ``torch._dynamo.config.recompile_limit`` (``cache_size_limit`` before 2.6)
+DEFAULT_RECOMPILE_LIMIT = 8
 
 STATUSES = ("ok", "recovered", "degraded", "failed", "incomplete", "empty")
 #: the guard kinds torch's automatic dynamic shapes answer by making the value dynamic

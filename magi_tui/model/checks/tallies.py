@@ -3,7 +3,6 @@ piece). A part of :class:`~.analyser._Analyser`."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
@@ -76,6 +75,8 @@ class TalliesMixin(AnalyserState):
         seen_metrics = False
         for ev in fold.metrics_events:
             text = _read_event_file(run, ev, "metrics.json", self.budget)
+            import json  # here: a headless start that reads no metrics.json need not import it
+
             try:
                 m = json.loads(text) if text else None
             except ValueError:

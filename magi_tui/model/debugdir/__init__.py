@@ -13,25 +13,25 @@ This module only *recognises* debug dirs (cheap, stat-only, never follows a link
 from __future__ import annotations
 
 import os
-import re
 import stat
 from datetime import datetime
 from pathlib import Path
 
+from magi_format.lazyre import lazy_re
 from magi_format.runname import RunName
 
 DYNAMO_DIR = "torchdynamo"
 INDUCTOR_DIR = "torchinductor"
 MARKERS = (DYNAMO_DIR, INDUCTOR_DIR)
 #: torch's run folder name (``torch._dynamo.utils.get_debug_dir``)
-RUN_RE = re.compile(r"^run_(\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d_\d+)-pid_(\d+)$")
+RUN_RE = lazy_re(r"^run_(\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d_\d+)-pid_(\d+)$")
 #: the label ``runs`` shows for a debug dir
 LABEL = "TORCH_COMPILE_DEBUG"
 
 #: what a debug dir cannot know (it holds Inductor's files, not Dynamo's decisions): shown as "not recorded
 #: here", never as a zero
 NOT_RECORDED = frozenset({"graph_breaks", "recompiles", "restarts", "cache"})
-_LOG_PID = re.compile(rb"^[VIWEC]\d{4} [\d:.]+ (\d+) ")
+_LOG_PID = lazy_re(rb"^[VIWEC]\d{4} [\d:.]+ (\d+) ")
 
 __all__ = ["MARKERS", "NOT_RECORDED", "is_debug_run", "debug_run_root", "debug_run_name", "trace_log_of"]
 

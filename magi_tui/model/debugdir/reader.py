@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 import threading
 from pathlib import Path
 from typing import Any
 
 from magi_format.layout import timeline_record
+from magi_format.lazyre import lazy_re
 from magi_format.names import (
     AFTER_INDUCTOR_CODEGEN,
     COMPILE,
@@ -69,7 +69,7 @@ STAGES: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
 )
 _STAGE_FILES = frozenset(n for _, _, names in STAGES for n in names)
 #: ``model__0_forward_1.1``: model name, AOT graph id, graph kind, nth graph, DebugContext counter
-FOLDER_RE = re.compile(r"^(.+?)__(\d+)_(inference|forward|backward)_(\d+)\.(\d+)$")
+FOLDER_RE = lazy_re(r"^(.+?)__(\d+)_(inference|forward|backward)_(\d+)\.(\d+)$")
 MAX_FOLDERS = 10000
 MAX_FILES = 200  # per folder
 

@@ -21,12 +21,13 @@ import re
 import stat
 from pathlib import Path
 
+from magi_format.lazyre import lazy_re
 from magi_format.runname import RunName
 
 #: torch's file name (``LazyTraceHandler``: ``mkstemp`` with this prefix and ``.log``)
-LOG_NAME_RE = re.compile(r"^dedicated_log_torch_trace_(?:rank_(\d+)(?=[_.])|(?!rank_\d+[_.])).*\.log(?:\.gz)?$")
+LOG_NAME_RE = lazy_re(r"^dedicated_log_torch_trace_(?:rank_(\d+)(?=[_.])|(?!rank_\d+[_.])).*\.log(?:\.gz)?$")
 #: ``"rank": N`` in a record's metadata line (torch writes it on every record of a distributed run)
-_META_RANK_RE = re.compile(rb'[,{] *"rank": *(\d{1,9}) *[,}]')
+_META_RANK_RE = lazy_re(rb'[,{] *"rank": *(\d{1,9}) *[,}]')
 #: bytes read from the head of a log for a rank in its metadata
 _RANK_SNIFF_BYTES = 1 << 16
 #: how a log compressed with gzip ends (opened directly: read from a private unpacked copy)
