@@ -110,7 +110,12 @@ def test_a_rank_with_another_shape():
     }
     meta = {tuple(ranks): seq for ranks, seq in next(a for a in job.aspects if a.name == "tensor_meta").groups}
     assert "mm -> float32[4, 8]" in meta[(0, 1)][0] and "mm -> float32[6, 8]" in meta[(2,)][0]
-    assert job.divergences == []  # same compile ids, graphs, cache: only the metadata tells
+    # same compile ids and cache; the graph rank 2 captured holds its other shapes (the same 11 ops): its
+    # hash differs, read from the log's dynamo_output_graph as from a run dir's captured graph file
+    (d,) = job.divergences
+    assert (d.kind, d.compile_id, d.ranks) == ("graphs", "0/0", [2])
+    assert {r: g["op_count"] for r, g in d.by_rank.items()} == {0: 11, 1: 11, 2: 11}
+    assert d.by_rank[0]["graph_hash"] == d.by_rank[1]["graph_hash"] != d.by_rank[2]["graph_hash"]
 
 
 def test_ranks_that_agree_say_so(tmp_path, capsys):
