@@ -1,0 +1,1 @@
+# Failed to decompile graphed: ModuleNotFoundError

@@ -1,0 +1,45 @@
+class <lambda>(torch.nn.Module):
+    def forward(
+        self,
+        arg0_1: "f32[256][1]cuda:0",  # PlainAOTInput(idx=0)
+        arg1_1: "f32[256][1]cuda:0",  # PlainAOTInput(idx=1)
+        arg2_1: "f32[4, 16, 256][4096, 256, 1]cuda:0",  # PlainAOTInput(idx=2)
+        arg3_1: "f32[1024, 256][256, 1]cuda:0",  # PlainAOTInput(idx=3)
+        arg4_1: "f32[1024][1]cuda:0",  # PlainAOTInput(idx=4)
+        arg5_1: "f32[256, 1024][1024, 1]cuda:0",  # PlainAOTInput(idx=5)
+        arg6_1: "f32[256][1]cuda:0",  # PlainAOTInput(idx=6)
+        arg7_1: "f32[4, 16][16, 1]cuda:0",  # PlainAOTInput(idx=7)
+    ):
+        # File: /tmp/w/prog.py:19 in forward, code: h = self.fc2(torch.nn.functional.gelu(self.fc1(self.ln(x))))
+        var_mean = torch.ops.aten.var_mean.correction(arg2_1, [2], correction = 0, keepdim = True)
+        getitem: "f32[4, 16, 1][16, 1, 1]cuda:0" = var_mean[0]
+        getitem_1: "f32[4, 16, 1][16, 1, 1]cuda:0" = var_mean[1];  var_mean = None
+        add: "f32[4, 16, 1][16, 1, 1]cuda:0" = torch.ops.aten.add.Tensor(getitem, 1e-05);  getitem = None
+        rsqrt: "f32[4, 16, 1][16, 1, 1]cuda:0" = torch.ops.aten.rsqrt.default(add);  add = None
+        sub: "f32[4, 16, 256][4096, 256, 1]cuda:0" = torch.ops.aten.sub.Tensor(arg2_1, getitem_1);  getitem_1 = None
+        mul: "f32[4, 16, 256][4096, 256, 1]cuda:0" = torch.ops.aten.mul.Tensor(sub, rsqrt);  sub = rsqrt = None
+        mul_1: "f32[4, 16, 256][4096, 256, 1]cuda:0" = torch.ops.aten.mul.Tensor(mul, arg0_1);  mul = arg0_1 = None
+        add_1: "f32[4, 16, 256][4096, 256, 1]cuda:0" = torch.ops.aten.add.Tensor(mul_1, arg1_1);  mul_1 = arg1_1 = None
+        view: "f32[64, 256][256, 1]cuda:0" = torch.ops.aten.view.default(add_1, [64, 256]);  add_1 = None
+        permute: "f32[256, 1024][1, 256]cuda:0" = torch.ops.aten.permute.default(arg3_1, [1, 0]);  arg3_1 = None
+        addmm: "f32[64, 1024][1024, 1]cuda:0" = torch.ops.aten.addmm.default(arg4_1, view, permute);  arg4_1 = view = permute = None
+        view_1: "f32[4, 16, 1024][16384, 1024, 1]cuda:0" = torch.ops.aten.view.default(addmm, [4, 16, 1024]);  addmm = None
+        mul_2: "f32[4, 16, 1024][16384, 1024, 1]cuda:0" = torch.ops.aten.mul.Tensor(view_1, 0.5)
+        mul_3: "f32[4, 16, 1024][16384, 1024, 1]cuda:0" = torch.ops.aten.mul.Tensor(view_1, 0.7071067811865476);  view_1 = None
+        erf: "f32[4, 16, 1024][16384, 1024, 1]cuda:0" = torch.ops.aten.erf.default(mul_3);  mul_3 = None
+        add_2: "f32[4, 16, 1024][16384, 1024, 1]cuda:0" = torch.ops.aten.add.Tensor(erf, 1);  erf = None
+        mul_4: "f32[4, 16, 1024][16384, 1024, 1]cuda:0" = torch.ops.aten.mul.Tensor(mul_2, add_2);  mul_2 = add_2 = None
+        view_2: "f32[64, 1024][1024, 1]cuda:0" = torch.ops.aten.view.default(mul_4, [64, 1024]);  mul_4 = None
+        permute_1: "f32[1024, 256][1, 1024]cuda:0" = torch.ops.aten.permute.default(arg5_1, [1, 0]);  arg5_1 = None
+        addmm_1: "f32[64, 256][256, 1]cuda:0" = torch.ops.aten.addmm.default(arg6_1, view_2, permute_1);  arg6_1 = view_2 = permute_1 = None
+        view_3: "f32[4, 16, 256][4096, 256, 1]cuda:0" = torch.ops.aten.view.default(addmm_1, [4, 16, 256]);  addmm_1 = None
+
+        # File: /tmp/w/prog.py:21 in forward, code: h = h * mask.unsqueeze(-1)
+        unsqueeze: "f32[4, 16, 1][16, 1, 1]cuda:0" = torch.ops.aten.unsqueeze.default(arg7_1, -1);  arg7_1 = None
+        mul_5: "f32[4, 16, 256][4096, 256, 1]cuda:0" = torch.ops.aten.mul.Tensor(view_3, unsqueeze);  view_3 = unsqueeze = None
+
+        # File: /tmp/w/prog.py:22 in forward, code: return x + h
+        add_3: "f32[4, 16, 256][4096, 256, 1]cuda:0" = torch.ops.aten.add.Tensor(arg2_1, mul_5);  arg2_1 = mul_5 = None
+        return (
+            add_3,  # PlainAOTOutput(idx=0)
+        )

@@ -1,0 +1,47 @@
+class <lambda>(torch.nn.Module):
+    def forward(
+        self,
+        arg0_1: "f32[256][1]cuda:0",  # PlainAOTInput(idx=0)
+        arg1_1: "f32[256][1]cuda:0",  # PlainAOTInput(idx=1)
+        arg2_1: "Sym(s27)",  # PlainAOTInput(idx=2)
+        arg3_1: "f32[4, s27, 256][256*s27, 256, 1]cuda:0",  # PlainAOTInput(idx=3)
+        arg4_1: "f32[1024, 256][256, 1]cuda:0",  # PlainAOTInput(idx=4)
+        arg5_1: "f32[1024][1]cuda:0",  # PlainAOTInput(idx=5)
+        arg6_1: "f32[256, 1024][1024, 1]cuda:0",  # PlainAOTInput(idx=6)
+        arg7_1: "f32[256][1]cuda:0",  # PlainAOTInput(idx=7)
+        arg8_1: "f32[4, s27][s27, 1]cuda:0",  # PlainAOTInput(idx=8)
+    ):
+        # File: /tmp/w/prog.py:19 in forward, code: h = self.fc2(torch.nn.functional.gelu(self.fc1(self.ln(x))))
+        var_mean = torch.ops.aten.var_mean.correction(arg3_1, [2], correction = 0, keepdim = True)
+        getitem: "f32[4, s27, 1][s27, 1, 1]cuda:0" = var_mean[0]
+        getitem_1: "f32[4, s27, 1][s27, 1, 1]cuda:0" = var_mean[1];  var_mean = None
+        add: "f32[4, s27, 1][s27, 1, 1]cuda:0" = torch.ops.aten.add.Tensor(getitem, 1e-05);  getitem = None
+        rsqrt: "f32[4, s27, 1][s27, 1, 1]cuda:0" = torch.ops.aten.rsqrt.default(add);  add = None
+        sub: "f32[4, s27, 256][256*s27, 256, 1]cuda:0" = torch.ops.aten.sub.Tensor(arg3_1, getitem_1);  getitem_1 = None
+        mul_4: "f32[4, s27, 256][256*s27, 256, 1]cuda:0" = torch.ops.aten.mul.Tensor(sub, rsqrt);  sub = rsqrt = None
+        mul_5: "f32[4, s27, 256][256*s27, 256, 1]cuda:0" = torch.ops.aten.mul.Tensor(mul_4, arg0_1);  mul_4 = arg0_1 = None
+        add_1: "f32[4, s27, 256][256*s27, 256, 1]cuda:0" = torch.ops.aten.add.Tensor(mul_5, arg1_1);  mul_5 = arg1_1 = None
+        mul_19: "Sym(4*s27)" = 4 * arg2_1
+        view: "f32[4*s27, 256][256, 1]cuda:0" = torch.ops.aten.view.default(add_1, [mul_19, 256]);  add_1 = None
+        permute: "f32[256, 1024][1, 256]cuda:0" = torch.ops.aten.permute.default(arg4_1, [1, 0]);  arg4_1 = None
+        addmm: "f32[4*s27, 1024][1024, 1]cuda:0" = torch.ops.aten.addmm.default(arg5_1, view, permute);  arg5_1 = view = permute = None
+        view_1: "f32[4, s27, 1024][1024*s27, 1024, 1]cuda:0" = torch.ops.aten.view.default(addmm, [4, arg2_1, 1024]);  addmm = None
+        mul_27: "f32[4, s27, 1024][1024*s27, 1024, 1]cuda:0" = torch.ops.aten.mul.Tensor(view_1, 0.5)
+        mul_28: "f32[4, s27, 1024][1024*s27, 1024, 1]cuda:0" = torch.ops.aten.mul.Tensor(view_1, 0.7071067811865476);  view_1 = None
+        erf: "f32[4, s27, 1024][1024*s27, 1024, 1]cuda:0" = torch.ops.aten.erf.default(mul_28);  mul_28 = None
+        add_24: "f32[4, s27, 1024][1024*s27, 1024, 1]cuda:0" = torch.ops.aten.add.Tensor(erf, 1);  erf = None
+        mul_29: "f32[4, s27, 1024][1024*s27, 1024, 1]cuda:0" = torch.ops.aten.mul.Tensor(mul_27, add_24);  mul_27 = add_24 = None
+        view_2: "f32[4*s27, 1024][1024, 1]cuda:0" = torch.ops.aten.view.default(mul_29, [mul_19, 1024]);  mul_29 = mul_19 = None
+        permute_1: "f32[1024, 256][1, 1024]cuda:0" = torch.ops.aten.permute.default(arg6_1, [1, 0]);  arg6_1 = None
+        addmm_1: "f32[4*s27, 256][256, 1]cuda:0" = torch.ops.aten.addmm.default(arg7_1, view_2, permute_1);  arg7_1 = view_2 = permute_1 = None
+        view_3: "f32[4, s27, 256][256*s27, 256, 1]cuda:0" = torch.ops.aten.view.default(addmm_1, [4, arg2_1, 256]);  addmm_1 = arg2_1 = None
+
+        # File: /tmp/w/prog.py:21 in forward, code: h = h * mask.unsqueeze(-1)
+        unsqueeze: "f32[4, s27, 1][s27, 1, 1]cuda:0" = torch.ops.aten.unsqueeze.default(arg8_1, -1);  arg8_1 = None
+        mul_49: "f32[4, s27, 256][256*s27, 256, 1]cuda:0" = torch.ops.aten.mul.Tensor(view_3, unsqueeze);  view_3 = unsqueeze = None
+
+        # File: /tmp/w/prog.py:22 in forward, code: return x + h
+        add_47: "f32[4, s27, 256][256*s27, 256, 1]cuda:0" = torch.ops.aten.add.Tensor(arg3_1, mul_49);  arg3_1 = mul_49 = None
+        return (
+            add_47,  # PlainAOTOutput(idx=0)
+        )
