@@ -725,8 +725,11 @@ class TraceLogReader:
             eol -= 1
         jlen = len(cur.header) - jstart
         self._record_json = (eol - jlen, jlen)
-        try:
-            specs = self._map(kind, md, payload, mapping)
+        try:  # (the mapping's answer first, at one call: most records have one; _map shows the others)
+            mapper = self._mapper
+            specs = mapper.handle(md, payload) if mapper is not None else None
+            if not specs:
+                specs = self._map(kind, md, payload, mapping, specs)
         except Exception as exc:  # a record the mapping chokes on: reported, the rest still read
             self._bad(result, cur.line_no, f"record not mapped ({literal(kind, 80)}): {type(exc).__name__}: "
                       f"{literal(str(exc), 200)}", cur.header, "fail_parser")
@@ -734,11 +737,15 @@ class TraceLogReader:
         if specs:
             self._add_events(specs, ts, cur.line_no, payload, rng, result)
 
-    def _map(self, kind: str, md: dict[str, Any], payload: str | None, mapping: Any) -> list[tuple]:
+    def _map(self, kind: str, md: dict[str, Any], payload: str | None, mapping: Any,
+             specs: list[tuple] | None = None) -> list[tuple]:
+        """A record's event specs: the mapping's (``specs``, when asked already: :meth:`_finish`), else the
+        events of a record it has none for."""
         if self._mapper is None:
             self._mapper = mapping.TraceMapper()
             self._mapper.defer_files = True  # metrics.json, user_stack.txt made when opened (_record_file)
-        specs = self._mapper.handle(md, payload)  # (a new list each record)
+        if specs is None:
+            specs = self._mapper.handle(md, payload)  # (a new list each record)
         if specs or kind in mapping.IGNORED or kind == "str":
             return specs
         body = md.get(kind)
@@ -879,12 +886,16 @@ class TraceLogReader:
         with self._lock:  # (once for the record's events)
             unsettled, whole_seqs = self._unsettled, self._whole
             for spec in specs:
-                name, attrs, files = spec[0], spec[1], spec[2] or {}
-                ets = spec[3] if len(spec) > 3 and spec[3] is not None else ts
+                if len(spec) == 3:  # (the mapping's: name, attributes, files)
+                    name, attrs, files = spec
+                    ets = ts
+                else:
+                    name, attrs, files = spec[0], spec[1], spec[2]
+                    ets = spec[3] if len(spec) > 3 and spec[3] is not None else ts
                 if ets is not None and self._t0 is None:
                     self._t0 = ets
                 seq = self.seq
-                fkey = tuple(files)
+                fkey = tuple(files) if files else ()
                 # only the attributes are kept (encoded in C): the rest of the line is on the Event and the
                 # reader and is made again when asked for (:meth:`event_line_bytes`); a line that could not
                 # be made again byte for byte from those -- what msgspec refuses (lone surrogates, ...) goes
@@ -946,7 +957,7 @@ class TraceLogReader:
             place_line(ev, off, len(data))
         if not files:
             return
-        mapping = _mapping()
+        mapping = _MAPPING or _mapping()
         metrics_of, stack_of = mapping.METRICS_OF_RECORD, mapping.STACK_OF_RECORD
         flat: list[Any] = []
         for fname, text in files.items():
@@ -983,11 +994,12 @@ class TraceLogReader:
         with self._lock:
             pending, self._unsettled = self._unsettled, []
             self._opening = {}  # (it holds the read's compile openings: the fold has read them)
+            keep, refs, unheld = self._keep, _getrefcount, _UNHELD  # (400k items of a 100k-frame log)
             for item in pending:
                 if len(item) == 1:  # kept early
                     self._list_early(item[0].seq)
-                elif _getrefcount(item[0]) > _UNHELD:
-                    self._keep(*item)
+                elif refs(item[0]) > unheld:
+                    keep(*item)
 
     def _keep_pending(self, ev: Event) -> None:
         """``ev`` kept now if a lean reader still has it pending: its line or files are asked for while
