@@ -884,7 +884,7 @@ class TraceLogReader:
         events = result.events
         lean = self.lean
         with self._lock:  # (once for the record's events)
-            unsettled, whole_seqs = self._unsettled, self._whole
+            unsettled = self._unsettled
             for spec in specs:
                 if len(spec) == 3:  # (the mapping's: name, attributes, files)
                     name, attrs, files = spec
@@ -896,38 +896,16 @@ class TraceLogReader:
                     self._t0 = ets
                 seq = self.seq
                 fkey = tuple(files) if files else ()
-                # only the attributes are kept (encoded in C): the rest of the line is on the Event and the
-                # reader and is made again when asked for (:meth:`event_line_bytes`); a line that could not
-                # be made again byte for byte from those -- what msgspec refuses (lone surrogates, ...) goes
-                # the careful way, a name / files / time the Event holds otherwise -- is kept whole
-                try:
-                    data = _fast_line(attrs)
-                    if name not in _NAME_JSON or fkey not in _FILES_JSON:  # (known ones encoded before)
-                        _line_parts(name, fkey)  # (what msgspec refuses in them takes the careful way too)
-                    whole = False
-                except (TypeError, ValueError, OverflowError):
-                    obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
-                    data = _encode_line(obj).encode("utf-8", "replace")
-                    attrs = obj["attributes"]
-                    whole = True
-                if type(attrs) is not dict:
-                    attrs = {}
-                ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0 if lean else len(self._store), len(data))
-                if not whole and not (ev.timestamp is ets and ev.name == name and ev.files == fkey
-                                      and (ets is None or type(self._t0) is float)):
-                    try:
-                        data = _make_line(seq, name, fkey, ets, self._t0, data)
-                    except (TypeError, ValueError, OverflowError):
-                        obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
-                        data = _encode_line(obj).encode("utf-8", "replace")
-                        attrs = obj["attributes"]
-                        if type(attrs) is not dict:
-                            attrs = {}
-                    whole = True
-                    ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0 if lean else len(self._store),
-                                    len(data))
-                if whole:
-                    whole_seqs.add(seq)
+                data: Any = None
+                if lean and type(attrs) is dict:  # its attributes encoded only if the event is kept (settle: 1
+                    # in 4 of a 100k-frame log), from the map it was made of (:meth:`_attrs_json`), where the
+                    # Event holds the name, files and time its line is made of (else: at once, below)
+                    ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0, 0)
+                    if (ev.timestamp is ets and ev.name == name and ev.files == fkey
+                            and (ets is None or type(self._t0) is float)):
+                        data = attrs
+                if data is None:
+                    ev, data, attrs = self._event_and_json(name, seq, fkey, ets, attrs, line_no)
                 if lean:  # (a lean reader's event is placed when kept)
                     if not unsettled:
                         self._unsettled_from = seq
@@ -946,15 +924,75 @@ class TraceLogReader:
                 self.seq = seq + 1
                 events.append(ev)
 
-    def _keep(self, ev: Event, data: bytes, files: dict[str, Any] | None = None, payload: str | None = None,
+    def _event_and_json(self, name: str, seq: int, fkey: tuple, ets: float | None, attrs: Any,
+                        line_no: int) -> tuple[Event, bytes, dict[str, Any]]:
+        """An event's Event, the JSON kept of its line and the attribute map the Event was made of.
+
+        Only the attributes are kept (encoded in C): the rest of the line is on the Event and the reader and
+        is made again when asked for (:meth:`event_line_bytes`); a line that could not be made again byte for
+        byte from those -- what msgspec refuses (lone surrogates, ...) goes the careful way, a name / files /
+        time the Event holds otherwise -- is kept whole (``_whole``)."""
+        lean = self.lean
+        try:
+            data = _fast_line(attrs)
+            if name not in _NAME_JSON or fkey not in _FILES_JSON:  # (known ones encoded before)
+                _line_parts(name, fkey)  # (what msgspec refuses in them takes the careful way too)
+            whole = False
+        except (TypeError, ValueError, OverflowError):
+            obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
+            data = _encode_line(obj).encode("utf-8", "replace")
+            attrs = obj["attributes"]
+            whole = True
+        if type(attrs) is not dict:
+            attrs = {}
+        ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0 if lean else len(self._store), len(data))
+        if not whole and not (ev.timestamp is ets and ev.name == name and ev.files == fkey
+                              and (ets is None or type(self._t0) is float)):
+            try:
+                data = _make_line(seq, name, fkey, ets, self._t0, data)
+            except (TypeError, ValueError, OverflowError):
+                obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
+                data = _encode_line(obj).encode("utf-8", "replace")
+                attrs = obj["attributes"]
+                if type(attrs) is not dict:
+                    attrs = {}
+            whole = True
+            ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0 if lean else len(self._store), len(data))
+        if whole:
+            self._whole.add(seq)
+        return ev, data, attrs
+
+    def _attrs_json(self, ev: Event, attrs: dict[str, Any]) -> bytes:
+        """The JSON a lean reader keeps of an event it keeps (:meth:`_keep`), made now from the map the Event
+        was made of, as :meth:`_event_and_json` makes it at once (the Event's name, files and time are those
+        of its line: :meth:`_add_events` checked); what msgspec refuses keeps the whole line, the careful way
+        (and a map too deep for either encoder, a hostile log's, is kept as ``{}``)."""
+        name, files = ev.name, ev.files
+        try:
+            data = _fast_line(attrs)
+            if name not in _NAME_JSON or files not in _FILES_JSON:
+                _line_parts(name, files)
+            return data
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            pass
+        self._whole.add(ev.seq)
+        try:
+            obj = timeline_record(ev.seq, name, list(files), json_safe(attrs), ev.timestamp, self._t0)
+        except RecursionError:
+            obj = timeline_record(ev.seq, name, list(files), {}, ev.timestamp, self._t0)
+        return _encode_line(obj).encode("utf-8", "replace")
+
+    def _keep(self, ev: Event, data: bytes | dict[str, Any], files: dict[str, Any] | None = None, payload: str | None = None,
               rng: _Range | None = None, record_json: tuple[int, int] = (0, 0),
               strings: dict[int, str] | None = None, size: int = 0, *, early: bool = False) -> None:
         """An event's attributes JSON put in the store (where the Event says its line is: a lean reader's
         Event learns it here) and its files listed (the lock is held). ``early``: a lean reader's event kept
         before the events pending ahead of it; its one file is listed in seq order at :meth:`settle`."""
-        off = self._store.append(data, b"")
+        # a lean reader's event's attributes are encoded now that it is kept
+        line = self._attrs_json(ev, data) if isinstance(data, dict) else data
+        off = self._store.append(line, b"")
         if self.lean:
-            place_line(ev, off, len(data))
+            place_line(ev, off, len(line))
         if not files:
             return
         mapping = _MAPPING or _mapping()
