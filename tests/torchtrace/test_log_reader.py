@@ -343,3 +343,20 @@ def test_lean_reader_keeps_the_lines_and_files_of_the_events_still_held(hostile,
         assert len(full._whole) > 10 and lean._whole == full._whole  # the careful way, for the same events
     else:
         assert len(lean._store) < len(full._store) * 0.6  # the events no one held: not stored
+
+
+@pytest.mark.parametrize(("ids", "want"), [
+    ({"frame_id": 0, "frame_compile_id": 1}, "[0/1]"),
+    ({"frame_id": 0, "frame_compile_id": 1, "attempt": 0}, "[0/1]"),
+    ({"frame_id": 0, "frame_compile_id": 1, "attempt": 2}, "[0/1_2]"),
+    ({"frame_id": 0, "frame_compile_id": 1, "attempt": "2"}, "[0/1]"),   # (tlparse: an attempt is a number)
+    ({"frame_id": 0, "frame_compile_id": 1, "attempt": 0.0}, "[0/1]"),
+    ({"frame_id": 0, "frame_compile_id": 1, "compiled_autograd_id": 3}, "[!3/0/1]"),
+    ({"frame_id": 0, "frame_compile_id": 1, "compiled_autograd_id": 0, "attempt": 1}, "[!0/0/1_1]"),
+    ({"frame_id": 5}, None),
+])
+def test_tlparse_compile_id_spelling(ids, want):
+    """A record's compile id as tlparse spells it (``compile_ids``: the ids ``runs`` and ``ranks`` list)."""
+    from magi_tui.model.torchtrace.reader import tlparse_compile_id
+
+    assert tlparse_compile_id({"dynamo_start": {}, **ids}) == want

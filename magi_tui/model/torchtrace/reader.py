@@ -161,6 +161,8 @@ def tlparse_compile_id(md: dict[str, Any]) -> str | None:
     if fid is None or fcid is None:
         return None
     ca, att = md.get("compiled_autograd_id"), md.get("attempt")
+    if ca is None and not att:  # (most records: neither part; 210k records of a 100k-frame log)
+        return f"[{fid}/{fcid}]"
     head = f"!{ca}/" if ca is not None else ""
     tail = f"_{att}" if isinstance(att, int) and att else ""
     return f"[{head}{fid}/{fcid}{tail}]"
