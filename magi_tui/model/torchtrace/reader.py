@@ -437,7 +437,11 @@ class TraceLogReader:
             # writes is not). A followed log waits for the quiet: its writer may be elsewhere (NFS) or reopen it.
             self._settled = time.time() - st.st_mtime >= SETTLED_S or (
                 not self.followed and not self._held_for_writing(st))
-            self._read_from(fd, st.st_size, result, max_bytes)
+            if self.lean:  # (one thread reads and folds it in: its events are placed under the lock once a
+                with self._lock:  # read, not once a record -- 210k of them in a 100k-frame log)
+                    self._read_from(fd, st.st_size, result, max_bytes)
+            else:
+                self._read_from(fd, st.st_size, result, max_bytes)
             if len(self._head) < _FINGERPRINT:
                 self._head = os.pread(fd, _FINGERPRINT, 0)
             self.error = None
@@ -737,7 +741,11 @@ class TraceLogReader:
                       f"{literal(str(exc), 200)}", cur.header, "fail_parser")
             return
         if specs:
-            self._add_events(specs, ts, cur.line_no, payload, rng, result)
+            if self.lean:  # (read() holds the lock)
+                self._add_events(specs, ts, cur.line_no, payload, rng, result)
+            else:
+                with self._lock:  # (once for the record's events)
+                    self._add_events(specs, ts, cur.line_no, payload, rng, result)
 
     def _map(self, kind: str, md: dict[str, Any], payload: str | None, mapping: Any,
              specs: list[tuple] | None = None) -> list[tuple]:
@@ -882,49 +890,48 @@ class TraceLogReader:
                     rng: _Range | None, result: ReadResult) -> None:
         """A record's events: each one's Event, and its attributes JSON (its line, made when asked for) and
         files kept (:meth:`_keep`): at once, or, for a :attr:`lean` reader, once the read is folded in and
-        only for the events something still holds (:meth:`settle`)."""
+        only for the events something still holds (:meth:`settle`). The lock is held."""
         events = result.events
         lean = self.lean
-        with self._lock:  # (once for the record's events)
-            unsettled = self._unsettled
-            for spec in specs:
-                if len(spec) == 3:  # (the mapping's: name, attributes, files)
-                    name, attrs, files = spec
-                    ets = ts
-                else:
-                    name, attrs, files = spec[0], spec[1], spec[2]
-                    ets = spec[3] if len(spec) > 3 and spec[3] is not None else ts
-                if ets is not None and self._t0 is None:
-                    self._t0 = ets
-                seq = self.seq
-                fkey = tuple(files) if files else ()
-                data: Any = None
-                if lean and type(attrs) is dict:  # its attributes encoded only if the event is kept (settle: 1
-                    # in 4 of a 100k-frame log), from the map it was made of (:meth:`_attrs_json`), where the
-                    # Event holds the name, files and time its line is made of (else: at once, below)
-                    ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0, 0)
-                    if (ev.timestamp is ets and ev.name == name and ev.files == fkey
-                            and (ets is None or type(self._t0) is float)):
-                        data = attrs
-                if data is None:
-                    ev, data, attrs = self._event_and_json(name, seq, fkey, ets, attrs, line_no)
-                if lean:  # (a lean reader's event is placed when kept)
-                    if not unsettled:
-                        self._unsettled_from = seq
-                    if files:  # (a deferred user_stack.txt is formatted with the string table of now)
-                        strings = self._mapper.strings
-                        unsettled.append((ev, data, files, payload, rng, self._record_json, strings, len(strings)))
-                    else:
-                        unsettled.append((ev, data))
-                elif files:
+        unsettled = self._unsettled
+        for spec in specs:
+            if len(spec) == 3:  # (the mapping's: name, attributes, files)
+                name, attrs, files = spec
+                ets = ts
+            else:
+                name, attrs, files = spec[0], spec[1], spec[2]
+                ets = spec[3] if len(spec) > 3 and spec[3] is not None else ts
+            if ets is not None and self._t0 is None:
+                self._t0 = ets
+            seq = self.seq
+            fkey = tuple(files) if files else ()
+            data: Any = None
+            if lean and type(attrs) is dict:  # its attributes encoded only if the event is kept (settle: 1
+                # in 4 of a 100k-frame log), from the map it was made of (:meth:`_attrs_json`), where the
+                # Event holds the name, files and time its line is made of (else: at once, below)
+                ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0, 0)
+                if (ev.timestamp is ets and ev.name == name and ev.files == fkey
+                        and (ets is None or type(self._t0) is float)):
+                    data = attrs
+            if data is None:
+                ev, data, attrs = self._event_and_json(name, seq, fkey, ets, attrs, line_no)
+            if lean:  # (a lean reader's event is placed when kept)
+                if not unsettled:
+                    self._unsettled_from = seq
+                if files:  # (a deferred user_stack.txt is formatted with the string table of now)
                     strings = self._mapper.strings
-                    self._keep(ev, data, files, payload, rng, self._record_json, strings, len(strings))
+                    unsettled.append((ev, data, files, payload, rng, self._record_json, strings, len(strings)))
                 else:
-                    self._keep(ev, data)
-                if ev.phase == "before" and ev.lifecycle == "compile":
-                    self._opening[seq] = (ev, attrs.get("co_filename"), attrs.get("co_firstlineno"))
-                self.seq = seq + 1
-                events.append(ev)
+                    unsettled.append((ev, data))
+            elif files:
+                strings = self._mapper.strings
+                self._keep(ev, data, files, payload, rng, self._record_json, strings, len(strings))
+            else:
+                self._keep(ev, data)
+            if ev.phase == "before" and ev.lifecycle == "compile":
+                self._opening[seq] = (ev, attrs.get("co_filename"), attrs.get("co_firstlineno"))
+            self.seq = seq + 1
+            events.append(ev)
 
     def _event_and_json(self, name: str, seq: int, fkey: tuple, ets: float | None, attrs: Any,
                         line_no: int) -> tuple[Event, bytes, dict[str, Any]]:
