@@ -53,7 +53,7 @@ def test_same_shape_other_values(name, keys, data):
         slow = make_event(name, seq, [], 1.5, attrs_values(attrs), attrs, seq, 0, seq, 0, 10)
         assert _state(fast) == _state(slow)
         assert (fast.attrs is attrs) == (slow.attrs is attrs)
-    assert (name, *keys) in E._DICT_SHAPES
+    assert (name, *keys) in E._DICT_SHAPES or E._LAST_SHAPE[name][0] == frozenset(keys)
 
 
 def test_summary_shared_and_kinds():
@@ -74,3 +74,16 @@ def test_summary_shared_and_kinds():
 def test_result_kind_is_kind_ofs(summary):
     """The kind a summary's cache results give, read in one lookup, is the kind rules' (``kind_of``)."""
     assert E._result_kind(summary) == E.kind_of(None, "", summary)
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=_names, keys=st.lists(_keys, min_size=2, max_size=8, unique=True), data=st.data())
+def test_same_key_set_in_another_order(name, keys, data):
+    """A map of a name's last key set, its keys in another order, takes that shape (``_LAST_SHAPE``, of the
+    set) and is still ``make_event``'s Event of its own values, summary order included."""
+    for order in (keys, keys[::-1], sorted(keys)):
+        attrs = {k: data.draw(_values) for k in order}
+        fast = dict_event(name, 7, (), 1.5, attrs, 7, 0, 10)
+        slow = make_event(name, 7, [], 1.5, attrs_values(attrs), attrs, 7, 0, 7, 0, 10)
+        assert _state(fast) == _state(slow)
+        assert (fast.attrs is attrs) == (slow.attrs is attrs)

@@ -285,33 +285,53 @@ def test_epoch_search_is_the_regexs():
     check()
 
 
-def test_lean_reader_keeps_the_lines_and_files_of_the_events_still_held():
+def _surrogate_log(tmp_path: Path) -> Path:
+    """BREAKS_LOG with a lone surrogate (``\\udc80``, which msgspec refuses) in every compile's ``co_name``:
+    its frame name, on every event of the compile, takes the careful way (the whole line kept)."""
+    from tests.torchtrace.logkit import retag, write_log
+
+    recs = [retag(r, b'"co_name": "', b'"co_name": "\\udc80') if kind(r) == "compilation_metrics" else r
+            for r in records()]
+    return write_log(tmp_path / "surrogates.log", recs)
+
+
+@pytest.mark.parametrize("hostile", [False, True])
+def test_lean_reader_keeps_the_lines_and_files_of_the_events_still_held(hostile, tmp_path):
     """A lean reader (a streamed headless load) stores an event's attributes and lists its files only when
     something still holds the event once its read is folded in (``settle``): those read back exactly as a
-    reader that keeps every event gives them; one asked for before ``settle`` is kept at once; what no one
-    held is never stored."""
+    reader that keeps every event gives them, and its Events are the same; one asked for before ``settle``
+    is kept at once; what no one held is never stored (nor encoded: a lean reader encodes the attributes of
+    an event when it keeps it, so one msgspec refuses -- a lone surrogate -- takes the careful way then)."""
     from magi_tui.model.torchtrace.reader import TraceLogReader
+
+    log = _surrogate_log(tmp_path) if hostile else BREAKS_LOG
 
     def seen(reader: TraceLogReader, e: Event) -> tuple:
         return reader.event_line_bytes(e), [(n, reader.file_text(e, n, 10**9)) for n in e.files]
 
-    full = TraceLogReader(BREAKS_LOG)
-    want = {}
+    def state(e: Event) -> tuple:
+        return (e.seq, e.name, e.compile_id, e.lifecycle, e.phase, e.files, e.timestamp, e.duration_ms,
+                e.summary, e.kind, e.attrs)
+
+    full = TraceLogReader(log)
+    want, want_state = {}, {}
     while True:
         for e in full.read(1 << 14).events:
             want[e.seq] = seen(full, e)
+            want_state[e.seq] = state(e)
         if not full.more:
             break
-    lean = TraceLogReader(BREAKS_LOG)
+    lean = TraceLogReader(log)
     lean.lean = True
     held: list[Event] = []
     early = None
     while True:
         got = lean.read(1 << 14).events
+        assert [state(e) for e in got] == [want_state[e.seq] for e in got]
         if early is None and any(e.files for e in got):  # asked for while its read is being folded in
             early = next(e for e in got if e.files and e.seq % 3)
             assert seen(lean, early) == want[early.seq]
-        held += got[::3]
+        held += got[::3] if not hostile else got
         del got
         lean.settle()
         if not lean.more:
@@ -319,4 +339,24 @@ def test_lean_reader_keeps_the_lines_and_files_of_the_events_still_held():
     assert len(want) > 150 and len(held) > 50 and early is not None
     for e in [*held, early]:
         assert seen(lean, e) == want[e.seq]
-    assert len(lean._store) < len(full._store) * 0.6  # the events no one held: not stored
+    if hostile:
+        assert len(full._whole) > 10 and lean._whole == full._whole  # the careful way, for the same events
+    else:
+        assert len(lean._store) < len(full._store) * 0.6  # the events no one held: not stored
+
+
+@pytest.mark.parametrize(("ids", "want"), [
+    ({"frame_id": 0, "frame_compile_id": 1}, "[0/1]"),
+    ({"frame_id": 0, "frame_compile_id": 1, "attempt": 0}, "[0/1]"),
+    ({"frame_id": 0, "frame_compile_id": 1, "attempt": 2}, "[0/1_2]"),
+    ({"frame_id": 0, "frame_compile_id": 1, "attempt": "2"}, "[0/1]"),   # (tlparse: an attempt is a number)
+    ({"frame_id": 0, "frame_compile_id": 1, "attempt": 0.0}, "[0/1]"),
+    ({"frame_id": 0, "frame_compile_id": 1, "compiled_autograd_id": 3}, "[!3/0/1]"),
+    ({"frame_id": 0, "frame_compile_id": 1, "compiled_autograd_id": 0, "attempt": 1}, "[!0/0/1_1]"),
+    ({"frame_id": 5}, None),
+])
+def test_tlparse_compile_id_spelling(ids, want):
+    """A record's compile id as tlparse spells it (``compile_ids``: the ids ``runs`` and ``ranks`` list)."""
+    from magi_tui.model.torchtrace.reader import tlparse_compile_id
+
+    assert tlparse_compile_id({"dynamo_start": {}, **ids}) == want

@@ -161,6 +161,8 @@ def tlparse_compile_id(md: dict[str, Any]) -> str | None:
     if fid is None or fcid is None:
         return None
     ca, att = md.get("compiled_autograd_id"), md.get("attempt")
+    if ca is None and not att:  # (most records: neither part; 210k records of a 100k-frame log)
+        return f"[{fid}/{fcid}]"
     head = f"!{ca}/" if ca is not None else ""
     tail = f"_{att}" if isinstance(att, int) and att else ""
     return f"[{head}{fid}/{fcid}{tail}]"
@@ -435,7 +437,11 @@ class TraceLogReader:
             # writes is not). A followed log waits for the quiet: its writer may be elsewhere (NFS) or reopen it.
             self._settled = time.time() - st.st_mtime >= SETTLED_S or (
                 not self.followed and not self._held_for_writing(st))
-            self._read_from(fd, st.st_size, result, max_bytes)
+            if self.lean:  # (one thread reads and folds it in: its events are placed under the lock once a
+                with self._lock:  # read, not once a record -- 210k of them in a 100k-frame log)
+                    self._read_from(fd, st.st_size, result, max_bytes)
+            else:
+                self._read_from(fd, st.st_size, result, max_bytes)
             if len(self._head) < _FINGERPRINT:
                 self._head = os.pread(fd, _FINGERPRINT, 0)
             self.error = None
@@ -725,20 +731,31 @@ class TraceLogReader:
             eol -= 1
         jlen = len(cur.header) - jstart
         self._record_json = (eol - jlen, jlen)
-        try:
-            specs = self._map(kind, md, payload, mapping)
+        try:  # (the mapping's answer first, at one call: most records have one; _map shows the others)
+            mapper = self._mapper
+            specs = mapper.handle(md, payload) if mapper is not None else None
+            if not specs:
+                specs = self._map(kind, md, payload, mapping, specs)
         except Exception as exc:  # a record the mapping chokes on: reported, the rest still read
             self._bad(result, cur.line_no, f"record not mapped ({literal(kind, 80)}): {type(exc).__name__}: "
                       f"{literal(str(exc), 200)}", cur.header, "fail_parser")
             return
         if specs:
-            self._add_events(specs, ts, cur.line_no, payload, rng, result)
+            if self.lean:  # (read() holds the lock)
+                self._add_events(specs, ts, cur.line_no, payload, rng, result)
+            else:
+                with self._lock:  # (once for the record's events)
+                    self._add_events(specs, ts, cur.line_no, payload, rng, result)
 
-    def _map(self, kind: str, md: dict[str, Any], payload: str | None, mapping: Any) -> list[tuple]:
+    def _map(self, kind: str, md: dict[str, Any], payload: str | None, mapping: Any,
+             specs: list[tuple] | None = None) -> list[tuple]:
+        """A record's event specs: the mapping's (``specs``, when asked already: :meth:`_finish`), else the
+        events of a record it has none for."""
         if self._mapper is None:
             self._mapper = mapping.TraceMapper()
             self._mapper.defer_files = True  # metrics.json, user_stack.txt made when opened (_record_file)
-        specs = self._mapper.handle(md, payload)  # (a new list each record)
+        if specs is None:
+            specs = self._mapper.handle(md, payload)  # (a new list each record)
         if specs or kind in mapping.IGNORED or kind == "str":
             return specs
         body = md.get(kind)
@@ -873,80 +890,121 @@ class TraceLogReader:
                     rng: _Range | None, result: ReadResult) -> None:
         """A record's events: each one's Event, and its attributes JSON (its line, made when asked for) and
         files kept (:meth:`_keep`): at once, or, for a :attr:`lean` reader, once the read is folded in and
-        only for the events something still holds (:meth:`settle`)."""
+        only for the events something still holds (:meth:`settle`). The lock is held."""
         events = result.events
         lean = self.lean
-        with self._lock:  # (once for the record's events)
-            unsettled, whole_seqs = self._unsettled, self._whole
-            for spec in specs:
-                name, attrs, files = spec[0], spec[1], spec[2] or {}
+        unsettled = self._unsettled
+        for spec in specs:
+            if len(spec) == 3:  # (the mapping's: name, attributes, files)
+                name, attrs, files = spec
+                ets = ts
+            else:
+                name, attrs, files = spec[0], spec[1], spec[2]
                 ets = spec[3] if len(spec) > 3 and spec[3] is not None else ts
-                if ets is not None and self._t0 is None:
-                    self._t0 = ets
-                seq = self.seq
-                fkey = tuple(files)
-                # only the attributes are kept (encoded in C): the rest of the line is on the Event and the
-                # reader and is made again when asked for (:meth:`event_line_bytes`); a line that could not
-                # be made again byte for byte from those -- what msgspec refuses (lone surrogates, ...) goes
-                # the careful way, a name / files / time the Event holds otherwise -- is kept whole
-                try:
-                    data = _fast_line(attrs)
-                    if name not in _NAME_JSON or fkey not in _FILES_JSON:  # (known ones encoded before)
-                        _line_parts(name, fkey)  # (what msgspec refuses in them takes the careful way too)
-                    whole = False
-                except (TypeError, ValueError, OverflowError):
-                    obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
-                    data = _encode_line(obj).encode("utf-8", "replace")
-                    attrs = obj["attributes"]
-                    whole = True
+            if ets is not None and self._t0 is None:
+                self._t0 = ets
+            seq = self.seq
+            fkey = tuple(files) if files else ()
+            data: Any = None
+            if lean and type(attrs) is dict:  # its attributes encoded only if the event is kept (settle: 1
+                # in 4 of a 100k-frame log), from the map it was made of (:meth:`_attrs_json`), where the
+                # Event holds the name, files and time its line is made of (else: at once, below)
+                ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0, 0)
+                if (ev.timestamp is ets and ev.name == name and ev.files == fkey
+                        and (ets is None or type(self._t0) is float)):
+                    data = attrs
+            if data is None:
+                ev, data, attrs = self._event_and_json(name, seq, fkey, ets, attrs, line_no)
+            if lean:  # (a lean reader's event is placed when kept)
+                if not unsettled:
+                    self._unsettled_from = seq
+                if files:  # (a deferred user_stack.txt is formatted with the string table of now)
+                    strings = self._mapper.strings
+                    unsettled.append((ev, data, files, payload, rng, self._record_json, strings, len(strings)))
+                else:
+                    unsettled.append((ev, data))
+            elif files:
+                strings = self._mapper.strings
+                self._keep(ev, data, files, payload, rng, self._record_json, strings, len(strings))
+            else:
+                self._keep(ev, data)
+            if ev.phase == "before" and ev.lifecycle == "compile":
+                self._opening[seq] = (ev, attrs.get("co_filename"), attrs.get("co_firstlineno"))
+            self.seq = seq + 1
+            events.append(ev)
+
+    def _event_and_json(self, name: str, seq: int, fkey: tuple, ets: float | None, attrs: Any,
+                        line_no: int) -> tuple[Event, bytes, dict[str, Any]]:
+        """An event's Event, the JSON kept of its line and the attribute map the Event was made of.
+
+        Only the attributes are kept (encoded in C): the rest of the line is on the Event and the reader and
+        is made again when asked for (:meth:`event_line_bytes`); a line that could not be made again byte for
+        byte from those -- what msgspec refuses (lone surrogates, ...) goes the careful way, a name / files /
+        time the Event holds otherwise -- is kept whole (``_whole``)."""
+        lean = self.lean
+        try:
+            data = _fast_line(attrs)
+            if name not in _NAME_JSON or fkey not in _FILES_JSON:  # (known ones encoded before)
+                _line_parts(name, fkey)  # (what msgspec refuses in them takes the careful way too)
+            whole = False
+        except (TypeError, ValueError, OverflowError):
+            obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
+            data = _encode_line(obj).encode("utf-8", "replace")
+            attrs = obj["attributes"]
+            whole = True
+        if type(attrs) is not dict:
+            attrs = {}
+        ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0 if lean else len(self._store), len(data))
+        if not whole and not (ev.timestamp is ets and ev.name == name and ev.files == fkey
+                              and (ets is None or type(self._t0) is float)):
+            try:
+                data = _make_line(seq, name, fkey, ets, self._t0, data)
+            except (TypeError, ValueError, OverflowError):
+                obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
+                data = _encode_line(obj).encode("utf-8", "replace")
+                attrs = obj["attributes"]
                 if type(attrs) is not dict:
                     attrs = {}
-                ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0 if lean else len(self._store), len(data))
-                if not whole and not (ev.timestamp is ets and ev.name == name and ev.files == fkey
-                                      and (ets is None or type(self._t0) is float)):
-                    try:
-                        data = _make_line(seq, name, fkey, ets, self._t0, data)
-                    except (TypeError, ValueError, OverflowError):
-                        obj = timeline_record(seq, name, list(fkey), json_safe(attrs), ets, self._t0)
-                        data = _encode_line(obj).encode("utf-8", "replace")
-                        attrs = obj["attributes"]
-                        if type(attrs) is not dict:
-                            attrs = {}
-                    whole = True
-                    ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0 if lean else len(self._store),
-                                    len(data))
-                if whole:
-                    whole_seqs.add(seq)
-                if lean:  # (a lean reader's event is placed when kept)
-                    if not unsettled:
-                        self._unsettled_from = seq
-                    if files:  # (a deferred user_stack.txt is formatted with the string table of now)
-                        strings = self._mapper.strings
-                        unsettled.append((ev, data, files, payload, rng, self._record_json, strings, len(strings)))
-                    else:
-                        unsettled.append((ev, data))
-                elif files:
-                    strings = self._mapper.strings
-                    self._keep(ev, data, files, payload, rng, self._record_json, strings, len(strings))
-                else:
-                    self._keep(ev, data)
-                if ev.phase == "before" and ev.lifecycle == "compile":
-                    self._opening[seq] = (ev, attrs.get("co_filename"), attrs.get("co_firstlineno"))
-                self.seq = seq + 1
-                events.append(ev)
+            whole = True
+            ev = dict_event(name, seq, fkey, ets, attrs, line_no, 0 if lean else len(self._store), len(data))
+        if whole:
+            self._whole.add(seq)
+        return ev, data, attrs
 
-    def _keep(self, ev: Event, data: bytes, files: dict[str, Any] | None = None, payload: str | None = None,
+    def _attrs_json(self, ev: Event, attrs: dict[str, Any]) -> bytes:
+        """The JSON a lean reader keeps of an event it keeps (:meth:`_keep`), made now from the map the Event
+        was made of, as :meth:`_event_and_json` makes it at once (the Event's name, files and time are those
+        of its line: :meth:`_add_events` checked); what msgspec refuses keeps the whole line, the careful way
+        (and a map too deep for either encoder, a hostile log's, is kept as ``{}``)."""
+        name, files = ev.name, ev.files
+        try:
+            data = _fast_line(attrs)
+            if name not in _NAME_JSON or files not in _FILES_JSON:
+                _line_parts(name, files)
+            return data
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            pass
+        self._whole.add(ev.seq)
+        try:
+            obj = timeline_record(ev.seq, name, list(files), json_safe(attrs), ev.timestamp, self._t0)
+        except RecursionError:
+            obj = timeline_record(ev.seq, name, list(files), {}, ev.timestamp, self._t0)
+        return _encode_line(obj).encode("utf-8", "replace")
+
+    def _keep(self, ev: Event, data: bytes | dict[str, Any], files: dict[str, Any] | None = None, payload: str | None = None,
               rng: _Range | None = None, record_json: tuple[int, int] = (0, 0),
               strings: dict[int, str] | None = None, size: int = 0, *, early: bool = False) -> None:
         """An event's attributes JSON put in the store (where the Event says its line is: a lean reader's
         Event learns it here) and its files listed (the lock is held). ``early``: a lean reader's event kept
         before the events pending ahead of it; its one file is listed in seq order at :meth:`settle`."""
-        off = self._store.append(data, b"")
+        # a lean reader's event's attributes are encoded now that it is kept
+        line = self._attrs_json(ev, data) if isinstance(data, dict) else data
+        off = self._store.append(line, b"")
         if self.lean:
-            place_line(ev, off, len(data))
+            place_line(ev, off, len(line))
         if not files:
             return
-        mapping = _mapping()
+        mapping = _MAPPING or _mapping()
         metrics_of, stack_of = mapping.METRICS_OF_RECORD, mapping.STACK_OF_RECORD
         flat: list[Any] = []
         for fname, text in files.items():
@@ -983,11 +1041,12 @@ class TraceLogReader:
         with self._lock:
             pending, self._unsettled = self._unsettled, []
             self._opening = {}  # (it holds the read's compile openings: the fold has read them)
+            keep, refs, unheld = self._keep, _getrefcount, _UNHELD  # (400k items of a 100k-frame log)
             for item in pending:
                 if len(item) == 1:  # kept early
                     self._list_early(item[0].seq)
-                elif _getrefcount(item[0]) > _UNHELD:
-                    self._keep(*item)
+                elif refs(item[0]) > unheld:
+                    keep(*item)
 
     def _keep_pending(self, ev: Event) -> None:
         """``ev`` kept now if a lean reader still has it pending: its line or files are asked for while
