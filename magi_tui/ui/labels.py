@@ -25,6 +25,8 @@ def plain(text: object, style: str = "", limit: int | None = None) -> Text:
 MARKS: dict[str, tuple[str, str]] = {
     "failed": ("✗ FAILED", "bold red"),
     "recovered": ("✗ failed·recovered", "yellow"),
+    #: Dynamo gave up on the frame after a graph break it could not resume from: it ran uncompiled
+    "eager": ("↷ ran eagerly", "yellow"),
     "skip": ("» skipped", "dim"),
     "restart": ("↻ restart", "magenta"),
     "recompile": ("⟳ recompile", "yellow"),
@@ -62,7 +64,13 @@ def time_bar(fraction: float, width: int = BAR_WIDTH) -> str:
     return ("█" * full + part).ljust(width)
 
 
-def event_label(ev: Event, *, recovered: bool = False, with_scope: bool = False,
+def failed_mark(recovered: bool, eager: bool) -> str:
+    """A failed compile's mark: recovered, ran eagerly (the frame was skipped, the program went on: not
+    a failure, as the triage says), or failed."""
+    return "eager" if eager else "recovered" if recovered else "failed"
+
+
+def event_label(ev: Event, *, recovered: bool = False, eager: bool = False, with_scope: bool = False,
                 indent: bool = False) -> Text:
     """A point event or one phase of a span: ``#0033 after_inductor_schedule  ● cache hit``."""
     t = Text("  " * min(ev.depth, 8) if indent else "", end="")
@@ -71,10 +79,11 @@ def event_label(ev: Event, *, recovered: bool = False, with_scope: bool = False,
     t.append(literal(name, 80), style="bold" if ev.phase == "failed" else "")
     kind = ev.kind
     if kind == "failed":
-        _mark(t, "recovered" if recovered else "failed")
+        mark = failed_mark(recovered, eager)
+        _mark(t, mark)
         exc = (ev.summary or {}).get("exception_type")
         if exc:
-            t.append(" " + literal(exc, 60), style="bold red" if not recovered else "yellow")
+            t.append(" " + literal(exc, 60), style="bold red" if mark == "failed" else "yellow")
     elif kind:
         _mark(t, kind)
         s = ev.summary or {}
@@ -91,7 +100,7 @@ def event_label(ev: Event, *, recovered: bool = False, with_scope: bool = False,
     return t
 
 
-def span_label(span: Span, *, recovered: bool = False, now: float | None = None,
+def span_label(span: Span, *, recovered: bool = False, eager: bool = False, now: float | None = None,
                indent: bool = True) -> Text:
     """A lifecycle as one node: ``#0012 compiler_compile  ✗ FAILED TensorifyScalarRestartAnalysis  391ms``."""
     first = span.first
@@ -100,10 +109,11 @@ def span_label(span: Span, *, recovered: bool = False, now: float | None = None,
     t.append(literal(span.lifecycle, 60), style="bold" if span.status == "failed" else "")
     status = span.status
     if status == "failed":
-        _mark(t, "recovered" if recovered else "failed")
+        mark = failed_mark(recovered, eager)
+        _mark(t, mark)
         exc = (span.end.summary or {}).get("exception_type") if span.end else None
         if exc:
-            t.append(" " + literal(exc, 60), style="yellow" if recovered else "bold red")
+            t.append(" " + literal(exc, 60), style="bold red" if mark == "failed" else "yellow")
     elif status == "open":
         _mark(t, "open")
         if now is not None and first.timestamp is not None:

@@ -47,3 +47,22 @@ def test_calls_per_compiled_entry_from_a_cuda_run():
     _rc, run = _triage(RUN)
     calls = {e["compile_id"]: e["calls"] for f in run["frames"] for e in f.get("entries") or []}
     assert calls == {"1/0": 3, "1/1": 6, "2/0": 1, "3/0": 3}
+
+
+async def test_the_tree_says_ran_eagerly_where_the_triage_does_not_count_a_failure():
+    """The compile of the frame Dynamo skipped failed with Unsupported; the frame then ran eagerly and the
+    program went on. The tree and the detail pane say "ran eagerly", as the triage does (no failures),
+    not a red FAILED; a real failure keeps its FAILED (the shared fixture's backend crash)."""
+    from magi_tui.ui.app import MagiApp
+    from tests.support.pilot import loaded_run_screen, screen_text, tree_labels
+
+    app = MagiApp(RUN)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        labels = tree_labels(screen)
+        assert "↷ ran eagerly Unsupported" in labels and "↷ 1 ran eagerly" in labels
+        assert "FAILED" not in labels and "failed" not in labels.replace("failed_compile", "")
+        await pilot.press("f")  # the first stop: that compile, its detail on screen
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert "fullgraph_failed_compile  ↷ ran eagerly" in text and "FAILED" not in text

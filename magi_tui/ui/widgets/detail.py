@@ -25,7 +25,7 @@ from magi_tui.model.pairing import Span
 from magi_tui.model.run import RunModel
 from magi_tui.model.tree import CompileNode, Group
 from magi_tui.ui.actions import bindings
-from magi_tui.ui.labels import MARKS
+from magi_tui.ui.labels import MARKS, failed_mark
 from magi_tui.ui.widgets.file_view import FileView
 
 MAX_ATTR_VALUE = 400
@@ -138,8 +138,11 @@ class EventDetail(Vertical):
         t.append(literal(ev.name), style="bold")
         if span is not None:
             status = span.status
-            rec = status == "failed" and any(f.recovered for f in self.run.triage.failures if f.event is span.end)
-            mk = {"failed": "recovered" if rec else "failed", "open": "open", "skip": "skip"}.get(status, "ok")
+            failure = next((f for f in self.run.triage.failures if f.event is span.end), None) \
+                if status == "failed" else None
+            eager = failure is not None and failure.cascade is not None and failure.cascade.fallback
+            mk = {"failed": failed_mark(failure is not None and failure.recovered, eager), "open": "open",
+                  "skip": "skip"}.get(status, "ok")
             mark, style = MARKS[mk]
             t.append(f"  {mark}", style=style)
             exc = (span.end.summary or {}).get("exception_type") if status == "failed" and span.end else None

@@ -8,6 +8,7 @@ Labels are ``Text`` built in :mod:`magi_tui.ui.labels` (never markup).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,10 @@ class EventTree(Tree[NodeData]):
         self._cbuckets: dict[tuple[int, int], TreeNode[NodeData]] = {}  # (session, first pos) -> node
         self._bucketed: set[int] = set()  # sessions whose compiles are in buckets
         self._recovered: set[int] = set()
+        #: failed compiles of frames Dynamo skipped (they ran eagerly), and how many per group / compile:
+        #: marked "ran eagerly", not counted as failed (the triage's word for them)
+        self._eager: set[int] = set()
+        self._eager_in: Counter[tuple] = Counter()
 
     # -- Tree hooks ----------------------------------------------------------------------------
     def process_label(self, label: Any) -> Text:
@@ -140,8 +145,7 @@ class EventTree(Tree[NodeData]):
         if c.frame:
             t.append("  " + literal(c.frame, 60))
         t.append(f"  {c.events_count()} items", style="dim")
-        if c.failed:
-            t.append(f"  ✗ {c.failed} failed", style="red")
+        _failed_counts(t, c.failed, self._eager_in[("c", c.session, c.compile_id)])
         return t
 
     # compile buckets: BUCKET compiles of one session each
@@ -232,15 +236,17 @@ class EventTree(Tree[NodeData]):
     def _group_label(self, g: Group) -> Text:
         t = Text(literal(g.scope), style="bold", end="")
         t.append(f"  {len(g.items)} items", style="dim")
-        if g.failed:
-            t.append(f"  ✗ {g.failed} failed", style="red")
+        _failed_counts(t, g.failed, self._eager_in[("g", *g.key)])
         return t
 
     def _item_label(self, item: Span | Event) -> Text:
         if isinstance(item, Span):
-            rec = item.end is not None and item.end.seq in self._recovered
-            return span_label(item, recovered=rec, now=now() if item.end is None else None)
-        return event_label(item, recovered=item.seq in self._recovered, indent=True)
+            end = item.end
+            return span_label(item, recovered=end is not None and end.seq in self._recovered,
+                              eager=end is not None and end.seq in self._eager,
+                              now=now() if end is None else None)
+        return event_label(item, recovered=item.seq in self._recovered, eager=item.seq in self._eager,
+                           indent=True)
 
     def _add_item(self, parent: TreeNode[NodeData], item: Span | Event) -> TreeNode[NodeData]:
         if isinstance(item, Span):
@@ -286,7 +292,8 @@ class EventTree(Tree[NodeData]):
         span: Span = node.data.obj
         node.data.loaded = True
         for ev in span.events:
-            leaf = node.add_leaf(event_label(ev, recovered=ev.seq in self._recovered), NodeData("phase", ev))
+            leaf = node.add_leaf(event_label(ev, recovered=ev.seq in self._recovered, eager=ev.seq in self._eager),
+                                 NodeData("phase", ev))
             node.data.children[ev.seq] = leaf
 
     def ensure_loaded(self, node: TreeNode[NodeData]) -> None:
@@ -307,7 +314,23 @@ class EventTree(Tree[NodeData]):
 
     # -- live updates --------------------------------------------------------------------------
     def _refresh_recovered(self) -> None:
-        self._recovered = {f.event.seq for f in self.run.triage.failures if f.recovered}
+        failures = self.run.triage.failures
+        self._recovered = {f.event.seq for f in failures if f.recovered}
+        self._eager.clear()
+        self._eager_in.clear()
+        for f in failures:
+            self._note_eager(f)
+
+    def _note_eager(self, f: Any) -> None:
+        """Count a failure of a frame Dynamo skipped (its cascade is a fallback) under its group and compile."""
+        if f.cascade is None or not f.cascade.fallback or f.event.seq in self._eager:
+            return
+        self._eager.add(f.event.seq)
+        span = f.event.span
+        group = span.group if span is not None and span.group is not None else self.run.tree.group_of(f.event)
+        if group is not None:
+            self._eager_in[("g", *group.key)] += 1
+            self._eager_in[("c", group.session, group.compile_id)] += 1
 
     def apply(self, update: RunUpdate) -> None:
         """Add what ``update`` brought, keeping selection, expansion and scroll.
@@ -320,6 +343,8 @@ class EventTree(Tree[NodeData]):
             return
         for f in update.recovered:
             self._recovered.add(f.event.seq)
+        for f in update.failures:
+            self._note_eager(f)
         touched: dict[tuple, Group] = {}
         cbuckets: set[tuple[int, int]] = set()
         tree = self.run.tree
@@ -407,7 +432,8 @@ class EventTree(Tree[NodeData]):
             return
         node.set_label(self._item_label(span))
         if node.data.loaded and span.end is not None and span.end.seq not in node.data.children:
-            leaf = node.add_leaf(event_label(span.end, recovered=span.end.seq in self._recovered),
+            leaf = node.add_leaf(event_label(span.end, recovered=span.end.seq in self._recovered,
+                                             eager=span.end.seq in self._eager),
                                  NodeData("phase", span.end))
             node.data.children[span.end.seq] = leaf
 
@@ -517,3 +543,12 @@ class EventTree(Tree[NodeData]):
             self._item_nodes.pop(item.first.seq if isinstance(item, Span) else item.seq, None)
         bnode.remove_children()
         data.loaded = False
+
+
+def _failed_counts(t: Text, failed: int, eager: int) -> None:
+    """A compile's or group's failures, those of frames that ran eagerly apart (not failures)."""
+    if failed - eager > 0:
+        t.append(f"  ✗ {failed - eager} failed", style="red")
+    if eager:
+        t.append(f"  ↷ {eager} ran eagerly", style="yellow")
+
