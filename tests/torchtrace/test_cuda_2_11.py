@@ -66,3 +66,21 @@ async def test_the_tree_says_ran_eagerly_where_the_triage_does_not_count_a_failu
         await pilot.pause(0.3)
         text = screen_text(app)
         assert "fullgraph_failed_compile  ↷ ran eagerly" in text and "FAILED" not in text
+
+
+async def test_a_real_failure_keeps_its_failed_mark():
+    import pytest
+
+    from magi_tui.ui.app import MagiApp
+    from tests.support.paths import TORCH_TRACE
+    from tests.support.pilot import loaded_run_screen, tree_labels
+
+    log = TORCH_TRACE / "graph_breaks_recompiles_failure.log"
+    if not log.is_file():
+        pytest.skip("shared fixtures not found")
+    async with MagiApp(log).run_test(size=(100, 30)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        await pilot.press("f")
+        await pilot.pause(0.3)
+        labels = tree_labels(screen)
+        assert "✗ FAILED BackendCompilerFailed" in labels and "✗ 1 failed" in labels and "ran eagerly" not in labels
