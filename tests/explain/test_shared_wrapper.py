@@ -22,3 +22,12 @@ def test_a_second_function_through_one_wrapper_is_explained_as_such(tmp_path):
         assert "wrapper several functions come through" in rc["suggestion"]
         assert "reuse" not in rc["suggestion"]
         assert [f["source"] for f in rc["functions_changed"]] == ["L['fn']"], path
+        # expected, as automatic dynamic shapes are: an ok check of its own rule, no recompile warning
+        by_rule = {c["rule"]: c for c in tj["checks"]}
+        assert by_rule["shared-wrapper"]["level"] == "ok" and "wrapper (shared_wrapper.py:" in \
+            by_rule["shared-wrapper"]["message"]
+        assert "recompiles" not in by_rule  # neither a warning nor "no recompiles"
+        assert by_rule["compiles-per-frame"]["level"] == "ok"
+        assert "1 other function(s) through a shared wrapper" in by_rule["compiles-per-frame"]["message"]
+        # and --fail-on recompiles does not fail for it
+        assert triage(path, "--fail-on", "recompiles")[0] == 0

@@ -13,7 +13,7 @@ conditions on the analysis, not rules, and :data:`FAIL_ON_KINDS` keeps them besi
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from msgspec import Struct
 
@@ -126,7 +126,16 @@ def _incomplete(c: Ctx) -> Iterable[Check]:
 
 
 def _auto_other(a: Analysis) -> tuple[list, list]:
-    return ([r for r in a.recompiles if r.automatic_dynamic], [r for r in a.recompiles if not r.automatic_dynamic])
+    """Recompiles that are torch's automatic dynamic shapes, and the others (another function through a
+    shared wrapper aside: :func:`_shared_wrapper`)."""
+    return ([r for r in a.recompiles if r.automatic_dynamic],
+            [r for r in a.recompiles if not r.automatic_dynamic and not _through_wrapper(r)])
+
+
+def _through_wrapper(r: Any) -> bool:
+    """Another function came through the frame (a decorator's wrapper several functions share): a compile
+    of its own, not a recompile of the same code once warmed up."""
+    return bool(r.functions_changed) and not r.refused
 
 
 @rule("automatic-dynamic", "recompiles that were torch's automatic dynamic shapes (the normal path; never a warning)",
@@ -140,7 +149,19 @@ def _automatic_dynamic(c: Ctx) -> Iterable[Check]:
                           f'start: TORCH_COMPILE_DYNAMIC_SOURCES="{env}"', auto[0].event)
 
 
-@rule("recompiles", "no recompile once warmed up (automatic dynamic shapes aside)")
+@rule("shared-wrapper", "recompiles that were another function through one wrapper frame several functions "
+      "share (each compiles its own entry; never a warning)", informs_only=True)
+def _shared_wrapper(c: Ctx) -> Iterable[Check]:
+    shared = [r for r in c.a.recompiles if not r.automatic_dynamic and _through_wrapper(r)]
+    if shared:
+        frames = ", ".join(dict.fromkeys(r.frame for r in shared))
+        yield Check("ok", f"{len(shared)} recompile(s) were another function through one wrapper frame "
+                          f"({frames}): each function compiles its own entry of it (expected), and all of "
+                          "them count against that frame's one recompile limit", shared[0].event)
+
+
+@rule("recompiles", "no recompile once warmed up (automatic dynamic shapes and other functions through a "
+      "shared wrapper aside)")
 def _recompiles(c: Ctx) -> Iterable[Check]:
     a = c.a
     auto, other = _auto_other(a)
@@ -153,23 +174,31 @@ def _recompiles(c: Ctx) -> Iterable[Check]:
                     other[0].event)
     elif "recompiles" in a.not_recorded:
         pass  # one "not recorded here" line below
-    elif a.frames and not auto:
+    elif a.frames and not a.recompiles:
         yield Check("ok", "no recompiles")
 
 
-@rule("compiles-per-frame", "each frame compiled once (one automatic-dynamic recompile allowed)")
+@rule("compiles-per-frame", "each frame compiled once (one automatic-dynamic recompile allowed, and one "
+      "compile per other function through a shared wrapper)")
 def _compiles_per_frame(c: Ctx) -> Iterable[Check]:
     a = c.a
     auto, other = _auto_other(a)
-    auto_only = {r.frame_key for r in auto} - {r.frame_key for r in other}
-    many = [f for f in a.frames if f.compiles > 1 and not (f.key in auto_only and f.compiles == 2)]
+    bad = {r.frame_key for r in other}
+    auto_keys = {r.frame_key for r in auto}
+    shared = Counter(r.frame_key for r in a.recompiles if not r.automatic_dynamic and _through_wrapper(r))
+    # the compiles a frame may have: one, one automatic-dynamic recompile, one per other function
+    allowed = {k: 1 + (k in auto_keys) + n for k, n in shared.items()} | {k: 2 for k in auto_keys - set(shared)}
+    many = [f for f in a.frames if f.compiles > 1 and (f.key in bad or f.compiles > allowed.get(f.key, 1))]
     if many:
         f = max(many, key=lambda r: r.compiles)
         more = f" (and {len(many) - 1} more frame(s))" if len(many) > 1 else ""
         yield Check("warn", f"frame {f.frame} compiled {f.compiles}× — expected once per frame{more}",
                     f.first_event)
     elif a.frames:
-        plus = " (and one automatic-dynamic recompile)" if auto_only else ""
+        extra = ["one automatic-dynamic recompile"] if auto_keys - bad else []
+        if shared:
+            extra.append(f"{sum(shared.values())} other function(s) through a shared wrapper")
+        plus = f" (and {', and '.join(extra)})" if extra else ""
         yield Check("ok", f"{len(a.frames)} frame(s), one compile each{plus}")
 
 
