@@ -20,7 +20,8 @@ class UnsafePath(ValueError):
     """A name that would leave the run directory (or cannot be a path at all)."""
 
 
-def _resolve(p: Path) -> Path:
+def resolve_path(p: Path) -> Path:
+    """``p.resolve()``, or :class:`UnsafePath` for what cannot be a path (the one rule for both)."""
     try:
         return p.resolve()
     except (OSError, ValueError, RuntimeError) as exc:  # ENAMETOOLONG, surrogates, NUL, loops
@@ -29,7 +30,7 @@ def _resolve(p: Path) -> Path:
 
 def safe_join(root: Path, *parts: str) -> Path:
     """``root/part/...`` resolved, or :class:`UnsafePath` if that leaves ``root``."""
-    return safe_join_resolved(_resolve(Path(root)), *parts)
+    return safe_join_resolved(resolve_path(Path(root)), *parts)
 
 
 def safe_join_resolved(base: Path, *parts: str) -> Path:
@@ -47,7 +48,7 @@ def safe_join_resolved(base: Path, *parts: str) -> Path:
         names.extend(split)
     target = _below(base, names)
     if target is None:  # a link, or a component stat cannot answer for: resolved the whole way, as ever
-        target = _resolve(base.joinpath(*parts))
+        target = resolve_path(base.joinpath(*parts))
     if target != base and base not in target.parents:
         raise UnsafePath(f"{'/'.join(parts)!r} leaves the run directory")
     return target
@@ -77,7 +78,7 @@ def _below(base: Path, parts: list[str]) -> Path | None:
 def is_inside(root: Path, path: Path) -> bool:
     """Whether ``path`` (after resolving symlinks) is inside ``root``; False when it cannot tell."""
     try:
-        base = _resolve(Path(root))
+        base = resolve_path(Path(root))
         target = None
         # written below the resolved root, with no ``..`` (relpath drops those by spelling, resolve through
         # the links they follow): only what is below the root is looked at
@@ -85,7 +86,7 @@ def is_inside(root: Path, path: Path) -> bool:
         if rel is not None and rel != ".." and not rel.startswith("../") and "\x00" not in rel:
             target = base if rel == "." else _below(base, list(Path(rel).parts))  # written below it
         if target is None:
-            target = _resolve(Path(path))
+            target = resolve_path(Path(path))
     except (UnsafePath, ValueError):
         return False
     return target == base or base in target.parents

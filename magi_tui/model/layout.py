@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 
 from magi_format import layout as fmt
-from magi_format.safepath import UnsafePath, safe_join_resolved
+from magi_format.safepath import UnsafePath, resolve_path, safe_join_resolved
 from magi_tui.model.events import Event
 
 
@@ -31,16 +31,9 @@ def event_folder(run_dir: Path, ev: Event) -> Path | None:
     """The event's folder path (whether or not it exists yet); None if its name is unsafe (or cannot
     be a path at all: a lone surrogate, a name longer than the file system allows)."""
     try:
-        return _folder_below(_resolved(run_dir), ev)
+        return _folder_below(resolve_path(Path(run_dir)), ev)
     except (UnsafePath, ValueError, TypeError, OSError):
         return None
-
-
-def _resolved(run_dir: Path) -> Path:
-    try:
-        return Path(run_dir).resolve()
-    except (OSError, ValueError, RuntimeError) as exc:  # ENAMETOOLONG, surrogates, NUL, loops
-        raise UnsafePath(f"cannot resolve path: {type(exc).__name__}") from None
 
 
 def _folder_below(base: Path, ev: Event) -> Path | None:
@@ -79,7 +72,7 @@ def _event_files(run_dir: Path, ev: Event) -> list[tuple[str, Path | None, str |
     names.append("attributes.json")
     # the run directory resolved once for the folder and all its files (each resolved below it)
     try:
-        folder = _folder_below(_resolved(run_dir), ev)
+        folder = _folder_below(resolve_path(Path(run_dir)), ev)
     except (UnsafePath, ValueError, TypeError, OSError):
         folder = None
     for name in names:

@@ -187,8 +187,8 @@ def _compiles_per_frame(c: Ctx) -> Iterable[Check]:
     auto_keys = {r.frame_key for r in auto}
     shared = Counter(r.frame_key for r in a.recompiles if not r.automatic_dynamic and _through_wrapper(r))
     # the compiles a frame may have: one, one automatic-dynamic recompile, one per other function
-    allowed = {k: 1 + (k in auto_keys) + n for k, n in shared.items()} | {k: 2 for k in auto_keys - set(shared)}
-    many = [f for f in a.frames if f.compiles > 1 and (f.key in bad or f.compiles > allowed.get(f.key, 1))]
+    many = [f for f in a.frames if f.compiles > 1 and (
+        f.key in bad or f.compiles > 1 + (f.key in auto_keys) + shared[f.key])]
     if many:
         f = max(many, key=lambda r: r.compiles)
         more = f" (and {len(many) - 1} more frame(s))" if len(many) > 1 else ""

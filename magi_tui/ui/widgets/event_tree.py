@@ -21,6 +21,7 @@ from magi_tui.model.events import Event
 from magi_tui.model.pairing import Span
 from magi_tui.model.run import RunModel, RunUpdate
 from magi_tui.model.tree import CompileNode, Group
+from magi_tui.model.triage import Failure
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.labels import event_label, now, span_label
 
@@ -321,7 +322,7 @@ class EventTree(Tree[NodeData]):
         for f in failures:
             self._note_eager(f)
 
-    def _note_eager(self, f: Any) -> None:
+    def _note_eager(self, f: Failure) -> None:
         """Count a failure of a frame Dynamo skipped (its cascade is a fallback) under its group and compile."""
         if f.cascade is None or not f.cascade.fallback or f.event.seq in self._eager:
             return
