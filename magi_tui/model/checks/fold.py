@@ -91,6 +91,9 @@ class TimelineFold:
         self._last: tuple = (None, None, 0)
         #: a bound fold's reader of an event's attributes (``evidence.event_attrs``), else None
         self._attributes: Any = None
+        #: a bound fold's reader's ``index_only`` (a lean log reader's: it keeps no line for an event only a
+        #: frame's ``first_event`` holds), else None
+        self._index_only: Any = None
         self._reads = 0            # the analysis' budget of file reads (``analyser.MAX_FILE_READS``)
         #: places (``_FrameFold.n``) of the first ``_reads`` frames known to spend one of those reads on
         #: their first compile end's metrics.json, sorted
@@ -118,6 +121,7 @@ class TimelineFold:
 
         self._attributes = attributes
         self._reads = analyser.MAX_FILE_READS
+        self._index_only = getattr(run.reader, "index_only", None)
 
     def add(self, ev: Event) -> None:
         if ev.files and GRAPH_EXECUTION_FILE in ev.files:
@@ -192,6 +196,8 @@ class TimelineFold:
             f = self.frames.get(p[0])
             if f is None:
                 f = self.frames[p[0]] = _FrameFold(ev, len(self.frames))
+                if self._index_only is not None:  # a frame's first event is read for its index and name
+                    self._index_only(ev)          # (a check's event, a row's jump target), not its line
             i = p[1]
             self._last = (cid, f, i)
         if f is None:
