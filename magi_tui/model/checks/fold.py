@@ -111,13 +111,15 @@ class TimelineFold:
 
         handed = getattr(run.reader, "opening_site", None)  # a log's reader hands the values over
 
-        def attributes(ev: Event) -> dict[str, Any]:
+        def attributes(ev: Event) -> tuple[Any, Any]:
+            """``(co_filename, co_firstlineno)`` of ``ev``'s attributes (no map made of the reader's pair)."""
             if handed is not None:
                 got = handed(ev)
                 # as the line reads back: a str, an int or nothing (a float, a list, ... is read from the line)
                 if got is not None and type(got[0]) in _AS_READ and type(got[1]) in _AS_READ:
-                    return {"co_filename": got[0], "co_firstlineno": got[1]}
-            return event_attrs(run, ev)
+                    return got
+            a = event_attrs(run, ev)
+            return a.get("co_filename"), a.get("co_firstlineno")
 
         self._attributes = attributes
         self._reads = analyser.MAX_FILE_READS
@@ -229,9 +231,9 @@ class TimelineFold:
                 if self._attributes is None:
                     f.first_before = ev
                     return
-                a = self._attributes(ev)
+                co_file, co_line = self._attributes(ev)
                 f.asked = True
-                f.file, f.line = _s(a.get("co_filename")), _int(a.get("co_firstlineno"))
+                f.file, f.line = _s(co_file), _int(co_line)
                 self._spends(f)
 
     def _spends(self, f: _FrameFold) -> None:
