@@ -31,11 +31,13 @@ __all__ = ["Lazy", "encode", "iter_json", "materialize", "write_json"]
 #: items per encoded piece of a big array or object (a triage frame is ~500 bytes of text)
 CHUNK = 1000
 
+#: digits and "." read as "0" (``bytes.translate``), so that an exponent after a digit or "." is
+#: :data:`_EXPONENT_AT_0`, a pattern that starts with two literals: one on ``e`` stopped at every "e" of the
+#: text (a triage frame row has ~36; 13.8M instructions a batch of 1000 rows, 6.1M this way, callgrind)
+_DIGITS_AS_0 = bytes.maketrans(b"123456789.", b"0000000000")
+_EXPONENT_AT_0 = lazy_re(rb"0e[-+]?0")
 #: a float msgspec spells otherwise than ``repr`` (``0.000051`` / ``1e-7`` for ``5.1e-05`` / ``1e-07``),
 #: as it follows a ``:``, ``,`` or ``[`` in compact JSON; a string may hold the same bytes (see below)
-#: an exponent's start, a literal first so that the regex engine skips to each "e" in C (a pattern opening
-#: with a character class was tried at every byte: 0.2 s on a 100k-frame triage's 36 MB of frame rows)
-_EXPONENT = re.compile(rb"e[-+]?\d")
 _TOKEN = lazy_re(rb'"(?:[^"\\]|\\.)*"|(?<=[:,\[])(-?(?:0\.0000\d*|\d[\d.]*e[-+]?\d+))(?=[,\]}])')
 
 
@@ -77,14 +79,11 @@ def materialize(obj: Any) -> Any:
 def _float_candidate(raw: bytes) -> bool:
     """Whether ``raw`` may hold a float msgspec spells otherwise than Python (``0.00001`` for ``1e-05``,
     ``1e16`` for ``1e+16``): what :data:`_TOKEN` rewrites has ``0.0000`` in it or an ``e`` between a digit
-    (or ``.``) and an exponent. A superset (the same bytes in a string count): ``_TOKEN`` decides."""
+    (or ``.``) and an exponent. A superset (the same bytes in a string count, and an ``e`` before a ``.``):
+    ``_TOKEN`` decides."""
     if b"0.0000" in raw:
         return True
-    for m in _EXPONENT.finditer(raw):
-        at = m.start()
-        if at and raw[at - 1] in b"0123456789.":
-            return True
-    return False
+    return _EXPONENT_AT_0.search(raw.translate(_DIGITS_AS_0)) is not None
 
 
 def _py_float(m: re.Match) -> bytes:

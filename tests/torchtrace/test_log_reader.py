@@ -345,6 +345,46 @@ def test_lean_reader_keeps_the_lines_and_files_of_the_events_still_held(hostile,
         assert len(lean._store) < len(full._store) * 0.6  # the events no one held: not stored
 
 
+def test_lean_reader_keeps_no_line_for_an_event_held_for_its_index_alone():
+    """An event held, once folded in, only by what reads its Event alone (``index_only``: a streamed load's
+    fold holds each frame's first event for its index and name) is not kept by a lean reader: its line reads
+    None and it lists no file. Held by anything else too, or not so marked, it is kept and reads back as a
+    reader that keeps every event gives it."""
+    from magi_tui.model.torchtrace.reader import TraceLogReader
+
+    full = TraceLogReader(BREAKS_LOG)
+    want: dict[int, bytes | None] = {}
+    while True:
+        for e in full.read(1 << 14).events:
+            want[e.seq] = full.event_line_bytes(e)
+        if not full.more:
+            break
+    lean = TraceLogReader(BREAKS_LOG)
+    lean.lean = True
+
+    def mark(events: list[Event]) -> None:  # (a loop here would leave its last event held by its variable)
+        for e in events:
+            lean.index_only(e)
+
+    alone: list[Event] = []      # marked, held here alone
+    also: list[Event] = []       # marked, held here and below
+    kept: list[Event] = []
+    while True:
+        got = lean.read(1 << 14).events
+        mark(got[1::4] + got[3::4])
+        alone += got[1::4]
+        also += got[3::4]
+        kept += got[3::4] + got[0::2]
+        del got
+        lean.settle()
+        if not lean.more:
+            break
+    assert len(alone) > 30 and len(also) > 30
+    assert all(lean.event_line_bytes(e) is None and lean.file_text(e, "x", 10) is None for e in alone)
+    for e in kept:
+        assert lean.event_line_bytes(e) == want[e.seq] is not None
+
+
 @pytest.mark.parametrize(("ids", "want"), [
     ({"frame_id": 0, "frame_compile_id": 1}, "[0/1]"),
     ({"frame_id": 0, "frame_compile_id": 1, "attempt": 0}, "[0/1]"),

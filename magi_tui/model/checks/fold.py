@@ -91,6 +91,9 @@ class TimelineFold:
         self._last: tuple = (None, None, 0)
         #: a bound fold's reader of an event's attributes (``evidence.event_attrs``), else None
         self._attributes: Any = None
+        #: a bound fold's reader's ``index_only`` (a lean log reader's: it keeps no line for an event only a
+        #: frame's ``first_event`` holds), else None
+        self._index_only: Any = None
         self._reads = 0            # the analysis' budget of file reads (``analyser.MAX_FILE_READS``)
         #: places (``_FrameFold.n``) of the first ``_reads`` frames known to spend one of those reads on
         #: their first compile end's metrics.json, sorted
@@ -108,16 +111,19 @@ class TimelineFold:
 
         handed = getattr(run.reader, "opening_site", None)  # a log's reader hands the values over
 
-        def attributes(ev: Event) -> dict[str, Any]:
+        def attributes(ev: Event) -> tuple[Any, Any]:
+            """``(co_filename, co_firstlineno)`` of ``ev``'s attributes (no map made of the reader's pair)."""
             if handed is not None:
                 got = handed(ev)
                 # as the line reads back: a str, an int or nothing (a float, a list, ... is read from the line)
                 if got is not None and type(got[0]) in _AS_READ and type(got[1]) in _AS_READ:
-                    return {"co_filename": got[0], "co_firstlineno": got[1]}
-            return event_attrs(run, ev)
+                    return got
+            a = event_attrs(run, ev)
+            return a.get("co_filename"), a.get("co_firstlineno")
 
         self._attributes = attributes
         self._reads = analyser.MAX_FILE_READS
+        self._index_only = getattr(run.reader, "index_only", None)
 
     def add(self, ev: Event) -> None:
         if ev.files and GRAPH_EXECUTION_FILE in ev.files:
@@ -192,6 +198,8 @@ class TimelineFold:
             f = self.frames.get(p[0])
             if f is None:
                 f = self.frames[p[0]] = _FrameFold(ev, len(self.frames))
+                if self._index_only is not None:  # a frame's first event is read for its index and name
+                    self._index_only(ev)          # (a check's event, a row's jump target), not its line
             i = p[1]
             self._last = (cid, f, i)
         if f is None:
@@ -223,9 +231,9 @@ class TimelineFold:
                 if self._attributes is None:
                     f.first_before = ev
                     return
-                a = self._attributes(ev)
+                co_file, co_line = self._attributes(ev)
                 f.asked = True
-                f.file, f.line = _s(a.get("co_filename")), _int(a.get("co_firstlineno"))
+                f.file, f.line = _s(co_file), _int(co_line)
                 self._spends(f)
 
     def _spends(self, f: _FrameFold) -> None:
