@@ -1,0 +1,65 @@
+"""Real runs that a module's tests assert on, made ahead, two at a time.
+
+pytest runs one test at a time, and a real run (a bisect, ``magi-tui fix``) is a subprocess that keeps
+one core busy while pytest waits for it: on the 2-core CI machine the other core idles. A test names its
+run with ``@pytest.mark.ahead(*key)`` (on a ``pytest.param`` for a parametrized one); the module's
+fixture hands :func:`start` a function that makes the run of a key, and the runs of the tests pytest
+selected (only those: ``pytest file.py::test`` makes one run) start at once, two at a time, in the order
+the tests come. Each test then waits for its own run and asserts on it alone; a run that failed fails
+the test that asked for it, with the run's own error.
+
+A run is shared like a module-scoped fixture's value (two tests with one key get the same result): a
+test that writes into a run's folder writes into a copy.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable
+
+import pytest
+
+#: the CI machine's cores: each run is a process that keeps one busy
+WORKERS = 2
+
+
+def key_of(item: pytest.Item) -> tuple | None:
+    """The key of the run ``item`` asserts on (its ``ahead`` mark's arguments), None without one."""
+    mark = item.get_closest_marker("ahead")
+    return tuple(mark.args) if mark is not None else None
+
+
+class Ahead:
+    """Runs made by ``make(*key)`` in a pool of :data:`WORKERS` threads, one per key."""
+
+    def __init__(self, make: Callable[..., Any], keys: list[tuple], workers: int = WORKERS) -> None:
+        self._make = make
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="ahead")
+        self._futures: dict[tuple, Future] = {}
+        for key in keys:
+            self._submit(key)
+
+    def _submit(self, key: tuple) -> Future:
+        if key not in self._futures:
+            self._futures[key] = self._pool.submit(self._make, *key)
+        return self._futures[key]
+
+    def result(self, key: tuple) -> Any:
+        """The run of ``key`` (made now if no selected test named it), once it is done."""
+        return self._submit(key).result()
+
+    def result_for(self, item: pytest.Item) -> Any:
+        key = key_of(item)
+        assert key is not None, f"{item.nodeid} has no @pytest.mark.ahead(...) naming its run"
+        return self.result(key)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def start(request: pytest.FixtureRequest, make: Callable[..., Any]) -> Ahead:
+    """Start the runs of the selected tests of ``request``'s module (call from a module-scoped fixture,
+    and :meth:`Ahead.close` it after its ``yield``)."""
+    keys = [key for item in request.session.items
+            if getattr(item, "module", None) is request.module and (key := key_of(item)) is not None]
+    return Ahead(make, keys)
