@@ -26,6 +26,16 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
+@pytest.fixture(scope="session")
+def calls_run(tmp_path_factory) -> Path:
+    """The run of :data:`tests.support.traced.CALLS_PROGRAM` (calls per compiled entry, eager calls), traced
+    once for every test that reads it (the model's and the app's): read it, never write into it."""
+    pytest.importorskip("torch")
+    from tests.support.traced import traced_run
+
+    return traced_run(tmp_path_factory.mktemp("calls"))
+
+
 @pytest.fixture
 def fixtures_dir() -> Path:
     if not FIXTURES.is_dir():

@@ -143,8 +143,10 @@ def bisect_root(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("bisect")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", autouse=True)
 def bisects(request, bisect_root):
+    """Started with the module's first test, so the selected programs' bisects run beside the quick
+    tests and the command-line one."""
     runs = ahead.start(request, lambda program: _bisect_both(program, bisect_root / Path(program).stem))
     yield runs
     runs.close()

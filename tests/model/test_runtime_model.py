@@ -12,13 +12,11 @@ import pytest
 from magi_tui.model.report import triage_json, triage_text
 from magi_tui.model.run import RunModel
 from magi_tui.model.runtime import from_graph_execution, from_runtime_json, read_runtime_file
-from tests.support.traced import traced_run as run_traced
 
 
-@pytest.fixture(scope="module")
-def traced_run(tmp_path_factory) -> Path:
-    pytest.importorskip("torch")
-    return run_traced(tmp_path_factory.mktemp("runtime"))
+@pytest.fixture
+def traced_run(calls_run) -> Path:
+    return calls_run  # tests/conftest.py: one traced run, shared with tests/ui/test_runtime_views.py
 
 
 @pytest.mark.torch
