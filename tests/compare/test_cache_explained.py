@@ -17,6 +17,7 @@ from magi_tui.model.cache_explain import change, explain_misses, parse_component
 from magi_tui.model.compare import compare_lines, compare_runs
 from magi_tui.model.report import triage_json
 from magi_tui.model.run import RunModel
+from tests.support import ahead
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = """
@@ -36,8 +37,13 @@ print(run.path)
 
 @pytest.fixture(scope="module")
 def three_runs(tmp_path_factory) -> dict[str, Path]:
+    return ahead.early_result("three_runs", tmp_path_factory)
+
+
+@ahead.early("three_runs")
+def _three_runs(out: Path) -> dict[str, Path]:
+    """cold, warm, changed (started early: tests/support/ahead.py)"""
     pytest.importorskip("torch")
-    out = tmp_path_factory.mktemp("cache_explained")
     (out / "prog.py").write_text(PROGRAM)
     env = dict(os.environ, PYTHONPATH=str(ROOT), TORCHINDUCTOR_CACHE_DIR=str(out / "inductor_cache"))
     env.pop("TORCHINDUCTOR_FORCE_DISABLE_CACHES", None)

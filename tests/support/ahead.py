@@ -10,11 +10,19 @@ the test that asked for it, with the run's own error.
 
 A run is shared like a module-scoped fixture's value (two tests with one key get the same result): a
 test that writes into a run's folder writes into a copy.
+
+A fixture that only makes one real run (a traced program, a TORCH_TRACE log) can start earlier still:
+registered with :func:`early`, its run starts when collection ends if a selected test uses the fixture,
+in one background thread whose processes are niced by 10, so they take a core only while it would idle
+(while pytest runs tests in-process); the fixture waits for it with :func:`early_result`.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -63,3 +71,54 @@ def start(request: pytest.FixtureRequest, make: Callable[..., Any]) -> Ahead:
     keys = [key for item in request.session.items
             if getattr(item, "module", None) is request.module and (key := key_of(item)) is not None]
     return Ahead(make, keys)
+
+
+#: fixture name -> make(a fresh folder) -> its value; filled when the conftests and modules are imported
+EARLY: dict[str, Callable[[Path], Any]] = {}
+_early: dict[str, Future] = {}
+_early_pool: ThreadPoolExecutor | None = None
+#: how much nicer the early runs' processes are than pytest's: they yield a busy core to the tests
+EARLY_NICE = 10
+
+
+def early(name: str) -> Callable[[Callable[[Path], Any]], Callable[[Path], Any]]:
+    """Register ``make(folder)`` as the run of the fixture ``name`` (a name no other fixture has)."""
+    def register(make: Callable[[Path], Any]) -> Callable[[Path], Any]:
+        EARLY[name] = make  # (a module imported twice registers the same run again)
+        return make
+    return register
+
+
+def _nice() -> None:
+    # a thread's niceness is its own on Linux, and the processes it starts inherit it
+    tid = threading.get_native_id()
+    os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + EARLY_NICE)
+
+
+def start_early(session: pytest.Session) -> None:
+    """Start the early runs of the fixtures the selected tests use, in the order the tests come (from
+    ``pytest_collection_finish``)."""
+    global _early_pool
+    names: list[str] = []
+    for item in session.items:
+        names += [n for n in getattr(item, "fixturenames", ()) if n in EARLY and n not in names]
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if not names or factory is None:
+        return
+    _early_pool = ThreadPoolExecutor(1, thread_name_prefix="early", initializer=_nice)
+    for name in names:
+        _early[name] = _early_pool.submit(EARLY[name], factory.mktemp(name))
+
+
+def early_result(name: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The fixture ``name``'s run: the early one once it is done, else made now."""
+    fut = _early.get(name)
+    if fut is None:
+        return EARLY[name](tmp_path_factory.mktemp(name))
+    return fut.result()
+
+
+def stop_early() -> None:
+    """Wait for the early runs still going, drop those not started (from ``pytest_sessionfinish``)."""
+    if _early_pool is not None:
+        _early_pool.shutdown(wait=True, cancel_futures=True)
