@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.explain.realrun import both, traced, triage
+from tests.support import ahead
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -22,7 +23,12 @@ def explain(j: dict) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def gpt2(tmp_path_factory):
-    base = tmp_path_factory.mktemp("gpt2")
+    return ahead.early_result("gpt2", tmp_path_factory)
+
+
+@ahead.early("gpt2")
+def _gpt2(base):
+    """triage of hf_gpt2.py from the tracer and from the log (started early: tests/support/ahead.py)"""
     run, log = both("hf_gpt2.py", base, KW)
     return triage(run)[1], triage(log)[1]
 

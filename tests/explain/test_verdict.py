@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.explain.realrun import PROGRAMS, both, torch_trace, triage
+from tests.support import ahead
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -21,9 +22,13 @@ def line_of(needle: str) -> int:
 
 @pytest.fixture(scope="module")
 def skip_runs(tmp_path_factory):
-    base = tmp_path_factory.mktemp("skip")
-    env = {"EAGER_MODE": "skip"}
-    return both("eager.py", base, env)
+    return ahead.early_result("skip_runs", tmp_path_factory)
+
+
+@ahead.early("skip_runs")
+def _skip_runs(base):
+    """eager.py's frames Dynamo skips, traced and logged (started early: tests/support/ahead.py)"""
+    return both("eager.py", base, {"EAGER_MODE": "skip"})
 
 
 def test_skipped_frames_are_ran_eagerly_not_failed(skip_runs):
