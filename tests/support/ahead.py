@@ -12,9 +12,12 @@ A run is shared like a module-scoped fixture's value (two tests with one key get
 test that writes into a run's folder writes into a copy.
 
 A fixture that only makes one real run (a traced program, a TORCH_TRACE log) can start earlier still:
-registered with :func:`early`, its run starts when collection ends if a selected test uses the fixture,
-in one background thread whose processes are niced by 10, so they take a core only while it would idle
-(while pytest runs tests in-process); the fixture waits for it with :func:`early_result`.
+registered with :func:`early`, its run is queued when collection ends if a selected test uses the
+fixture, and made in one background thread while pytest runs other tests (mostly in-process: one core),
+so it fills the core that would idle; the fixture waits for it with :func:`early_result`. An early run
+waits while a module's runs above are going (they already keep both cores busy), and its processes are
+niced by 10: they yield to pytest's own (a trial in a session of its own, as ``magi-tui bisect`` and
+``fix`` start them, is outside nice's reach: Linux weighs each session as a whole).
 """
 
 from __future__ import annotations
@@ -37,6 +40,23 @@ def key_of(item: pytest.Item) -> tuple | None:
     return tuple(mark.args) if mark is not None else None
 
 
+#: how many runs of :class:`Ahead` pools are going (the early runs wait for none)
+_going = 0
+_going_changed = threading.Condition()
+
+
+def _counted(make: Callable[..., Any], *key: Any) -> Any:
+    global _going
+    with _going_changed:
+        _going += 1
+    try:
+        return make(*key)
+    finally:
+        with _going_changed:
+            _going -= 1
+            _going_changed.notify_all()
+
+
 class Ahead:
     """Runs made by ``make(*key)`` in a pool of :data:`WORKERS` threads, one per key."""
 
@@ -49,7 +69,7 @@ class Ahead:
 
     def _submit(self, key: tuple) -> Future:
         if key not in self._futures:
-            self._futures[key] = self._pool.submit(self._make, *key)
+            self._futures[key] = self._pool.submit(_counted, self._make, *key)
         return self._futures[key]
 
     def result(self, key: tuple) -> Any:
@@ -95,6 +115,12 @@ def _nice() -> None:
     os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + EARLY_NICE)
 
 
+def _when_cores_free(make: Callable[[Path], Any], folder: Path) -> Any:
+    with _going_changed:
+        _going_changed.wait_for(lambda: _going == 0)
+    return make(folder)
+
+
 def start_early(session: pytest.Session) -> None:
     """Start the early runs of the fixtures the selected tests use, in the order the tests come (from
     ``pytest_collection_finish``)."""
@@ -107,7 +133,7 @@ def start_early(session: pytest.Session) -> None:
         return
     _early_pool = ThreadPoolExecutor(1, thread_name_prefix="early", initializer=_nice)
     for name in names:
-        _early[name] = _early_pool.submit(EARLY[name], factory.mktemp(name))
+        _early[name] = _early_pool.submit(_when_cores_free, EARLY[name], factory.mktemp(name))
 
 
 def early_result(name: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
