@@ -15,6 +15,7 @@ os.environ.pop("TEXTUAL_THEME", None)
 os.environ["TZ"] = "UTC"
 time.tzset()
 
+from tests.support import ahead  # noqa: E402
 from tests.support.paths import FIXTURES  # noqa: E402  (after the environment is fixed)
 
 
@@ -24,6 +25,29 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "fixtures" in item.keywords or item.get_closest_marker("fixtures"):
                 item.add_marker(skip)
+
+
+def pytest_collection_finish(session):
+    ahead.start_early(session)  # the selected tests' early runs (tests/support/ahead.py)
+
+
+def pytest_sessionfinish(session):
+    ahead.stop_early()
+
+
+@ahead.early("calls_run")
+def _calls_run(folder: Path) -> Path:
+    pytest.importorskip("torch")
+    from tests.support.traced import traced_run
+
+    return traced_run(folder)
+
+
+@pytest.fixture(scope="session")
+def calls_run(tmp_path_factory) -> Path:
+    """The run of :data:`tests.support.traced.CALLS_PROGRAM` (calls per compiled entry, eager calls), traced
+    once for every test that reads it (the model's and the app's): read it, never write into it."""
+    return ahead.early_result("calls_run", tmp_path_factory)
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ reproduced", and no bisect makes more runs than torch's compiler bisector on the
 
 The slow tests share their runs: one bisect per program by exit code, then the same program by
 ``--compare-output`` with the first bisect's trials (``memo``: the same command and overrides are the
-same run; only the judge differs), so each costs one run more (the reference).
+same run; only the judge differs), so each costs one run more (the reference). The programs' bisects are
+made ahead, two at a time (tests/support/ahead.py): each test names its program with ``ahead``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from magi_tui.cli import main
 from magi_tui.live.bisect import BISECT_FILE, Bisector
 from magi_tui.live.trial import Judge, Overrides, TrialResult, compare_numbers, parse_numbers
 from magi_tui.model.bugreport import build_report, write_report
+from tests.support import ahead
 
 PROGRAMS = Path(__file__).parent / "programs"
 #: one compile thread: Inductor's worker pool costs more than it saves on tiny graphs and 2 cores
@@ -141,6 +143,21 @@ def bisect_root(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("bisect")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def bisects(request, bisect_root):
+    """Started with the module's first test, so the selected programs' bisects run beside the quick
+    tests and the command-line one."""
+    runs = ahead.start(request, lambda program: _bisect_both(program, bisect_root / Path(program).stem))
+    yield runs
+    runs.close()
+
+
+@pytest.fixture
+def bisected(request, bisects) -> tuple:
+    """(by exit code, by --compare-output): the two bisects of the program the test's ahead mark names."""
+    return bisects.result_for(request.node)
+
+
 def _check_common(by_exit, by_output):
     for res in (by_exit, by_output):
         assert res.error is None and res.reproduced
@@ -152,8 +169,9 @@ def _check_common(by_exit, by_output):
 
 @pytest.mark.torch
 @pytest.mark.slow
-def test_post_grad_pass_bug_named_with_its_graph_and_diff(bisect_root):
-    by_exit, by_output = _bisect_both("post_grad_bug.py", bisect_root / "post_grad")
+@pytest.mark.ahead("post_grad_bug.py")
+def test_post_grad_pass_bug_named_with_its_graph_and_diff(bisect_root, bisected):
+    by_exit, by_output = bisected
     _check_common(by_exit, by_output)
     c = by_exit.culprit
     assert (c["backend"], c["subsystem"], c["debug_info"]) == ("inductor", "post_grad_passes",
@@ -179,8 +197,9 @@ def test_post_grad_pass_bug_named_with_its_graph_and_diff(bisect_root):
 
 @pytest.mark.torch
 @pytest.mark.slow
-def test_wrong_decomposition_named(bisect_root):
-    by_exit, by_output = _bisect_both("decomp_bug.py", bisect_root / "decomp")
+@pytest.mark.ahead("decomp_bug.py")
+def test_wrong_decomposition_named(bisected):
+    by_exit, by_output = bisected
     _check_common(by_exit, by_output)
     c = by_exit.culprit
     assert (c["backend"], c["subsystem"]) == ("aot_eager_decomp_partition", "decomposition")
@@ -190,8 +209,9 @@ def test_wrong_decomposition_named(bisect_root):
 
 @pytest.mark.torch
 @pytest.mark.slow
-def test_backend_crashing_on_one_graph_of_three(backend_bisect):
-    by_exit, by_output = backend_bisect
+@pytest.mark.ahead("backend_bug.py")
+def test_backend_crashing_on_one_graph_of_three(bisected):
+    by_exit, by_output = bisected
     _check_common(by_exit, by_output)
     c = by_exit.culprit
     assert c["backend"] == "program" and c["subsystem"] is None
@@ -200,19 +220,15 @@ def test_backend_crashing_on_one_graph_of_three(backend_bisect):
     assert by_exit.torch_runs is None  # torch's bisector swaps the program's backend for inductor
 
 
-@pytest.fixture(scope="module")
-def backend_bisect(bisect_root):
-    return _bisect_both("backend_bug.py", bisect_root / "backend")
-
-
 @pytest.mark.torch
 @pytest.mark.slow
-async def test_B_writes_the_bug_report_of_a_bisected_run(backend_bisect, tmp_path):
+@pytest.mark.ahead("backend_bug.py")
+async def test_B_writes_the_bug_report_of_a_bisected_run(bisected, tmp_path):
     """In the app, B on the culprit's run (made by a bisect) writes the bundle beside it."""
     from magi_tui.ui.app import MagiApp
     from tests.support.pilot import loaded_run_screen, wait_for
 
-    run = Path(backend_bisect[0].culprit["graph"]["run"])
+    run = Path(bisected[0].culprit["graph"]["run"])
     app = MagiApp(run)
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded_run_screen(pilot)
@@ -226,8 +242,9 @@ async def test_B_writes_the_bug_report_of_a_bisected_run(backend_bisect, tmp_pat
 
 @pytest.mark.torch
 @pytest.mark.slow
-def test_healthy_program_not_reproduced(bisect_root):
-    by_exit, by_output = _bisect_both("healthy.py", bisect_root / "healthy")
+@pytest.mark.ahead("healthy.py")
+def test_healthy_program_not_reproduced(bisected):
+    by_exit, by_output = bisected
     for res in (by_exit, by_output):
         assert res.error is None and res.reproduced is False and res.culprit is None
     assert by_exit.runs == 4 and by_output.runs == 5 and by_exit.torch_runs == 5

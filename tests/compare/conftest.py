@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import ahead
 from tests.support.paths import ROOT
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -37,8 +38,13 @@ def _wait(procs: list[subprocess.Popen]) -> None:
 
 @pytest.fixture(scope="session")
 def traced_pair(tmp_path_factory) -> tuple[Path, Path]:
-    """(A, B): the same program; B with an extra graph break, a recompile and a pass that changes a graph."""
-    base = tmp_path_factory.mktemp("pair")
+    """(A, B): the same program; B with an extra graph break, a recompile and a pass that changes a graph
+    (started early: tests/support/ahead.py)."""
+    return ahead.early_result("traced_pair", tmp_path_factory)
+
+
+@ahead.early("traced_pair")
+def _pair(base: Path) -> tuple[Path, Path]:
     ra, rb = base / "a", base / "b"
     _wait([_trace(ra, "pair.py", MAGI_CMP_VARIANT="a"), _trace(rb, "pair.py", MAGI_CMP_VARIANT="b")])
     (a,), (b,) = _run_dirs(ra), _run_dirs(rb)
@@ -47,8 +53,12 @@ def traced_pair(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="session")
 def two_ranks(tmp_path_factory) -> Path:
-    """A root holding rank 0 and rank 1 of one job (``RANK`` set, no torchrun)."""
-    root = tmp_path_factory.mktemp("ranks")
+    """A root holding rank 0 and rank 1 of one job (``RANK`` set, no torchrun; started early)."""
+    return ahead.early_result("two_ranks", tmp_path_factory)
+
+
+@ahead.early("two_ranks")
+def _ranks(root: Path) -> Path:
     _wait([_trace(root, "ranked.py", RANK="0"), _trace(root, "ranked.py", RANK="1")])
     assert len(_run_dirs(root)) == 2
     return root

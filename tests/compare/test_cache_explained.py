@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from magi_tui.model.cache_explain import change, explain_misses, parse_component
 from magi_tui.model.compare import compare_lines, compare_runs
 from magi_tui.model.report import triage_json
 from magi_tui.model.run import RunModel
+from tests.support import ahead
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = """
@@ -35,17 +37,29 @@ print(run.path)
 
 @pytest.fixture(scope="module")
 def three_runs(tmp_path_factory) -> dict[str, Path]:
+    return ahead.early_result("three_runs", tmp_path_factory)
+
+
+@ahead.early("three_runs")
+def _three_runs(out: Path) -> dict[str, Path]:
+    """cold, warm, changed (started early: tests/support/ahead.py)"""
     pytest.importorskip("torch")
-    out = tmp_path_factory.mktemp("cache_explained")
     (out / "prog.py").write_text(PROGRAM)
     env = dict(os.environ, PYTHONPATH=str(ROOT), TORCHINDUCTOR_CACHE_DIR=str(out / "inductor_cache"))
     env.pop("TORCHINDUCTOR_FORCE_DISABLE_CACHES", None)
-    runs = {}
-    for mode in ("cold", "warm", "changed"):
-        proc = subprocess.run([sys.executable, str(out / "prog.py"), str(out / "runs"), mode], env=env,
+
+    def run(mode: str) -> Path:
+        proc = subprocess.run([sys.executable, str(out / "prog.py"), str(out / "runs" / mode), mode], env=env,
                               capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr[-3000:]
-        runs[mode] = Path(proc.stdout.strip().splitlines()[-1])
+        return Path(proc.stdout.strip().splitlines()[-1])
+
+    runs = {"cold": run("cold")}
+    # both after the cold run fills the cache, neither writes what the other looks up (the warm run
+    # only hits; the changed run's keys differ): made at once, one process per core
+    with ThreadPoolExecutor(2) as pool:
+        later = {mode: pool.submit(run, mode) for mode in ("warm", "changed")}
+        runs.update({mode: f.result() for mode, f in later.items()})
     return runs
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from magi_tui.model import RunModel, find_runs
+from tests.support import ahead
 from tests.support.paths import ROOT
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -39,7 +40,12 @@ PIPELINE = ["fullgraph_before_compile", "fullgraph_before_post_grad_passes", "fu
 
 @pytest.fixture(scope="module")
 def debug_root(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("tcd")
+    return ahead.early_result("debug_root", tmp_path_factory)
+
+
+@ahead.early("debug_root")
+def _record(d: Path) -> Path:
+    """torch_compile_debug/ of PROGRAM (started early: tests/support/ahead.py)"""
     (d / "prog.py").write_text(PROGRAM)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_LOGS", "TORCH_TRACE", "TORCHDYNAMO"))}
     env["TORCH_COMPILE_DEBUG"] = "1"

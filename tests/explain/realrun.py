@@ -1,5 +1,6 @@
 """Running a real program twice, under our tracer and under ``TORCH_TRACE``, and reading both with
-``magi-tui triage --json``: the two sources must give the same answers."""
+``magi-tui triage --json``: the two sources must give the same answers. :func:`both` makes the two runs
+at once (two processes: both cores of a 2-core machine)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,6 +42,15 @@ def torch_trace(program: str, out: Path, env: dict[str, str] | None = None) -> P
     logs = sorted(out.glob("*.log"))
     assert len(logs) == 1, logs
     return logs[0]
+
+
+def both(program: str, base: Path, env: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """(:func:`traced` into ``base``, :func:`torch_trace` into ``base/log``) of one program, run at once."""
+    base.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(2) as pool:
+        run = pool.submit(traced, program, base, env)
+        trace = pool.submit(torch_trace, program, base / "log", env)
+        return run.result(), trace.result()
 
 
 def triage(path: Path, *flags: str) -> tuple[int, dict]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.explain.realrun import PROGRAMS, torch_trace, traced, triage
+from tests.explain.realrun import PROGRAMS, triage
+from tests.explain.realrun import both as run_both
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -20,7 +21,8 @@ def line_of(needle: str) -> int:
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
     base = tmp_path_factory.mktemp("breaks")
-    return triage(traced("breaks.py", base))[1], triage(torch_trace("breaks.py", base / "log"))[1]
+    run, log = run_both("breaks.py", base)
+    return triage(run)[1], triage(log)[1]
 
 
 def by_id(j: dict, gb_id: str) -> dict:

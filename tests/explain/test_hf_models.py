@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.explain.realrun import torch_trace, traced, triage
+from tests.explain.realrun import both, traced, triage
+from tests.support import ahead
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -22,8 +23,14 @@ def explain(j: dict) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def gpt2(tmp_path_factory):
-    base = tmp_path_factory.mktemp("gpt2")
-    return triage(traced("hf_gpt2.py", base, KW))[1], triage(torch_trace("hf_gpt2.py", base / "log", KW))[1]
+    return ahead.early_result("gpt2", tmp_path_factory)
+
+
+@ahead.early("gpt2")
+def _gpt2(base):
+    """triage of hf_gpt2.py from the tracer and from the log (started early: tests/support/ahead.py)"""
+    run, log = both("hf_gpt2.py", base, KW)
+    return triage(run)[1], triage(log)[1]
 
 
 def test_keyword_tensor_recompile_is_read_from_the_tracer_and_the_log_alike(gpt2):
@@ -57,7 +64,7 @@ def test_log_and_tracer_give_the_same_recompile_actual(tmp_path):
     """Torch's reason ``n == 3`` has no actual value; both sources read it off the next compile's guards
     (issue 20.11)."""
     got = []
-    for j in (triage(traced("scalar.py", tmp_path))[1], triage(torch_trace("scalar.py", tmp_path / "log"))[1]):
+    for j in (triage(path)[1] for path in both("scalar.py", tmp_path)):
         (r,) = j["recompiles"]
         got.append((r["kind"], r["expected"], r["actual"]))
         assert r["guard_diff"]["changes"] == [{"older": "3", "newer": "5"}]
@@ -67,8 +74,7 @@ def test_log_and_tracer_give_the_same_recompile_actual(tmp_path):
 def test_llama_training_step_keyword_recompile_from_both_sources(tmp_path):
     """A Llama training step (forward, loss, backward) at two lengths: the same explanation from the tracer
     and from the log, the keyword source named, the normal automatic-dynamic path, no warning."""
-    run = triage(traced("hf_llama_train.py", tmp_path))[1]
-    log = triage(torch_trace("hf_llama_train.py", tmp_path / "log"))[1]
+    run, log = (triage(path)[1] for path in both("hf_llama_train.py", tmp_path))
     assert explain(run) == explain(log)
     (cid, kinds, auto, sources, reasons), = explain(run)
     assert reasons[0][:5] == ("size", "kwargs['input_ids']", 1, "8", "16") and auto is True

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.explain.realrun import PROGRAMS, _env, torch_trace, traced, triage
+from tests.explain.realrun import PROGRAMS, _env, both, triage
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -28,7 +28,7 @@ def metrics(path) -> list[dict]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("reset_limit")
-    return traced("reset_limit.py", base), torch_trace("reset_limit.py", base / "log")
+    return both("reset_limit.py", base)
 
 
 def test_metrics_agree_and_the_limit_compile_has_its_row(runs):

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.explain.realrun import torch_trace, traced, triage
+from tests.explain.realrun import both, triage
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
 
 def test_a_second_function_through_one_wrapper_is_explained_as_such(tmp_path):
-    (tmp_path / "t").mkdir()
-    for path in (traced("shared_wrapper.py", tmp_path / "t"), torch_trace("shared_wrapper.py", tmp_path / "l")):
+    for path in both("shared_wrapper.py", tmp_path):
         code, tj = triage(path)
         assert code == 0
         (rc,) = tj["recompiles"]

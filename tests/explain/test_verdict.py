@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.explain.realrun import PROGRAMS, torch_trace, traced, triage
+from tests.explain.realrun import PROGRAMS, both, torch_trace, triage
+from tests.support import ahead
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -21,9 +22,13 @@ def line_of(needle: str) -> int:
 
 @pytest.fixture(scope="module")
 def skip_runs(tmp_path_factory):
-    base = tmp_path_factory.mktemp("skip")
-    env = {"EAGER_MODE": "skip"}
-    return traced("eager.py", base, env), torch_trace("eager.py", base / "log", env)
+    return ahead.early_result("skip_runs", tmp_path_factory)
+
+
+@ahead.early("skip_runs")
+def _skip_runs(base):
+    """eager.py's frames Dynamo skips, traced and logged (started early: tests/support/ahead.py)"""
+    return both("eager.py", base, {"EAGER_MODE": "skip"})
 
 
 def test_skipped_frames_are_ran_eagerly_not_failed(skip_runs):
@@ -50,8 +55,7 @@ def test_recompile_limit_is_the_same_verdict(tmp_path):
 
 
 def test_compiler_crash_hidden_by_suppress_errors_stays_a_failure_with_its_source(tmp_path):
-    for path in (traced("eager.py", tmp_path, {"EAGER_MODE": "crash"}),
-                 torch_trace("eager.py", tmp_path / "log", {"EAGER_MODE": "crash"})):
+    for path in both("eager.py", tmp_path, {"EAGER_MODE": "crash"}):
         code, j = triage(path)
         assert (code, j["status"], j["ran_eagerly"]) == (1, "failed", [])
         (f,) = j["failures"]

@@ -1,6 +1,7 @@
 """``magi-tui fix`` on programs written for it (issue 23): each ends with the right best change, proven
 by re-running it traced; a change that alters the printed numbers is rejected; nothing to fix is no
-change. Real compiles (eager backend), a few seconds a run."""
+change. Real compiles (eager backend), a few seconds a run; each test's ``magi-tui fix`` is made ahead,
+two at a time (tests/support/ahead.py), and the test asserts on its JSON."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from tests.support import ahead
 from tests.support.paths import ROOT
 
 pytest.importorskip("torch")
@@ -27,22 +30,52 @@ def fix(tmp_path: Path, program: str, *extra: str) -> tuple[int, dict]:
     return r.returncode, json.loads(r.stdout)
 
 
+@pytest.fixture(scope="module")
+def fixes(request, tmp_path_factory):
+    base = tmp_path_factory.mktemp("fix")
+    runs = ahead.start(request, lambda *args: fix(Path(tempfile.mkdtemp(dir=base)), *args))
+    yield runs
+    runs.close()
+
+
+@pytest.fixture
+def fixed(request, fixes) -> tuple[int, dict]:
+    """(exit code, JSON) of ``magi-tui fix --json <the test's ahead mark>``."""
+    return fixes.result_for(request.node)
+
+
 KEYS = {"change", "env", "config", "patch", "graph_breaks", "recompiles", "compile_s", "outputs_equal", "kept"}
 
 
+# first: the longest run (a Hugging Face model) starts first, beside the others
+@pytest.mark.ahead("hf_seqlen.py")
+def test_hugging_face_sequence_length_recompile(request, fixes):
+    pytest.importorskip("transformers")
+    code, out = fixes.result_for(request.node)
+    assert code == 0
+    assert out["baseline"]["recompiles"] == 1
+    assert any(i.startswith("size:kwargs['input_ids']:1@") for i in out["baseline"]["worklist"])
+    best = out["best"]
+    src = best["env"]["TORCH_COMPILE_DYNAMIC_SOURCES"].split(",")
+    assert {"L['kwargs']['input_ids']:1", "L['kwargs']['attention_mask']:1"} <= set(src)
+    assert (best["recompiles"], best["outputs_equal"], best["kept"]) == (0, True, True)
+
+
 @pytest.mark.parametrize("program, recompiles, best_env, best_config", [
-    ("storm_positional.py", 5, {"TORCH_COMPILE_DYNAMIC_SOURCES": "L['x']:0"},
-     "torch.compiler.config.dynamic_sources = \"L['x']:0\""),
+    pytest.param("storm_positional.py", 5, {"TORCH_COMPILE_DYNAMIC_SOURCES": "L['x']:0"},
+                 "torch.compiler.config.dynamic_sources = \"L['x']:0\"", marks=pytest.mark.ahead("storm_positional.py")),
     # input_ids alone is specialised back by attention_mask (same length): the trial's guards add it
-    ("storm_keyword.py", 3,
-     {"TORCH_COMPILE_DYNAMIC_SOURCES": "L['kwargs']['attention_mask']:1,L['kwargs']['input_ids']:1"},
-     "torch.compiler.config.dynamic_sources = \"L['kwargs']['attention_mask']:1,L['kwargs']['input_ids']:1\""),
+    pytest.param("storm_keyword.py", 3,
+                 {"TORCH_COMPILE_DYNAMIC_SOURCES": "L['kwargs']['attention_mask']:1,L['kwargs']['input_ids']:1"},
+                 "torch.compiler.config.dynamic_sources = \"L['kwargs']['attention_mask']:1,L['kwargs']['input_ids']:1\"",
+                 marks=pytest.mark.ahead("storm_keyword.py")),
     # a dynamic source does nothing for a float; dynamic from the start does
-    ("float_recompile.py", 1, {"TORCH_COMPILE_OVERRIDE_DYNAMO_CONFIGS": ">=0:assume_static_by_default=False"},
-     "torch._dynamo.config.assume_static_by_default = False"),
+    pytest.param("float_recompile.py", 1,
+                 {"TORCH_COMPILE_OVERRIDE_DYNAMO_CONFIGS": ">=0:assume_static_by_default=False"},
+                 "torch._dynamo.config.assume_static_by_default = False", marks=pytest.mark.ahead("float_recompile.py")),
 ])
-def test_recompile_storms_end_with_a_proven_dynamic_change(tmp_path, program, recompiles, best_env, best_config):
-    code, out = fix(tmp_path, program)
+def test_recompile_storms_end_with_a_proven_dynamic_change(fixed, program, recompiles, best_env, best_config):
+    code, out = fixed
     assert code == 0
     assert out["baseline"]["recompiles"] == recompiles and out["baseline"]["graph_breaks"] == 0
     best = out["best"]
@@ -56,8 +89,9 @@ def test_recompile_storms_end_with_a_proven_dynamic_change(tmp_path, program, re
     assert best["patch_proven"] is True and Path(best["patch_run"]).is_dir(), best["patch_why"]
 
 
-def test_item_break_is_captured(tmp_path):
-    code, out = fix(tmp_path, "item_break.py")
+@pytest.mark.ahead("item_break.py")
+def test_item_break_is_captured(fixed):
+    code, out = fixed
     assert code == 0
     assert out["baseline"]["graph_breaks"] == 1
     best = out["best"]
@@ -68,8 +102,9 @@ def test_item_break_is_captured(tmp_path):
     assert best["patch_proven"] is True
 
 
-def test_print_break_moved_and_its_patch_proven(tmp_path):
-    code, out = fix(tmp_path, "print_break.py")
+@pytest.mark.ahead("print_break.py")
+def test_print_break_moved_and_its_patch_proven(tmp_path, fixed):
+    code, out = fixed
     assert code == 0
     best = out["best"]
     assert best["env"] == {} and best["config"] == ["torch._dynamo.config.reorderable_logging_functions.add(print)"]
@@ -89,8 +124,9 @@ def test_print_break_moved_and_its_patch_proven(tmp_path):
     assert json.loads(t.stdout)["worklist"] == []
 
 
-def test_two_changes_each_leaving_the_other_break_are_proven_together(tmp_path):
-    code, out = fix(tmp_path, "two_breaks.py")
+@pytest.mark.ahead("two_breaks.py")
+def test_two_changes_each_leaving_the_other_break_are_proven_together(fixed):
+    code, out = fixed
     assert code == 0
     alone = {c["key"]: c for c in out["candidates"]}
     assert alone["capture_scalar_outputs"]["graph_breaks"] == 1 and alone["reorderable_print"]["graph_breaks"] == 1
@@ -103,8 +139,9 @@ def test_two_changes_each_leaving_the_other_break_are_proven_together(tmp_path):
     assert best["patch_proven"] is True
 
 
-def test_data_dependent_shape_break_is_captured(tmp_path):
-    code, out = fix(tmp_path, "nonzero_break.py")
+@pytest.mark.ahead("nonzero_break.py")
+def test_data_dependent_shape_break_is_captured(fixed):
+    code, out = fixed
     assert code == 0
     assert "GB0036@nonzero_break.py:7" in out["baseline"]["worklist"]
     best = out["best"]
@@ -112,8 +149,9 @@ def test_data_dependent_shape_break_is_captured(tmp_path):
     assert (best["graph_breaks"], best["recompiles"], best["outputs_equal"], best["patch_proven"]) == (0, 0, True, True)
 
 
-def test_a_change_that_alters_the_output_is_rejected(tmp_path):
-    code, out = fix(tmp_path, "print_mutates.py")
+@pytest.mark.ahead("print_mutates.py")
+def test_a_change_that_alters_the_output_is_rejected(fixed):
+    code, out = fixed
     assert code == 0
     assert out["best"] is None
     (c,) = out["candidates"]
@@ -123,28 +161,18 @@ def test_a_change_that_alters_the_output_is_rejected(tmp_path):
     assert c["why"].startswith("output changed")
 
 
-def test_nothing_to_fix(tmp_path):
-    code, out = fix(tmp_path, "nothing.py")
+@pytest.mark.ahead("nothing.py")
+def test_nothing_to_fix(fixed):
+    code, out = fixed
     assert code == 0
     assert out["best"] is None and out["candidates"] == [] and out["runs"] == 1
     assert (out["baseline"]["graph_breaks"], out["baseline"]["recompiles"]) == (0, 0)
 
 
-def test_max_runs_is_kept(tmp_path):
-    code, out = fix(tmp_path, "storm_positional.py", "--max-runs", "2")
+@pytest.mark.ahead("storm_positional.py", "--max-runs", "2")
+def test_max_runs_is_kept(fixed):
+    code, out = fixed
     assert code == 0 and out["runs"] == 2
     assert [c["key"] for c in out["candidates"]] == ["dynamic_sources"] and out["best"]["kept"]
     assert out["best"]["patch_proven"] is None
     assert any("not tried" in n for n in out["notes"]) and any("patch was not run" in n for n in out["notes"])
-
-
-def test_hugging_face_sequence_length_recompile(tmp_path):
-    pytest.importorskip("transformers")
-    code, out = fix(tmp_path, "hf_seqlen.py")
-    assert code == 0
-    assert out["baseline"]["recompiles"] == 1
-    assert any(i.startswith("size:kwargs['input_ids']:1@") for i in out["baseline"]["worklist"])
-    best = out["best"]
-    src = best["env"]["TORCH_COMPILE_DYNAMIC_SOURCES"].split(",")
-    assert {"L['kwargs']['input_ids']:1", "L['kwargs']['attention_mask']:1"} <= set(src)
-    assert (best["recompiles"], best["outputs_equal"], best["kept"]) == (0, True, True)

@@ -15,6 +15,7 @@ from magi_tui.ui.screens.compare import CompareScreen
 from magi_tui.ui.screens.fix import FixScreen, FixTable
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.screens.runs import RunsScreen
+from tests.support import ahead
 from tests.support.paths import ROOT
 from tests.support.pilot import screen_text, wait_for
 
@@ -25,7 +26,12 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 @pytest.fixture(scope="module")
 def fixed_root(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("fixscreen")
+    return ahead.early_result("fixed_root", tmp_path_factory)
+
+
+@ahead.early("fixed_root")
+def _fix(root: Path) -> Path:
+    """``magi-tui fix`` of print_break.py into ``root`` (started early: tests/support/ahead.py)"""
     r = subprocess.run([sys.executable, "-m", "magi_tui", "fix", "-o", str(root), "--", "python",
                         str(PROGRAMS / "print_break.py")], cwd=ROOT, capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"), timeout=600)

@@ -1,12 +1,20 @@
 """Every silent fallback in one place (issue 24 item 3): programs run under the tracer in the test, each
-fallback kind once, where it happened and how much."""
+fallback kind once, where it happened and how much. The programs' runs are made ahead, two at a time
+(tests/support/ahead.py)."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from magi_tui.model.report import triage_json, triage_text
 from magi_tui.model.run import RunModel
+from tests.support import ahead
 from tests.support.traced import ROOT, traced_run
 
 pytestmark = pytest.mark.torch
@@ -51,6 +59,34 @@ print(run.path)
 """
 
 
+def _run(base: Path, program: str) -> tuple[Path, str]:
+    """(the run dir, what the program printed) of one of this module's programs, traced in a fresh folder."""
+    pytest.importorskip("torch")
+    out = Path(tempfile.mkdtemp(dir=base))
+    if program != "HINT_PROGRAM":
+        return traced_run(out, globals()[program]), ""
+    (out / "prog.py").write_text(HINT_PROGRAM)
+    proc = subprocess.run([sys.executable, str(out / "prog.py"), str(out)], capture_output=True,
+                          text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(ROOT),
+                                                           TORCHINDUCTOR_CACHE_DIR=str(out / "cold")))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return Path(proc.stdout.strip().splitlines()[-1]), proc.stderr + proc.stdout
+
+
+@pytest.fixture(scope="module")
+def runs(request, tmp_path_factory):
+    base = tmp_path_factory.mktemp("fallbacks")
+    made = ahead.start(request, lambda program: _run(base, program))
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def traced(request, runs) -> tuple[Path, str]:
+    """(run dir, printed) of the program the test's ahead mark names."""
+    return runs.result_for(request.node)
+
+
 def by_kind(out: dict) -> dict[str, list[dict]]:
     kinds: dict[str, list[dict]] = {}
     for item in out["fallbacks"]["items"]:
@@ -58,9 +94,9 @@ def by_kind(out: dict) -> dict[str, list[dict]]:
     return kinds
 
 
-def test_each_eager_fallback_appears_once_where_it_happened(tmp_path):
-    pytest.importorskip("torch")
-    run = traced_run(tmp_path, EAGER_PROGRAM)
+@pytest.mark.ahead("EAGER_PROGRAM")
+def test_each_eager_fallback_appears_once_where_it_happened(traced):
+    run, _ = traced
     out = triage_json(RunModel(run).load())
     kinds = by_kind(out)
     assert sorted(kinds) == ["eager_calls", "nothing_compiled", "recompile_limit"]
@@ -78,9 +114,9 @@ def test_each_eager_fallback_appears_once_where_it_happened(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_cache_bypass_appears_with_its_reason(tmp_path):
-    pytest.importorskip("torch")
-    run = traced_run(tmp_path, BYPASS_PROGRAM)
+@pytest.mark.ahead("BYPASS_PROGRAM")
+def test_a_cache_bypass_appears_with_its_reason(traced):
+    run, _ = traced
     out = triage_json(RunModel(run).load())
     bypasses = by_kind(out).get("cache_bypass", [])
     assert bypasses and all(b["frame"] == "f (prog.py:7)" and b["compile_id"] == "0/0" for b in bypasses)
@@ -101,20 +137,10 @@ print(run.path)
 
 
 @pytest.mark.slow
-def test_an_op_inductor_ran_as_a_fallback_kernel_appears_once_and_nothing_more_is_printed(tmp_path):
-    import os
-    import subprocess
-    import sys
-
-    pytest.importorskip("torch")
-    (tmp_path / "prog.py").write_text(HINT_PROGRAM)
-    proc = subprocess.run([sys.executable, str(tmp_path / "prog.py"), str(tmp_path)], capture_output=True,
-                          text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(ROOT),
-                                                           TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cold")))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "FallbackKernel" not in proc.stderr + proc.stdout      # the hint is recorded, not printed
-    from pathlib import Path
-
-    out = triage_json(RunModel(Path(proc.stdout.strip().splitlines()[-1])).load())
+@pytest.mark.ahead("HINT_PROGRAM")
+def test_an_op_inductor_ran_as_a_fallback_kernel_appears_once_and_nothing_more_is_printed(traced):
+    run, printed = traced
+    assert "FallbackKernel" not in printed      # the hint is recorded, not printed
+    out = triage_json(RunModel(run).load())
     (fk,) = by_kind(out)["fallback_kernel"]                         # a cold cache: Inductor lowers it
     assert "aten._linalg_svd" in fk["what"] and fk["frame"] == "f (prog.py:4)" and fk["compile_id"] == "0/0"

@@ -12,13 +12,12 @@ import pytest
 from magi_tui.model.report import triage_json, triage_text
 from magi_tui.model.run import RunModel
 from magi_tui.model.runtime import from_graph_execution, from_runtime_json, read_runtime_file
-from tests.support.traced import traced_run as run_traced
+from tests.support import ahead
 
 
-@pytest.fixture(scope="module")
-def traced_run(tmp_path_factory) -> Path:
-    pytest.importorskip("torch")
-    return run_traced(tmp_path_factory.mktemp("runtime"))
+@pytest.fixture
+def traced_run(calls_run) -> Path:
+    return calls_run  # tests/conftest.py: one traced run, shared with tests/ui/test_runtime_views.py
 
 
 @pytest.mark.torch
@@ -82,21 +81,32 @@ with record_and_log_graph_execution_order():
 """
 
 
-@pytest.mark.torch
-@pytest.mark.slow
-def test_a_torch_trace_logs_graph_execution_records_give_calls_per_compile_id(tmp_path):
+@ahead.early("graph_execution_log")
+def _graph_execution_log(folder: Path) -> Path:
+    """LOG_PROGRAM's TORCH_TRACE log (a cold Inductor cache of its own; started early: tests/support/ahead.py)."""
     import os
     import subprocess
     import sys
 
     pytest.importorskip("torch")
-    (tmp_path / "prog.py").write_text(LOG_PROGRAM)
-    env = dict(os.environ, TORCH_TRACE=str(tmp_path / "trace"), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "ind"))
-    proc = subprocess.run([sys.executable, str(tmp_path / "prog.py")], env=env, capture_output=True, text=True,
+    (folder / "prog.py").write_text(LOG_PROGRAM)
+    env = dict(os.environ, TORCH_TRACE=str(folder / "trace"), TORCHINDUCTOR_CACHE_DIR=str(folder / "ind"))
+    proc = subprocess.run([sys.executable, str(folder / "prog.py")], env=env, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    (log,) = (tmp_path / "trace").iterdir()
-    out = triage_json(RunModel(log).load())
+    (log,) = (folder / "trace").iterdir()
+    return log
+
+
+@pytest.fixture
+def graph_execution_log(tmp_path_factory) -> Path:
+    return ahead.early_result("graph_execution_log", tmp_path_factory)
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_a_torch_trace_logs_graph_execution_records_give_calls_per_compile_id(graph_execution_log):
+    out = triage_json(RunModel(graph_execution_log).load())
     (frame,) = out["frames"]
     assert [(e["compile_id"], e["calls"], e["seconds"]) for e in frame["entries"]] == [("0/0", 3, None),
                                                                                       ("0/1", 2, None)]

@@ -1,7 +1,7 @@
 """One real Inductor compile on CPU, recorded as a user would: ``python -m tracer --provenance
 --keep-trace fused_program.py`` (caches off, so Inductor runs its scheduler and torch writes its
 provenance; ``--keep-trace`` also keeps torch's own TORCH_TRACE log of it), once per session for every
-provenance test."""
+provenance test, started early (tests/support/ahead.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import ahead
+
 PROGRAM = Path(__file__).with_name("fused_program.py")
 
 
 @pytest.fixture(scope="session")
 def provenance_run(tmp_path_factory) -> Path:
+    return ahead.early_result("provenance_run", tmp_path_factory)
+
+
+@ahead.early("provenance_run")
+def _record(root: Path) -> Path:
     pytest.importorskip("torch")
-    root = tmp_path_factory.mktemp("provenance")
     env = dict(os.environ, TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
     proc = subprocess.run([sys.executable, "-m", "tracer", "--provenance", "--keep-trace", "-o", str(root / "runs"), str(PROGRAM)],
                           capture_output=True, text=True, timeout=600, env=env, cwd=root)

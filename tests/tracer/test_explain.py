@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -335,10 +336,13 @@ fail(sys.argv[1])
 
 
 def _both(args, cwd):
-    plain = subprocess.run([sys.executable, *args], cwd=cwd, env=ENV, capture_output=True, timeout=300)
-    traced = subprocess.run([sys.executable, "-m", "tracer", "-o", str(cwd / "out"), *args], cwd=cwd, env=ENV,
-                            capture_output=True, timeout=300)
-    return plain, traced
+    """(plain ``python args``, ``python -m tracer args``): the two at once, one process per core."""
+    with ThreadPoolExecutor(2) as pool:
+        plain = pool.submit(subprocess.run, [sys.executable, *args], cwd=cwd, env=ENV, capture_output=True,
+                            timeout=300)
+        traced = pool.submit(subprocess.run, [sys.executable, "-m", "tracer", "-o", str(cwd / "out"), *args],
+                             cwd=cwd, env=ENV, capture_output=True, timeout=300)
+        return plain.result(), traced.result()
 
 
 def test_python_m_tracer_is_invisible_to_the_program(tmp_path):

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -30,7 +31,6 @@ if sys.argv[1] == "raise":
 
 def _traced(tmp_path, how):
     script = tmp_path / "prog.py"
-    script.write_text(PROGRAM)
     out = subprocess.run([sys.executable, "-m", "tracer", "-o", str(tmp_path / how), str(script), how],
                          cwd=tmp_path, capture_output=True, text=True, timeout=180,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
@@ -45,7 +45,10 @@ def _triage(capsys, root):
 
 
 def test_killed_program_reads_incomplete_clean_and_raised_ones_do_not(tmp_path, capsys):
-    rc, killed = _traced(tmp_path, "kill")
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    with ThreadPoolExecutor(2) as pool:  # the three runs two at a time: a process per core
+        traced = {how: pool.submit(_traced, tmp_path, how) for how in ("kill", "clean", "raise")}
+    rc, killed = traced["kill"].result()
     assert rc == -9
     code, t = _triage(capsys, killed)
     assert t["status"] == "incomplete" and code == 1
@@ -55,7 +58,7 @@ def test_killed_program_reads_incomplete_clean_and_raised_ones_do_not(tmp_path, 
     assert json.loads(capsys.readouterr().out)[0]["status"] == "incomplete"
 
     for how, want_rc in (("clean", 0), ("raise", 4)):
-        rc, root = _traced(tmp_path, how)
+        rc, root = traced[how].result()
         assert rc == want_rc
         code, t = _triage(capsys, root)
         assert t["status"] == "ok" and code == 0, (how, t["incomplete_reasons"])

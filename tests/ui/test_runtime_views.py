@@ -9,15 +9,13 @@ from magi_tui.ui.app import MagiApp
 from magi_tui.ui.screens.compiled import CompiledFunctionsScreen
 from magi_tui.ui.screens.frames import FramesScreen, FramesTable
 from tests.support.pilot import loaded_run_screen, screen_text, wait_for
-from tests.support.traced import traced_run
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    pytest.importorskip("torch")
-    return traced_run(tmp_path_factory.mktemp("runtime_ui"))
+@pytest.fixture
+def run_dir(calls_run):
+    return calls_run  # tests/conftest.py: one traced run, shared with tests/model/test_runtime_model.py
 
 
 async def test_frames_view_shows_calls_and_eager_calls_and_each_entry(run_dir):
