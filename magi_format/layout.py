@@ -35,9 +35,14 @@ RUN_DIR_ANNOUNCE = "MAGI_RUN_DIR="
 SESSION_FILE = "session.json"
 
 
-def session_record(pid: int, host: str, started: float, ended: float | None) -> dict[str, Any]:
-    """The ``session.json`` object: the writing process (``pid`` on ``host``) and its open / close times."""
-    return {"writer": "magi-tui tracer", "pid": pid, "host": host, "started": started, "ended": ended}
+def session_record(pid: int, host: str, started: float, ended: float | None,
+                   outcome: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``session.json`` object: the writing process (``pid`` on ``host``), its open / close times and, once
+    closed, how the program ended (``outcome``: ``tracer/outcome.py``; absent while it runs)."""
+    rec = {"writer": "magi-tui tracer", "pid": pid, "host": host, "started": started, "ended": ended}
+    if outcome is not None:
+        rec["outcome"] = outcome
+    return rec
 
 FOLDER_RE = re.compile(r"^(\d{4,})_(.+)$")
 

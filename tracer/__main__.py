@@ -104,10 +104,13 @@ def main(argv: list[str] | None = None) -> int:
                 except Exception:
                     pass
         except BaseException as exc:
+            run.note_end(None if isinstance(exc, KeyboardInterrupt) else 1, exc, "program")
             tb = _user_traceback(exc.__traceback__, code)
             exc.__traceback__ = tb
             exc_info = (type(exc), exc, tb)
             status = None
+        if exc_info is None:
+            run.note_end(status, None, "program")
     if exc_info is not None:
         sys.excepthook(*exc_info)
         if issubclass(exc_info[0], KeyboardInterrupt):  # python dies of SIGINT after the traceback

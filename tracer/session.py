@@ -112,6 +112,11 @@ class Session:
         self.runtime: RuntimeCounters | None = None
         self._cache_components: Any = None
         self._perf_hints: list = []
+        #: id of each code object a compiled entry runs (Dynamo's, and ours with the runtime taps) -> its
+        #: compile id: what tells an exception that left a compiled entry (:mod:`tracer.outcome`)
+        self.compiled_codes: dict[int, str] = {}
+        #: how the program ended (``session.json``'s ``outcome``), set just before :meth:`stop`
+        self.outcome: dict[str, Any] | None = None
 
     @property
     def active(self) -> bool:
@@ -150,7 +155,8 @@ class Session:
         """Open / close the run's session record (its absence of an end marks a killed program's run)."""
         try:
             self.writer.writer.write_session(session_record(os.getpid(), socket.gethostname(),
-                                                            self._started, ended))
+                                                            self._started, ended,
+                                                            self.outcome if ended is not None else None))
         except Exception:  # a run without the record reads as an upstream one: never break the program
             pass
 
@@ -162,11 +168,19 @@ class Session:
         codes = self.codes
         runtime = self.runtime
 
+        compiled = self.compiled_codes
+
         def hook(code, new_code):
-            codes.append((code, new_code))
+            codes.append((code, new_code))  # (held: the ids below stay theirs)
+            ids = compile_ids()
+            cid = f"{ids.get('frame_id')}/{ids.get('frame_compile_id')}" if ids else "?"
+            compiled[id(new_code)] = cid
             if runtime is None:
                 return None
-            return runtime.instrument(code, new_code, compile_ids())
+            out = runtime.instrument(code, new_code, ids)
+            if out is not None:
+                compiled[id(out)] = cid
+            return out
 
         self._hook = register_bytecode_hook(hook)
 
@@ -179,6 +193,18 @@ class Session:
             cid = f"{ids['frame_id']}/{ids['frame_compile_id']}"
             attrs = {**attrs, "compile_id": cid, "attempt": ids.get("attempt", 0)}
         self.writer.submit(UserEvent(name, attrs, files or {}, time.time()))
+
+    def note_end(self, exit_code: int | None, exc: BaseException | None, ended_by: str) -> None:
+        """Remember how the program (or the block) ended, for the session record; the first note wins (the
+        outermost caller that knows more, ``python -m tracer``, notes first)."""
+        if self.outcome is not None:
+            return
+        try:
+            from tracer.outcome import outcome
+
+            self.outcome = outcome(exit_code, exc, self.compiled_codes, ended_by)
+        except Exception:
+            pass
 
     def flush(self) -> None:
         if self.writer is not None:
@@ -258,7 +284,13 @@ def explain_compilation(root: str | os.PathLike[str] = "runs", label: str | None
             _active.append(session)
     try:
         yield session
+    except BaseException as exc:
+        if session is not outer and not isinstance(exc, GeneratorExit):
+            session.note_end(None, exc, "block")
+        raise
     finally:
+        if session is not outer:
+            session.note_end(None, None, "block")
         with _lock:
             if session is outer:
                 session.depth -= 1

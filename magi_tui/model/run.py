@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
 
@@ -27,7 +27,10 @@ from magi_tui.model.pairing import Pairer, Span
 from magi_tui.model.reader import Malformed, ReadResult, TimelineReader
 from magi_tui.model.torchtrace import is_trace_log, log_run_name
 from magi_tui.model.tree import Group, RunTree
-from magi_tui.model.triage import Failure, Triage, TriageBuilder
+from magi_tui.model.triage import Failure, Triage, TriageBuilder, raised_into_program
+
+if TYPE_CHECKING:
+    from magi_tui.model.session import Outcome
 
 TIMELINE = (TIMELINE_DIR, TIMELINE_FILE)
 #: a streamed load's read: small enough that its events are still in the CPU's caches when they are folded
@@ -313,10 +316,14 @@ class RunModel:
     def status_why(self) -> tuple[str, list[str]]:
         """``(status, why incomplete)`` — the one rule, used by the CLI, the runs list and the header.
 
-        ``failed``: a failure not recovered (a restart whose retry never finished too); ``incomplete``: a
-        compile was cut short (lifecycles left open, the tracer stopped, a partial last line);
+        ``interrupted``: the program was stopped by Ctrl-C (its session record says so); ``failed``: a
+        failure not recovered (a restart whose retry never finished too), an exception of torch.compile's or
+        of a compiled entry that reached the program, a recompile-limit hit that raised
+        (``FailOnRecompileLimitHit``); ``incomplete``: a compile was cut short (lifecycles left open, the
+        tracer stopped, a partial last line, a program killed);
         ``degraded``: it finished, but frame(s) ran eagerly (Dynamo skipped them after a graph break it
-        could not resume from, or they reached the recompile limit); ``recovered``: restarts or failures,
+        could not resume from, or they reached the recompile limit), or no compile captured a graph with an
+        op (the model compiled nothing: it all ran as Python); ``recovered``: restarts or failures,
         all recovered; ``ok``; ``empty``: nothing recorded.
         """
         t = self.triage
@@ -333,16 +340,21 @@ class RunModel:
                        f"{open_spans[0].first.name})")
         if self.partial_line:
             why.append(f"the last record of {self.source_name} is incomplete")
+        outcome = self.outcome
+        if outcome is not None and outcome.interrupted:
+            return "interrupted", why  # Ctrl-C: whatever was recorded, the run did not finish
+        if outcome is not None and outcome.torch_failed:
+            return "failed", why  # torch.compile, or a compiled entry, raised into the program
         if not self.event_count:
             return ("incomplete" if self.partial_line else "empty"), why
-        if any(not c.recovered for c in t.problems):
+        if any(not c.recovered for c in t.problems) or any(raised_into_program(i) for i in t.recompile_limit_hits):
             return "failed", why
         if why:
             return "incomplete", why
         if any(not r.recovered for r in t.restarts) or t.unrecovered_cascades:
             return "failed", why
-        if t.fallbacks or t.recompile_limit_hits:
-            return "degraded", why  # it finished, with frame(s) that ran eagerly
+        if t.fallbacks or t.recompile_limit_hits or t.compiled_nothing:
+            return "degraded", why  # it finished, with frame(s) that ran eagerly (or nothing compiled at all)
         if t.restarts or t.cascades:
             return "recovered", why
         return "ok", why
@@ -358,6 +370,14 @@ class RunModel:
 
             rec = self._session = read_session(self.path)
         return rec.cut_short() if rec is not None else None
+
+    @property
+    def outcome(self) -> "Outcome | None":
+        """How the traced program ended (its session record's ``outcome``), or None when not recorded here (a
+        TORCH_TRACE log, an upstream run, a run of an older tracer, a program still running or killed)."""
+        self.session_cut_short()
+        rec = getattr(self, "_session", None)
+        return rec.outcome if rec is not None else None
 
     @property
     def session_ended(self) -> bool:

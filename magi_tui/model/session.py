@@ -13,7 +13,53 @@ from msgspec import Struct
 from magi_format.layout import SESSION_FILE, TIMELINE_DIR
 from magi_tui.model.files import json_or_none, read_head
 
-_LIMIT = 4096  # the record is ~120 bytes: anything longer is not ours
+_LIMIT = 65536  # ~120 bytes, or up to ~25 KB with an outcome's traceback: anything longer is not ours
+
+
+class ProgramException(Struct, frozen=True):
+    """The exception that reached the program (``tracer/outcome.py``): ``origin`` ``compile`` (torch.compile
+    raised while compiling), ``compiled_code`` (raised while a compiled entry ran; ``in_graph``: inside
+    torch's compiled graph), ``program`` (elsewhere)."""
+
+    type: str
+    message: str
+    origin: str
+    compile_id: str | None = None
+    in_graph: bool = False
+    file: str | None = None
+    line: int | None = None
+    call_file: str | None = None
+    call_line: int | None = None
+    traceback: str = ""
+
+    @property
+    def short_type(self) -> str:
+        return self.type.rsplit(".", 1)[-1]
+
+    def as_json(self) -> dict[str, object]:
+        return {"type": self.type, "message": self.message, "origin": self.origin, "compile_id": self.compile_id,
+                "in_graph": self.in_graph, "file": self.file, "line": self.line, "call_file": self.call_file,
+                "call_line": self.call_line}
+
+
+class Outcome(Struct, frozen=True):
+    """How the traced program ended: ``ended_by`` ``program`` (``python -m tracer`` saw it exit: ``exit_code``)
+    or ``block`` (an ``explain_compilation`` block ended: the exit code is not known there)."""
+
+    ended_by: str
+    exit_code: int | None
+    interrupted: bool
+    exception: ProgramException | None
+
+    @property
+    def torch_failed(self) -> bool:
+        """An exception of torch.compile's, or one that left a compiled entry, reached the program."""
+        return self.exception is not None and self.exception.origin in ("compile", "compiled_code")
+
+    def as_json(self) -> dict[str, object]:
+        return {"recorded": True, "ended_by": self.ended_by, "exit_code": self.exit_code,
+                "interrupted": self.interrupted,
+                "exception": self.exception.as_json() if self.exception is not None else None}
 
 
 class SessionRecord(Struct, frozen=True):
@@ -21,6 +67,7 @@ class SessionRecord(Struct, frozen=True):
     host: str | None
     started: float | None
     ended: float | None
+    outcome: Outcome | None = None
 
     def writer_alive(self) -> bool | None:
         """Whether the writing process still runs: None when it cannot be told (another host, no pid)."""
@@ -57,6 +104,32 @@ def _number(v: object) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+def _int(v: object) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _str(v: object, limit: int = 20000) -> str | None:
+    return v[:limit] if isinstance(v, str) else None
+
+
+def _outcome(obj: object) -> Outcome | None:
+    """The record's ``outcome``, every field checked (a damaged or hostile file gives None, never a raise)."""
+    if not isinstance(obj, dict) or _str(obj.get("ended_by")) is None:
+        return None
+    exc = obj.get("exception")
+    pe = None
+    if isinstance(exc, dict) and _str(exc.get("type")):
+        origin = _str(exc.get("origin")) or "program"
+        pe = ProgramException(
+            _str(exc.get("type"), 300) or "?", _str(exc.get("message"), 4000) or "",
+            origin if origin in ("compile", "compiled_code", "program") else "program",
+            _str(exc.get("compile_id"), 100), exc.get("in_graph") is True, _str(exc.get("file"), 2000),
+            _int(exc.get("line")), _str(exc.get("call_file"), 2000), _int(exc.get("call_line")),
+            _str(exc.get("traceback")) or "")
+    return Outcome(_str(obj.get("ended_by"), 40) or "?", _int(obj.get("exit_code")),
+                   obj.get("interrupted") is True, pe)
+
+
 def read_session(run_dir: Path) -> SessionRecord | None:
     """The run's session record, or None when it has none (or not one of ours)."""
     text, _problem = read_head(run_dir / TIMELINE_DIR / SESSION_FILE, _LIMIT, run_dir)
@@ -67,4 +140,4 @@ def read_session(run_dir: Path) -> SessionRecord | None:
     host = obj.get("host")
     return SessionRecord(pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
                          host if isinstance(host, str) else None, _number(obj.get("started")),
-                         _number(obj.get("ended")))
+                         _number(obj.get("ended")), _outcome(obj.get("outcome")))

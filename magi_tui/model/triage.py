@@ -124,6 +124,17 @@ class Triage(Struct):
     tracer_stopped: list[Item] = field(default_factory=list)
     #: torch.export's issues (data-dependent expressions, guards it added, fake kernels)
     export_issues: list[Item] = field(default_factory=list)
+    #: compiles that closed (``after`` of a ``compile`` lifecycle) and graphs Dynamo captured (``after`` of a
+    #: ``dynamo_capture``: a graph with ops that went to the backend): the evidence of :attr:`compiled_nothing`
+    compiles_closed: int = 0
+    graphs_captured: int = 0
+
+    @property
+    def compiled_nothing(self) -> bool:
+        """Compiles closed and not one captured a graph: every graph Dynamo made had no op, so the code runs
+        as plain Python (``torch.compile(DDP(model))``). Only sources that record both can say it (our tracer,
+        TORCH_TRACE logs); upstream runs have neither lifecycle."""
+        return self.compiles_closed > 0 and self.graphs_captured == 0
 
     @property
     def first_failure(self) -> Failure | None:
@@ -172,6 +183,13 @@ def _attr(ev: Event, *keys: str) -> str:
         if s.get(k):
             return s[k]
     return ""
+
+
+def raised_into_program(item: Item) -> bool:
+    """A recompile-limit hit that raised into the program (``fail_on_recompile_limit_hit`` or
+    ``fullgraph=True``: torch's ``FailOnRecompileLimitHit``), not a frame that went on eagerly."""
+    ev = item.event
+    return _attr(ev, "fallback") == "error" or "FailOnRecompileLimitHit" in _attr(ev, "fail_type")
 
 
 def _first_line(text: str) -> str:
@@ -265,6 +283,11 @@ class TriageBuilder:
                 cascade.members.append(f)
             f.cascade = self._cascade
         elif phase == "after":
+            lc = ev.lifecycle
+            if lc == "compile":
+                t.compiles_closed += 1
+            elif lc == "dynamo_capture":
+                t.graphs_captured += 1
             waiting = None
             if self._waiting:  # a failure waits for its recovery (most runs: none at all)
                 key = span.before.pair_key if span is not None and span.before is not None else ev.pair_key
