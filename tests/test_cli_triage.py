@@ -56,7 +56,11 @@ def test_json_contract_on_the_cold_transformer(capsys):
     # the panel's checks, word for word
     run = RunModel(FIXTURES / COLD).load()
     assert obj["checks"] == [c.as_json() for c in analyse(run).checks]
-    assert {c["level"] for c in obj["checks"]} <= {"ok", "warn", "fail"}
+    assert {c["level"] for c in obj["checks"]} <= {"ok", "warn", "fail", "unknown"}
+    # an upstream run cannot tell how its program ended: said, never guessed green
+    unknown = [c for c in obj["checks"] if c["level"] == "unknown"]
+    assert [c["rule"] for c in unknown] == ["not-recorded"] and "how the program ended" in unknown[0]["message"]
+    assert obj["outcome"] == {"recorded": False, "why": "an upstream run: no session record of our tracer"}
 
 
 @needs_fixtures

@@ -20,6 +20,7 @@ Pure standard library: it runs inside the user's program and must never raise.
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 from types import TracebackType
 from typing import Any
@@ -32,6 +33,8 @@ COMPILE_EXCEPTIONS = frozenset({
 })
 _CONVERT_FRAME = os.path.join("_dynamo", "convert_frame.py")
 _TORCH_DIRS = (os.sep + "torch" + os.sep, "torchinductor_")
+#: the standard library's folder (``subprocess.py`` is not where the user should look)
+_STDLIB = os.path.dirname(os.__file__) + os.sep
 MAX_MESSAGE = 4000
 MAX_TRACEBACK = 16000
 
@@ -47,6 +50,11 @@ def _frames(tb: TracebackType | None) -> list[tuple[Any, str, int]]:
 
 def _is_torch(path: str) -> bool:
     return any(d in path for d in _TORCH_DIRS)
+
+
+def _is_user(path: str) -> bool:
+    return not (_is_torch(path) or "site-packages" in path or path.startswith(_STDLIB) or path.startswith("<")
+                or os.sep + "tracer" + os.sep in path)
 
 
 def describe_exception(exc: BaseException, compiled: dict[int, str]) -> dict[str, Any]:
@@ -66,7 +74,7 @@ def describe_exception(exc: BaseException, compiled: dict[int, str]) -> dict[str
             entry, after, call = cid, [], last_user
         elif entry is not None:
             after.append(path)
-        if not _is_torch(path) and "site-packages" not in path:
+        if _is_user(path):
             last_user = (path, line)
     compiling = any(p.endswith(_CONVERT_FRAME) for p in (after if entry is not None else
                                                            [p for _c, p, _l in frames]))
@@ -77,7 +85,7 @@ def describe_exception(exc: BaseException, compiled: dict[int, str]) -> dict[str
         origin = "compiled_code"
     else:
         origin = "program"
-    user = [(p, ln) for _c, p, ln in frames if not _is_torch(p) and "site-packages" not in p]
+    user = [(p, ln) for _c, p, ln in frames if _is_user(p)]
     try:
         message = str(exc)
     except Exception:
@@ -99,7 +107,7 @@ def outcome(exit_code: int | None, exc: BaseException | None, compiled: dict[int
     """The ``outcome`` object: ``ended_by`` (``program``: ``python -m tracer`` saw it exit; ``block``: an
     ``explain_compilation`` block ended, the program's exit code is not known there), ``exit_code`` (None
     when not known), ``interrupted`` (Ctrl-C: a ``KeyboardInterrupt``), ``exception`` (see
-    :func:`describe_exception`) or None."""
+    :func:`describe_exception`) or None, ``script`` (``python -m tracer``'s script, never its arguments)."""
     interrupted = isinstance(exc, KeyboardInterrupt)
     described = None
     if exc is not None and not isinstance(exc, SystemExit):
@@ -109,4 +117,6 @@ def outcome(exit_code: int | None, exc: BaseException | None, compiled: dict[int
             described = {"type": type(exc).__name__, "message": "", "origin": "program", "compile_id": None,
                          "in_graph": False, "file": None, "line": None, "call_file": None, "call_line": None,
                          "traceback": ""}
-    return {"ended_by": ended_by, "exit_code": exit_code, "interrupted": interrupted, "exception": described}
+    script = sys.argv[0] if ended_by == "program" and sys.argv else None  # the script alone: arguments may hold secrets
+    return {"ended_by": ended_by, "exit_code": exit_code, "interrupted": interrupted, "exception": described,
+            "script": script}

@@ -3,16 +3,19 @@
 One list, each item with where (the frame's file:line, the compile id) and how much (calls, when the run
 recorded them — ``runtime.json`` of our tracer):
 
-* ``recompile_limit``: a frame hit its recompile limit; the calls it then ran eagerly;
+* ``compiled_nothing``: no compile captured a graph with an op: the model ran entirely as Python;
+* ``recompile_limit``: a frame hit its recompile limit; the calls it then ran eagerly (not one whose limit
+  hit raised into the program: that is a failure);
 * ``eager_calls``: calls a frame ran eagerly after a cache miss no entry served, with no limit hit
   (a ``set_stance("eager_on_recompile")``, a recompile Dynamo skipped);
 * ``eager_calls_unattributed``: eager calls whose frame could not be told (two frames from one call site);
 * ``nothing_compiled``: a compile that ended with no guarded code (``has_guarded_code: false`` in torch's
-  compilation metrics): the frame runs as plain Python, with the failure or skip torch gave;
+  compilation metrics): the frame runs as plain Python, with the failure or skip torch gave (not a compile
+  that failed or was cut by Ctrl-C: those are errors, said as such);
 * ``cache_bypass``: a compile that could not use the FX-graph / AOTAutograd cache, and why;
 * ``fallback_kernel``: an op Inductor could not lower and ran as an ATen kernel (``Using FallbackKernel``);
   ``perf_hint``: Inductor's other performance hints — both recorded by our tracer, once per op / hint and
-  compile;
+  compile; not those Inductor gives on every CPU compile by design (:data:`EXPECTED_ON_CPU`);
 * ``cudagraph_skip``: a graph compiled for CUDA graphs (``mode="reduce-overhead"``) that Inductor runs without
   them, and why (``cudagraph_skip_reason`` in torch's compilation metrics, from the tracer and from logs).
 
@@ -46,6 +49,16 @@ NOT_RECORDED = [
     "calls of a frame Dynamo skipped whole before tracing it (no tensors, skipfiles): torch records no "
     "event for them",
 ]
+
+
+#: hints Inductor gives on every CPU compile, by design: nothing fell back, nothing to change (kept out of the
+#: silent fallbacks). Padding is a GPU optimisation; SDPA on CPU is ATen's own fused kernel.
+EXPECTED_ON_CPU = ("Skip comprehensive padding on CPU", "_scaled_dot_product_flash_attention_for_cpu",
+                   "_scaled_dot_product_fused_attention_overrideable")
+
+
+def expected_on_cpu(hint: str) -> bool:
+    return any(m in hint for m in EXPECTED_ON_CPU)
 
 
 class Fallback(Struct):
@@ -84,6 +97,8 @@ def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: Sequence = 
     frames = {f.key: f for f in analysis.frames}
     rt = analysis.runtime
     for f in analysis.frames:
+        if f.limit_raised:
+            continue  # torch raised into the program: a failure (the checks say so), not a silent fallback
         if f.limit_hit:
             out.append(Fallback("recompile_limit", f"hit the recompile limit ({f.recompile_limit}): later calls "
                                 "no entry serves run eagerly", f.frame, f.file, f.line,
@@ -97,7 +112,16 @@ def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: Sequence = 
     if rt is not None and rt.eager_unattributed:
         out.append(Fallback("eager_calls_unattributed", "eager calls after a cache miss, frame not told apart "
                             "(frames sharing a call site)", calls=rt.eager_unattributed))
+    failed_ids = {c.head.event.compile_id for c in run.triage.problems}
+    outcome = analysis.outcome
+    cn = analysis.compiled_nothing
+    if cn is not None:
+        out.append(Fallback("compiled_nothing", f"the model compiled nothing: no graph with an op in {len(cn.frames)} "
+                            "frame(s), everything ran eagerly", index=cn.event.index if cn.event is not None else None,
+                            event=cn.event))
     for ev, m in unguarded:
+        if ev.compile_id in failed_ids or (outcome is not None and outcome.interrupted):
+            continue  # an error (a failure, or Ctrl-C in the compile), said as one: nothing silent about it
         why = m.get("fail_reason") or m.get("fail_type") or "Dynamo produced no guarded code"
         f = _frame_of(frames, ev.compile_id)
         out.append(Fallback("nothing_compiled", f"nothing compiled: {str(why).splitlines()[0][:300]}",
@@ -123,7 +147,7 @@ def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: Sequence = 
         except Exception:
             a = {}
         hint = str((a if isinstance(a, dict) else {}).get("hint") or "").strip()
-        if not hint or (hint, ev.compile_id) in seen:
+        if not hint or (hint, ev.compile_id) in seen or expected_on_cpu(hint):
             continue
         seen.add((hint, ev.compile_id))
         f = _frame_of(frames, ev.compile_id)

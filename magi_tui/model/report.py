@@ -135,6 +135,10 @@ def triage_document(run: RunModel) -> dict[str, Any]:
                     "ran_eagerly": len(a.ran_eagerly),
                     "cache_state": a.cache["state"]},
         "checks": [c.as_json() for c in a.checks],
+        # how the program ended (the tracer's session record), or why that is not known here
+        "outcome": a.outcome.as_json() if a.outcome is not None else
+        {"recorded": False, "why": a.outcome_unknown},
+        "compiled_nothing": a.compiled_nothing.as_json() if a.compiled_nothing is not None else None,
         # the findings' sections as the panel lists them: title, count, where their items are here
         "sections": [s.as_json() for s in triage_sections(run, a, panel=False)],
         "not_recorded": sorted(a.not_recorded),

@@ -379,6 +379,20 @@ class RunModel:
         rec = getattr(self, "_session", None)
         return rec.outcome if rec is not None else None
 
+    def outcome_unknown(self) -> str | None:
+        """Why :attr:`outcome` is not known here (a sentence), or None when it is, or when the program still
+        runs (it will be written at its end)."""
+        if self.outcome is not None:
+            return None
+        if not isinstance(self.reader, TimelineReader):
+            return "a TORCH_TRACE log or debug folder has no record of it"
+        rec = getattr(self, "_session", None)
+        if rec is None:
+            return "an upstream run: no session record of our tracer"
+        if rec.ended is None:
+            return None if rec.writer_alive() else "the program was killed before the tracer wrote its end"
+        return "a run of an older tracer"
+
     @property
     def session_ended(self) -> bool:
         """The tracer closed this run (its program finished): nothing more will be written."""

@@ -50,6 +50,7 @@ class Outcome(Struct, frozen=True):
     exit_code: int | None
     interrupted: bool
     exception: ProgramException | None
+    script: str | None = None
 
     @property
     def torch_failed(self) -> bool:
@@ -58,7 +59,7 @@ class Outcome(Struct, frozen=True):
 
     def as_json(self) -> dict[str, object]:
         return {"recorded": True, "ended_by": self.ended_by, "exit_code": self.exit_code,
-                "interrupted": self.interrupted,
+                "interrupted": self.interrupted, "script": self.script,
                 "exception": self.exception.as_json() if self.exception is not None else None}
 
 
@@ -127,7 +128,7 @@ def _outcome(obj: object) -> Outcome | None:
             _int(exc.get("line")), _str(exc.get("call_file"), 2000), _int(exc.get("call_line")),
             _str(exc.get("traceback")) or "")
     return Outcome(_str(obj.get("ended_by"), 40) or "?", _int(obj.get("exit_code")),
-                   obj.get("interrupted") is True, pe)
+                   obj.get("interrupted") is True, pe, _str(obj.get("script"), 2000))
 
 
 def read_session(run_dir: Path) -> SessionRecord | None:

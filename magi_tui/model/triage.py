@@ -127,6 +127,7 @@ class Triage(Struct):
     #: compiles that closed (``after`` of a ``compile`` lifecycle) and graphs Dynamo captured (``after`` of a
     #: ``dynamo_capture``: a graph with ops that went to the backend): the evidence of :attr:`compiled_nothing`
     compiles_closed: int = 0
+    captures_started: int = 0
     graphs_captured: int = 0
 
     @property
@@ -134,7 +135,7 @@ class Triage(Struct):
         """Compiles closed and not one captured a graph: every graph Dynamo made had no op, so the code runs
         as plain Python (``torch.compile(DDP(model))``). Only sources that record both can say it (our tracer,
         TORCH_TRACE logs); upstream runs have neither lifecycle."""
-        return self.compiles_closed > 0 and self.graphs_captured == 0
+        return self.compiles_closed > 0 and self.captures_started > 0 and self.graphs_captured == 0
 
     @property
     def first_failure(self) -> Failure | None:
@@ -241,8 +242,11 @@ class TriageBuilder:
         recovered: list[Failure] = _NONE_RECOVERED  # most events: no list made (never appended to)
         kind = ev.kind
         phase = ev.phase
-        if phase is None or phase == "before":
+        if phase is None:
             pass
+        elif phase == "before":
+            if ev.lifecycle == "dynamo_capture":
+                t.captures_started += 1
         elif phase == "failed":
             prev = self._prev
             cascade = self._cascade

@@ -9,6 +9,7 @@ import stat
 import weakref
 
 from magi_tui.model.checks.breaks import BreaksMixin
+from magi_tui.model.checks.compiled_nothing import compiled_nothing
 from magi_tui.model.checks.evidence import (
     _int,
     _read_event_file,
@@ -35,6 +36,7 @@ from magi_tui.model.files import FileProblem, open_regular
 from magi_tui.model.frames import CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
 from magi_tui.model.run import RunModel
 from magi_tui.model.runtime import runtime_info, runtime_stamp
+from magi_tui.model.triage import raised_into_program
 
 LOG_NAMES = ("run.log", "stderr.log", "stderr.txt", "output.log")
 MAX_FILE_READS = 1000        # graph_break.txt / metrics.json read per analysis, at most
@@ -189,6 +191,11 @@ class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
         worklist = self._worklist()
         recompiles = self._recompile_list = self._recompiles()
         self._limits()
+        for item in self.t.recompile_limit_hits:
+            if raised_into_program(item):
+                for row in self.frames.values():
+                    if row.limit_event is item.event:
+                        row.limit_raised = True
         cache = self._cache()
         status, why = self._status()
         frames = sorted(self.frames.values(), key=lambda r: -r.compiles)  # stable: discovery order on ties
@@ -228,6 +235,10 @@ class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
                             "ran (the error is in the program's output, not here), or every compile was served "
                             "from a warm cache, so no hook fired.")
             a.log_path, a.log_tail = self._log_tail()
+        a.outcome = run.outcome
+        a.outcome_unknown = run.outcome_unknown()
+        if self.t.compiled_nothing:
+            a.compiled_nothing = compiled_nothing(run, frames, worklist)
         a.ran_eagerly = self._ran_eagerly(worklist)
         for c in self.t.problems[:200]:  # the compile's failed event carries it (a cascade's outer member)
             for m in c.members[:16]:
@@ -253,7 +264,7 @@ class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
                                   row.key if row else None, ev.compile_id, "unsupported",
                                   fallback_reason(c.head.message), file, line, ev))
         for row in self.frames.values():
-            if row.limit_hit:
+            if row.limit_hit and not row.limit_raised:  # a raise is a failure: the frame did not go on eagerly
                 out.append(EagerFrame(row.frame, row.key, row.limit_event.compile_id if row.limit_event else None,
                                       "recompile_limit", f"reached the recompile limit ({row.recompile_limit}): "
                                       "later calls with new guards run uncompiled", row.file, row.line,

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the guard grammar is imported where guards are read (a star
 #: torch's default ``torch._dynamo.config.recompile_limit`` (``cache_size_limit`` before 2.6)
 DEFAULT_RECOMPILE_LIMIT = 8
 
-STATUSES = ("ok", "recovered", "degraded", "failed", "incomplete", "empty")
+STATUSES = ("ok", "recovered", "degraded", "failed", "incomplete", "interrupted", "empty")
 #: the guard kinds torch's automatic dynamic shapes answer by making the value dynamic
 AUTO_DYNAMIC_KINDS = ("size", "stride", "scalar", "float", "shape_range")
 
@@ -164,6 +164,22 @@ class EagerFrame(Struct):
                 "index": self.event.index if self.event else None}
 
 
+class CompiledNothing(Struct):
+    """The run compiled nothing: every compile closed without a graph that had an op, so the model ran as
+    plain Python. ``frames``: the frames Dynamo compiled (labels); ``gave_up``: what made Dynamo give up
+    (the graph breaks and restarts, torch's words, with where); ``advice``: a proven change, when one is
+    known for what it gave up on (:data:`COMPILED_NOTHING_ADVICE`)."""
+
+    frames: list[str]
+    gave_up: list[str]
+    advice: str | None = None
+    event: Event | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"frames": self.frames, "gave_up": self.gave_up, "advice": self.advice,
+                "index": self.event.index if self.event is not None else None}
+
+
 class FrameRow(Struct):
     frame: str
     key: str
@@ -180,6 +196,8 @@ class FrameRow(Struct):
     recompile_limit: int = DEFAULT_RECOMPILE_LIMIT
     limit_recorded: bool = False
     limit_hit: bool = False
+    #: the limit hit raised into the program (``FailOnRecompileLimitHit``): a failure, not an eager fallback
+    limit_raised: bool = False
     limit_event: Event | None = None
     cf_rel: str | None = None
     entries: list = field(default_factory=list)      # runtime: [EntryCalls] (model/runtime.py)
@@ -209,7 +227,7 @@ class FrameRow(Struct):
                 "never_hits_cache": self.never_hits_cache,
                 "compile_s": None if self.compile_s is None else round(self.compile_s, 6),
                 "recompile_limit": self.recompile_limit, "recompile_limit_recorded": self.limit_recorded,
-                "limit_hit": self.limit_hit, "compiled_functions": self.cf_rel,
+                "limit_hit": self.limit_hit, "limit_raised": self.limit_raised, "compiled_functions": self.cf_rel,
                 "entries": [e.as_json() for e in self.entries], "eager_calls": self.eager_calls}
 
 
@@ -239,8 +257,14 @@ class Analysis(Struct):
     companion_log: str | None = None
     runtime: Any = None          # model/runtime.RuntimeInfo: calls per compiled entry, eager calls
     fallbacks: list = field(default_factory=list)   # model/fallbacks.Fallback: every silent fallback
+    #: how the program ended (model/session.Outcome), None when the source does not record it
+    outcome: Any = None
+    #: why ``outcome`` is None (a TORCH_TRACE log, an upstream run, ...), or None when it is known / still running
+    outcome_unknown: str | None = None
+    #: the run compiled nothing (status ``degraded``), or None
+    compiled_nothing: CompiledNothing | None = None
 
     @property
     def exit_failed(self) -> bool:
-        return self.status in ("failed", "incomplete")
+        return self.status in ("failed", "incomplete", "interrupted")
 

@@ -72,6 +72,67 @@ def _unreadable(c: Ctx) -> Iterable[Check]:
         yield Check("fail", f"{run.source_name} cannot be read: {run.error}")
 
 
+def _program_line(path: str | None, line: int | None) -> str:
+    return f"{path}:{line}" if path and line is not None else (path or "")
+
+
+@rule("program-end", "the program ended normally: no Ctrl-C, no exception of torch.compile's or of a compiled "
+      "entry reached it, exit code 0 (recorded by our tracer; not recorded in a TORCH_TRACE log)")
+def _program_end(c: Ctx) -> Iterable[Check]:
+    a = c.a
+    o = a.outcome
+    if o is None:
+        return  # not recorded here: said last, by the rule not-recorded
+    code = f" and exited {o.exit_code}" if o.exit_code is not None else ""
+    e = o.exception
+    if o.interrupted:
+        during = ""
+        if e is not None and e.origin == "compile":
+            during = " while torch.compile was compiling"
+        elif e is not None and e.origin == "compiled_code":
+            during = f" while compiled code ran ({e.compile_id})"
+        yield Check("fail", f"the program was interrupted (Ctrl-C){during}: the run did not finish, so what is "
+                            "below is only what was recorded before it")
+        return
+    if e is not None:
+        msg = next((ln.strip() for ln in e.message.splitlines() if ln.strip()), "")
+        msg = f": {msg}" if msg else ""
+        where = _program_line(e.file, e.line)
+        if e.origin == "compile":
+            yield Check("fail", f"torch.compile raised {e.short_type} into the program{code}{msg}"
+                                + (f" (at {where})" if where else ""))
+        elif e.origin == "compiled_code":
+            what = "the compiled graph" if e.in_graph else "code called from a compiled frame"
+            call = _program_line(e.call_file, e.call_line)
+            script = o.script or "your_script.py"
+            yield Check("fail", f"{what} of compile {e.compile_id} raised {e.short_type} at run time{code}{msg}"
+                                + (f" (called at {call})" if call else "")
+                                + f"; find the layer at fault: magi-tui bisect -- python {script}")
+        else:
+            yield Check("warn", f"the program raised {e.short_type} outside compiled code{code}{msg}"
+                                + (f" (at {where})" if where else ""))
+    elif o.exit_code not in (0, None):
+        yield Check("warn", f"the program exited with code {o.exit_code} (no exception reached it)")
+    elif o.exit_code == 0:
+        yield Check("ok", "the program exited 0")
+    else:
+        yield Check("ok", "the traced block ended without an exception (the program's exit code is not known "
+                          "inside explain_compilation)")
+
+
+@rule("compiled-nothing", "some compile captured a graph with an op (else the model ran entirely as Python)")
+def _compiled_nothing(c: Ctx) -> Iterable[Check]:
+    cn = c.a.compiled_nothing
+    if cn is None:
+        return
+    frames = ", ".join(cn.frames[:4]) + (f" and {len(cn.frames) - 4} more" if len(cn.frames) > 4 else "")
+    gave = "; ".join(cn.gave_up) if cn.gave_up else "no graph break or restart says why"
+    todo = f" → {cn.advice}" if cn.advice else ""
+    yield Check("warn", f"silent fallback: the model compiled nothing — every graph Dynamo made in "
+                        f"{len(cn.frames)} frame(s) ({frames}) had no op, so everything ran eagerly; Dynamo gave "
+                        f"up at: {gave}{todo}", cn.event)
+
+
 @rule("nothing-recorded", "something was recorded (else Dynamo failed before the backend ran, or a warm cache)")
 def _nothing_recorded(c: Ctx) -> Iterable[Check]:
     a = c.a
@@ -91,13 +152,19 @@ def _nothing_recorded(c: Ctx) -> Iterable[Check]:
 def _failures(c: Ctx) -> Iterable[Check]:
     problems = c.t.problems
     unrec = [x for x in problems if not x.recovered]
+    raised = [f for f in c.a.frames if f.limit_raised]
+    for f in raised:
+        yield Check("fail", f"frame {f.frame} hit its recompile limit ({f.recompile_limit}) and torch raised "
+                            "FailOnRecompileLimitHit into the program (fail_on_recompile_limit_hit or "
+                            "fullgraph=True: a hard failure, not an eager fallback)", f.limit_event)
+    o = c.a.outcome
     if unrec:
         h = unrec[0].head
         yield Check("fail", f"{len(unrec)} failure(s) not recovered; first: #{h.event.index} "
                             f"{h.event.lifecycle or h.event.frag}: {unrec[0].reason or '-'}", h.event)
     elif problems:
         yield Check("ok", f"{len(problems)} failure(s), all recovered (retried)", problems[0].head.event)
-    elif c.run.event_count:
+    elif c.run.event_count and not raised and not (o is not None and o.torch_failed):
         yield Check("ok", "no failures")
 
 
@@ -194,7 +261,7 @@ def _compiles_per_frame(c: Ctx) -> Iterable[Check]:
         more = f" (and {len(many) - 1} more frame(s))" if len(many) > 1 else ""
         yield Check("warn", f"frame {f.frame} compiled {f.compiles}× — expected once per frame{more}",
                     f.first_event)
-    elif a.frames:
+    elif a.frames and a.compiled_nothing is None:  # one compile each of nothing is no good news
         extra = ["one automatic-dynamic recompile"] if auto_keys - bad else []
         if shared:
             extra.append(f"{sum(shared.values())} other function(s) through a shared wrapper")
@@ -211,8 +278,15 @@ def _ran_eagerly(c: Ctx) -> Iterable[Check]:
         causes = Counter(e.cause.replace("_", " ") for e in a.ran_eagerly)
         yield Check("warn", f"{len(a.ran_eagerly)} frame(s) ran eagerly ("
                             + ", ".join(f"{k} ×{n}" for k, n in causes.items())
-                            + f"); first: {first.frame}{where}: {first.reason}. The program finished; "
-                            "these frames were not compiled", first.event)
+                            + f"); first: {first.frame}{where}: {first.reason}. {_finished(c.a)}these frames "
+                            "were not compiled", first.event)
+
+
+def _finished(a: Analysis) -> str:
+    """"The program finished; " only when its end was recorded and it ended well."""
+    o = a.outcome
+    return "The program finished; " if o is not None and o.exception is None and o.exit_code in (0, None) \
+        and not o.interrupted else ""
 
 
 @rule("recompile-limit", "no frame (that did not hit it) compiled as often as its recompile limit")
@@ -293,14 +367,17 @@ def _malformed(c: Ctx) -> Iterable[Check]:
         yield Check("warn", f"{len(run.malformed)} malformed line(s) in {run.source_name}")
 
 
-@rule("not-recorded", "the source records graph breaks, recompiles, restarts and the cache (a "
-                      "TORCH_COMPILE_DEBUG folder does not)")
+@rule("not-recorded", "the source records graph breaks, recompiles, restarts, the cache (a TORCH_COMPILE_DEBUG "
+                      "folder does not) and how the program ended (only our tracer's runs do)")
 def _not_recorded(c: Ctx) -> Iterable[Check]:
     a = c.a
     if a.not_recorded:
         what = ", ".join(x.replace("_", " ") for x in ("graph_breaks", "recompiles", "restarts", "cache")
                          if x in a.not_recorded)
         yield Check("unknown", f"{what}: not recorded here" + _see(a))
+    if a.outcome is None and a.outcome_unknown and c.run.event_count:
+        yield Check("unknown", f"how the program ended (exit code, a crash, Ctrl-C): not recorded here "
+                               f"({a.outcome_unknown})")
 
 
 #: every rule, in the order its checks are shown: the one registry of rule ids

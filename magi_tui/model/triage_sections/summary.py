@@ -11,8 +11,8 @@ from magi_tui.model.triage_sections.data import Span, first_failure
 #: each check level's mark, in the panel and the text report alike
 CHECK_ICONS = {"ok": "✓", "warn": "⚠", "fail": "✗", "unknown": "?"}
 CHECK_ROLES = {"ok": "good", "warn": "warn", "fail": "worst"}
-STATUS_ROLES = {"failed": "worst", "incomplete": "worst", "recovered": "warn", "degraded": "key", "ok": "good",
-                "empty": "warn"}
+STATUS_ROLES = {"failed": "worst", "incomplete": "worst", "interrupted": "worst", "recovered": "warn",
+                "degraded": "key", "ok": "good", "empty": "warn"}
 
 
 
@@ -38,18 +38,74 @@ def triage_summary(run: RunModel, a: Analysis) -> list[Span]:
     for c in a.checks:
         out += [Span(f"  {CHECK_ICONS.get(c.level, '?')} ", CHECK_ROLES.get(c.level, "")),
                 Span(literal(c.message, 300) + "\n")]
+    out += look_first(run, a)
+    return out
+
+
+def _place(path: str | None, line: int | None) -> str | None:
+    """``name.py:line`` first (it fits 80 columns), the path in full on the line below."""
+    if not path:
+        return None
+    return f"{path.rsplit('/', 1)[-1]}:{line}" if line is not None else path.rsplit("/", 1)[-1]
+
+
+def look_first(run: RunModel, a: Analysis) -> list[Span]:
+    """"Look first": the one place to start, always with its file:line when the run knows one — a crash
+    that reached the program, the first failure, a recompile limit that raised, the graph break a model
+    that compiled nothing gave up at, else the most frequent graph break."""
+    o = a.outcome
+    e = o.exception if o is not None else None
     ff = first_failure(a)
-    if ff is not None:
+    place: str | None = None
+    path: str | None = None
+    what: list[Span] = []
+    jump = ""
+    if e is not None and e.origin == "compiled_code":
+        path, line = (e.call_file, e.call_line) if e.call_file else (e.file, e.line)
+        place = _place(path, line)
+        what = [Span(f"compile {literal(e.compile_id or '?', 20)} raised {literal(e.short_type, 40)} at run time", "worst"),
+                Span("  (magi-tui bisect finds the layer)", "dim")]
+    elif ff is not None:
         look = ff.head
-        out += [Span("Look first: ", "strong"), Span(f"#{look.event.index} {literal(look.event.name, 60)}", "worst")]
+        src = a.failure_sources.get(id(ff))
+        if src and src[0]:
+            path, place = src[0], _place(src[0], src[1])
+        what = [Span(f"#{look.event.index} {literal(look.event.name, 60)}", "worst")]
         if look.exception_type:
-            out.append(Span(f"  {literal(look.exception_type, 50)}"))
+            what.append(Span(f"  {literal(look.exception_type, 50)}"))
         # a run dir's event folder; a log's LOG:line (a log has no folders: it named one inside timeline_events/)
-        where = look.folder if run.has_event_folders else run.where(look.event, look.folder)
-        if where:
-            out.append(Span(f"\n  {literal(where)}", "dim"))
-        out.append(Span("   (f jumps there)", "dim"))
+        folder = look.folder if run.has_event_folders else run.where(look.event, look.folder)
+        if folder:
+            what.append(Span(f"\n  {literal(folder)}", "dim"))
+        jump = "   (f jumps there)"
+    elif any(f.limit_raised for f in a.frames):
+        f = next(f for f in a.frames if f.limit_raised)
+        path, place = f.file, _place(f.file, f.line)
+        what = [Span(f"{literal(f.frame, 60)} hit its recompile limit and raised", "worst")]
+    elif e is not None and e.origin == "compile":
+        path, place = e.file, _place(e.file, e.line)
+        what = [Span(f"torch.compile raised {literal(e.short_type, 40)}", "worst")]
+    elif a.compiled_nothing is not None and a.worklist:
+        gb = a.worklist[0]
+        cs = gb.call_site if gb.in_user_code is False and gb.call_site else None
+        path, place = (cs[0], _place(cs[0], cs[1])) if cs else (gb.file, _place(gb.file, gb.line))
+        what = [Span(f"compiled nothing: Dynamo gave up at {literal(gb.reason, 60)}", "warn")]
+    elif a.ran_eagerly:
+        r = a.ran_eagerly[0]
+        path, place = r.file, _place(r.file, r.line)
+        what = [Span(f"{literal(r.frame, 60)} ran eagerly ({r.cause.replace('_', ' ')})", "warn")]
     elif a.worklist:
         gb = a.worklist[0]
-        out += [Span("Look first: ", "strong"), Span(f"graph break ×{gb.count} at {literal(gb.where, 80)}", "warn")]
+        path, place = gb.file, _place(gb.file, gb.line)
+        what = [Span(f"graph break ×{gb.count}: {literal(gb.reason, 60)}", "warn")]
+    if not what:
+        return []
+    out = [Span("Look first: ", "strong")]
+    if place:
+        out.append(Span(literal(place, 60) + "  ", "key"))
+    out += what
+    if path and place and path != place.rsplit(":", 1)[0]:
+        out.append(Span(f"\n  {literal(path, 200)}", "dim"))
+    if jump:
+        out.append(Span(jump, "dim"))
     return out
