@@ -385,13 +385,13 @@ class RunModel:
         if self.outcome is not None:
             return None
         if not isinstance(self.reader, TimelineReader):
-            return "a TORCH_TRACE log or debug folder has no record of it"
+            return "a debug folder" if self.path.is_dir() else "a TORCH_TRACE log"
         rec = getattr(self, "_session", None)
         if rec is None:
-            return "an upstream run: no session record of our tracer"
+            return "an upstream run"
         if rec.ended is None:
-            return None if rec.writer_alive() else "the program was killed before the tracer wrote its end"
-        return "a run of an older tracer"
+            return None if rec.writer_alive() else "killed before the tracer wrote its end"
+        return "an older tracer's run"
 
     @property
     def session_ended(self) -> bool:

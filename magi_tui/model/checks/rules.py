@@ -376,8 +376,7 @@ def _not_recorded(c: Ctx) -> Iterable[Check]:
                          if x in a.not_recorded)
         yield Check("unknown", f"{what}: not recorded here" + _see(a))
     if a.outcome is None and a.outcome_unknown and c.run.event_count:
-        yield Check("unknown", f"how the program ended (exit code, a crash, Ctrl-C): not recorded here "
-                               f"({a.outcome_unknown})")
+        yield Check("unknown", f"how the program ended: not recorded here ({a.outcome_unknown})")
 
 
 #: every rule, in the order its checks are shown: the one registry of rule ids

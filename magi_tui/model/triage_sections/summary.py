@@ -18,7 +18,7 @@ STATUS_ROLES = {"failed": "worst", "incomplete": "worst", "interrupted": "worst"
 
 def triage_summary(run: RunModel, a: Analysis) -> list[Span]:
     """The panel's summary: status and counts (a fact the source cannot know is ``?``, never a zero), what
-    an empty run means, the checks, and where to look first."""
+    an empty run means, where to look first, then the checks."""
     out = [Span("Status ", "strong"), Span(a.status.upper(), STATUS_ROLES.get(a.status, "info"))]
     cc = a.cache["counts"]
     nr = a.not_recorded
@@ -35,10 +35,12 @@ def triage_summary(run: RunModel, a: Analysis) -> list[Span]:
         if a.log_tail:
             out.append(Span(f"  last lines of {literal(a.log_path or '', 80)}:\n", "dim"))
             out += [Span("    | " + literal(ln, 160) + "\n", "dim") for ln in a.log_tail[-6:]]
+    look = look_first(run, a)
+    if look:  # right under the status: the summary is cut at half the panel, the checks may be many
+        out += [*look, Span("\n")]
     for c in a.checks:
         out += [Span(f"  {CHECK_ICONS.get(c.level, '?')} ", CHECK_ROLES.get(c.level, "")),
                 Span(literal(c.message, 300) + "\n")]
-    out += look_first(run, a)
     return out
 
 
