@@ -42,7 +42,8 @@ def add_parsers(sub, cmd_bisect: Callable, cmd_report: Callable) -> None:
 
     sp = sub.add_parser("report", help="a bug-report bundle (Markdown and a folder) for a run or a bisect",
                         description="PATH: a run directory or a bisect folder (bisect.json). Writes "
-                                    "DIR/REPORT.md and the files it links to, copied from the run. "
+                                    "DIR/REPORT.md and the files it links to, copied from the run; anything that "
+                                    "looks like a credential is redacted. "
                                     "Exit 0: written; 2: unusable input.")
     sp.add_argument("path", metavar="PATH")
     sp.add_argument("-o", "--output", metavar="DIR", default=None,
@@ -174,4 +175,6 @@ def run_report_command(args: argparse.Namespace, fail: Callable) -> int:
     except ReportError as exc:
         return fail(str(exc))
     print(literal(f"wrote {written} ({len(report.files) + len(report.texts)} file(s) beside it)"))
+    if report.redactor.total:  # what was left out, by kind (the same line is under REPORT.md's title)
+        print(literal(report.redactor.summary()))
     return 0

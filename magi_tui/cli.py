@@ -321,7 +321,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return _fail(f"no such file or directory: {path}")
     if args.max_sessions < 1:
         return _fail("--max-sessions must be at least 1")
-    from magi_tui.serve import Gate, make_server
+    from magi_tui.serve import Gate, make_server, tls_context
+
+    try:
+        ssl_context = tls_context(args.certfile, args.keyfile)
+    except ValueError as exc:
+        return _fail(str(exc))
 
     command = shlex.join([sys.executable, "-m", "magi_tui", "open", os.path.abspath(path)])
     # the page opens its websocket at the server's public URL: a wildcard host is no address to a browser
@@ -332,7 +337,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         public = f"http://{socket.gethostname()}:{args.port}"
     gate = Gate.for_bind(args.host, args.allow_host, max_sessions=args.max_sessions)
     make_server(command, host=args.host, port=args.port, title=f"magi-tui {literal(str(path), 80)}",
-                public_url=public, gate=gate).serve()
+                public_url=public, gate=gate, ssl_context=ssl_context).serve()
     return 0
 
 
@@ -559,6 +564,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                     help="also accept requests addressed to NAME (a proxy's or tunnel's host name); repeatable")
     sp.add_argument("--max-sessions", type=int, default=4, metavar="N",
                     help="at most N browser sessions (app processes) at once (default 4)")
+    sp.add_argument("--certfile", metavar="PEM", help="serve HTTPS/WSS with this certificate (a host other than "
+                                                      "loopback without it: the token travels in clear text)")
+    sp.add_argument("--keyfile", metavar="PEM", help="the certificate's private key (unless --certfile holds it)")
     sp.set_defaults(func=cmd_serve)
 
     sp = sub.add_parser("attach", help="follow a compile in progress under PATH")

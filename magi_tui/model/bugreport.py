@@ -5,8 +5,14 @@ the minimal reproducer torch wrote (``fx_graph_runnable.py`` of the culprit grap
 compile, else of the first), the versions (torch's, from that reproducer; Python and the platform from
 the bisect's probe when there is one), the backend and the configs that differ from the defaults (the
 ``torch.*.config`` lines of the reproducer), the failing event with its exception and files, the graph
-break and recompile findings, and the bisect result. Only regular files inside the run directory are
-copied (never through a symlink); the report names them by paths relative to itself.
+break and recompile findings, the environment's torch / Triton / CUDA settings (other variables by name
+only), and the bisect result. Only regular files inside the run directory are copied (never through a
+symlink); the report names them by paths relative to itself.
+
+Nothing secret leaves with it (issue 32): every byte written -- REPORT.md, ``files/bisect.json``, each
+copied file -- passes through :class:`magi_tui.model.redact.Redactor` (credentials on the command line,
+in settings, URLs and files become ``[redacted]``; the home folder ``~``), and REPORT.md says under its
+title what was redacted, by kind and count.
 """
 
 from __future__ import annotations
@@ -23,12 +29,15 @@ from magi_format.safepath import is_inside
 from magi_tui.model import RunModel, find_runs
 from magi_tui.model.checks import analyse
 from magi_tui.model.metrics import compile_infos
+from magi_tui.model.redact import Redactor
 
 __all__ = ["ReportError", "Report", "build_report", "write_report", "write_report_beside", "find_bisect"]
 
 REPORT_FILE = "REPORT.md"
 MAX_COPY = 16 << 20
 _CONFIG_LINE = re.compile(r"^(torch\.[\w.]*config\.[\w.]+ = .+)$", re.MULTILINE)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_NAME = re.compile(r"[\w.\-]+")
 _VERSION_LINE = re.compile(r"^# (torch (?:cuda |git )?version): (.+)$", re.MULTILINE)
 
 
@@ -43,6 +52,8 @@ class Report(Struct):
     files: list[tuple[Path, str]] = field(default_factory=list)
     #: (name in files/, text) written as they are (the bisect result, its paths made relative)
     texts: list[tuple[str, str]] = field(default_factory=list)
+    #: what every written byte passes through; its counts say what was redacted (:func:`write_report`)
+    redactor: Redactor = field(default_factory=Redactor)
 
 
 def find_bisect(path: Path) -> tuple[Path | None, dict | None]:
@@ -137,7 +148,8 @@ def build_report(path: Path) -> Report:
     # -- reproducer ---------------------------------------------------------------------------
     lines += ["## Reproduce", ""]
     if bisect is not None and bisect.get("command"):
-        lines += ["The program, as bisected:", "", _fence(" ".join(str(c) for c in bisect["command"])), ""]
+        command = rep.redactor.argv(str(c) for c in bisect["command"])
+        lines += ["The program, as bisected:", "", _fence(" ".join(command)), ""]
     wanted = [c for c in (culprit_cid, fail_cid) if c] + [i.compile_id for i in infos]
     runnable_text = None
     for cid in wanted:
@@ -179,6 +191,7 @@ def build_report(path: Path) -> Report:
     if configs:
         lines += ["", "Settings that differ from the defaults (from the reproducer):", "", _fence("\n".join(configs))]
     lines.append("")
+    lines += _environment(rep.redactor)
 
     # -- the failure --------------------------------------------------------------------------
     if failing is not None:
@@ -236,7 +249,8 @@ def build_report(path: Path) -> Report:
                 return {k: relative(x) for k, x in v.items()}
             return v
 
-        rep.texts.append(("bisect.json", json.dumps(relative(bisect), indent=2, ensure_ascii=False)))
+        rep.texts.append(("bisect.json", json.dumps(rep.redactor.json(relative(bisect)), indent=2,
+                                                    ensure_ascii=False)))
         lines += ["## Bisect", "",
                   f"{bisect.get('runs')} run(s) (torch's compiler bisector: "
                   f"{bisect.get('torch_bisector_runs') if bisect.get('torch_bisector_runs') is not None else 'n/a'}); "
@@ -252,11 +266,30 @@ def build_report(path: Path) -> Report:
     return rep
 
 
+def _environment(redactor: Redactor, env: dict[str, str] | None = None) -> list[str]:
+    """The Environment section: torch / Triton / CUDA settings with their (redacted) values, every other
+    variable by name only."""
+    shown, hidden = redactor.environment(dict(os.environ) if env is None else env)
+    lines = ["## Environment", "",
+             "Where this report was written: torch, Triton, CUDA, NCCL and OpenMP settings with their values; "
+             "other variables by name only.", ""]
+    if shown:
+        lines += [_fence("\n".join(f"{k}={_CONTROL.sub(' ', v)}" for k, v in shown)), ""]
+    else:
+        lines += ["No torch, Triton or CUDA setting is set.", ""]
+    if hidden:
+        lines += ["Also set (values not shown): "
+                  + ", ".join(f"`{n}`" if _NAME.fullmatch(n) else _md(n) for n in hidden), ""]
+    return lines
+
+
 def write_report(rep: Report, out: Path) -> Path:
     """Write ``out/REPORT.md`` and ``out/files/``; ``out`` must not exist or be empty (nothing is
-    overwritten). Returns the report's path."""
+    overwritten). Every byte goes through ``rep.redactor`` (files first, REPORT.md last: the line under its
+    title says what was redacted in all of them). Returns the report's path."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ReportError(f"{out} exists and is not an empty folder: not overwritten")
+    redactor = rep.redactor
     try:
         (out / "files").mkdir(parents=True, exist_ok=True)
         for src, name in rep.files:
@@ -265,11 +298,12 @@ def write_report(rep: Report, out: Path) -> Path:
             fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
             with os.fdopen(fd, "rb") as f:
                 data = f.read(MAX_COPY)
-            (out / "files" / Path(name).name).write_bytes(data)
+            (out / "files" / Path(name).name).write_bytes(redactor.bytes(data))
         for name, text in rep.texts:
-            (out / "files" / Path(name).name).write_text(text + "\n", encoding="utf-8")
+            (out / "files" / Path(name).name).write_text(redactor.text(text) + "\n", encoding="utf-8")
+        title, _, body = redactor.text(rep.text).partition("\n")
         target = out / REPORT_FILE
-        target.write_text(rep.text + "\n", encoding="utf-8")
+        target.write_text(f"{title}\n\n> **Redaction:** {redactor.summary()}\n{body}\n", encoding="utf-8")
     except OSError as exc:
         raise ReportError(f"cannot write {out}: {exc.strerror or exc}") from None
     return target

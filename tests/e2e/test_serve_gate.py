@@ -25,7 +25,10 @@ def test_gate_decides_from_headers_alone():
     gate = Gate.for_bind("127.0.0.1", max_sessions=1)
     ok = dict(path_token=gate.token, host="127.0.0.1:8000", origin="http://127.0.0.1:8000")
     assert gate.admit(**ok) is None
-    assert gate.admit(**{**ok, "origin": "http://localhost:9999"}) is None  # ssh -L to another local port
+    # ssh -L 9999:localhost:8000: Host and Origin both on the tunnel's port (issue 32: the Origin's port must be
+    # the one the request came to; a page on another local port is refused)
+    assert gate.admit(**{**ok, "host": "localhost:9999", "origin": "http://localhost:9999"}) is None
+    assert "Origin" in gate.admit(**{**ok, "origin": "http://localhost:9999"})
     assert "token" in gate.admit(**{**ok, "path_token": "guess"})
     assert "token" in gate.admit(**{**ok, "path_token": None})
     assert "Origin" in gate.admit(**{**ok, "origin": "https://evil.example"})
