@@ -217,6 +217,10 @@ class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
             for row in frames:
                 row.entries = a.runtime.frame_entries(row.key)
                 row.eager_calls = a.runtime.eager_calls(row.key)
+        a.outcome = run.outcome
+        a.outcome_unknown = run.outcome_unknown()
+        if self.t.compiled_nothing:
+            a.compiled_nothing = compiled_nothing(run, frames, worklist)
         a.fallbacks = fallbacks(run, a, self.unguarded, self.fold.hint_events, self.cudagraph_skips)
         a.not_recorded = not_recorded(run)
         if a.not_recorded:
@@ -235,10 +239,6 @@ class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
                             "ran (the error is in the program's output, not here), or every compile was served "
                             "from a warm cache, so no hook fired.")
             a.log_path, a.log_tail = self._log_tail()
-        a.outcome = run.outcome
-        a.outcome_unknown = run.outcome_unknown()
-        if self.t.compiled_nothing:
-            a.compiled_nothing = compiled_nothing(run, frames, worklist)
         a.ran_eagerly = self._ran_eagerly(worklist)
         for c in self.t.problems[:200]:  # the compile's failed event carries it (a cascade's outer member)
             for m in c.members[:16]:

@@ -72,6 +72,19 @@ def _unreadable(c: Ctx) -> Iterable[Check]:
         yield Check("fail", f"{run.source_name} cannot be read: {run.error}")
 
 
+@rule("compiled-nothing", "some compile captured a graph with an op (else the model ran entirely as Python)")
+def _compiled_nothing(c: Ctx) -> Iterable[Check]:
+    cn = c.a.compiled_nothing
+    if cn is None:
+        return
+    frames = ", ".join(cn.frames[:4]) + (f" and {len(cn.frames) - 4} more" if len(cn.frames) > 4 else "")
+    gave = "; ".join(cn.gave_up) if cn.gave_up else "no graph break or restart says why"
+    todo = f" → {cn.advice}" if cn.advice else ""
+    yield Check("warn", f"silent fallback: the model compiled nothing — every graph Dynamo made in "
+                        f"{len(cn.frames)} frame(s) ({frames}) had no op, so everything ran eagerly; Dynamo gave "
+                        f"up at: {gave}{todo}", cn.event)
+
+
 def _program_line(path: str | None, line: int | None) -> str:
     return f"{path}:{line}" if path and line is not None else (path or "")
 
@@ -118,19 +131,6 @@ def _program_end(c: Ctx) -> Iterable[Check]:
     else:
         yield Check("ok", "the traced block ended without an exception (the program's exit code is not known "
                           "inside explain_compilation)")
-
-
-@rule("compiled-nothing", "some compile captured a graph with an op (else the model ran entirely as Python)")
-def _compiled_nothing(c: Ctx) -> Iterable[Check]:
-    cn = c.a.compiled_nothing
-    if cn is None:
-        return
-    frames = ", ".join(cn.frames[:4]) + (f" and {len(cn.frames) - 4} more" if len(cn.frames) > 4 else "")
-    gave = "; ".join(cn.gave_up) if cn.gave_up else "no graph break or restart says why"
-    todo = f" → {cn.advice}" if cn.advice else ""
-    yield Check("warn", f"silent fallback: the model compiled nothing — every graph Dynamo made in "
-                        f"{len(cn.frames)} frame(s) ({frames}) had no op, so everything ran eagerly; Dynamo gave "
-                        f"up at: {gave}{todo}", cn.event)
 
 
 @rule("nothing-recorded", "something was recorded (else Dynamo failed before the backend ran, or a warm cache)")
