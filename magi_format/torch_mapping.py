@@ -231,6 +231,9 @@ class CompileState:
     closed: bool = False                              # compilation_metrics seen
     failed_written: bool = False
     pending_error: str | None = None                  # dynamo_error traceback, written with the metrics
+    #: the graph Dynamo captured in this compile, until it closes: a failed compile shows the graph the backend
+    #: rejected beside the error (as tlparse keeps it), not only on the capture event
+    captured: str | None = None
     pending_recompile: dict[str, Any] | None = None   # written once the frame name is known
     limit_note: RecompileLimitNote | None = None
     recompile_limit: Any = None
@@ -717,6 +720,9 @@ class TraceMapper:
         files: dict[str, str] = {}
         if tb:
             files["traceback.txt"] = tb
+        if st is not None and st.captured:
+            files["captured_graph.py"] = st.captured  # the graph the backend (or what came after) rejected
+            st.captured = None
         if metrics:
             files["metrics.json"] = self._metrics_file(metrics)
         etype, msg = exception_from_traceback(tb) if tb else ("", "")
@@ -785,6 +791,8 @@ def _dynamo_output_graph(self: TraceMapper, r: Rec) -> None:
     sizes = r.body.get("sizes")
     extra = {"graph_node_count": len(sizes)} if isinstance(sizes, dict) else {}
     files = {"captured_graph.py": r.payload}
+    if r.st is not None:
+        r.st.captured = r.payload
     if r.st is not None and DYNAMO_CAPTURE in r.st.open:
         r.events.append(self._end(r.st, "after", DYNAMO_CAPTURE, files, **extra))
     else:
@@ -876,6 +884,7 @@ def _metrics(self: TraceMapper, r: Rec) -> None:
             r.events.append(self._end_with(st, "after", COMPILE, files, self._metric_attrs(m)))
     if st is not None:
         st.closed = True
+        st.captured = None
 
 
 @on_kind("bwd_compilation_metrics")

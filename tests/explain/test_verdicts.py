@@ -21,7 +21,7 @@ from tests.explain.realrun import PROGRAMS, _env, triage
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 PROGRAM = PROGRAMS / "verdicts.py"
-MODES = ("limit_raise", "crash", "outside", "fullgraph", "ddp_outer", "ddp_inner")
+MODES = ("limit_raise", "crash", "outside", "fullgraph", "backend_raise", "ddp_outer", "ddp_inner")
 
 
 def line_of(needle: str) -> int:
@@ -133,6 +133,20 @@ def test_fullgraph_failure_is_one_failure_and_no_silent_fallback(runs):
     assert (code, j["status"]) == (1, "failed")
     assert rules(j)["program-end"][0][0] == "fail" and "Unsupported" in rules(j)["program-end"][0][1]
     assert "nothing_compiled" not in j["fallbacks"]["counts"], j["fallbacks"]["items"]
+
+
+def test_the_failed_compile_shows_the_graph_the_backend_rejected(runs):
+    from magi_tui.model.run import RunModel
+
+    program_rc, path = runs["backend_raise"]
+    assert program_rc == 1
+    code, j = triage(path)
+    assert (code, j["status"]) == (1, "failed") and "BackendCompilerFailed" in rules(j)["program-end"][0][1]
+    run = RunModel(path).load()
+    failed = next(e for e in run.events if e.phase == "failed" and e.lifecycle == "compile")
+    files = {name: p for name, p, _ in run.files(failed)}
+    assert "captured_graph.py" in files and "traceback.txt" in files  # a tab beside the error, as tlparse
+    assert "torch.sin" in files["captured_graph.py"].read_text()
 
 
 def test_ddp_compiled_nothing_and_the_proven_fix(runs):

@@ -6,6 +6,7 @@
 * ``interrupt``: a backend that takes long, stopped by Ctrl-C (the test sends SIGINT) while it compiles;
 * ``outside``: compiles fine, then the program's own code raises (not torch.compile's doing);
 * ``fullgraph``: ``fullgraph=True`` and a graph break: torch raises Unsupported into the program;
+* ``backend_raise``: a backend that rejects the graph (BackendCompilerFailed reaches the program);
 * ``ddp_outer`` / ``ddp_inner``: ``torch.compile(DDP(model))`` (compiles nothing on torch 2.13) and
   ``DDP(torch.compile(model))`` (the proven fix), one gloo rank.
 """
@@ -67,6 +68,16 @@ elif MODE == "fullgraph":
         return x + 1
 
     f(torch.randn(3))
+
+elif MODE == "backend_raise":
+    def broken_backend(gm, example_inputs):
+        raise RuntimeError("the backend rejects this graph")
+
+    @torch.compile(backend=broken_backend)
+    def rejected(x):
+        return torch.sin(x) * 3
+
+    rejected(torch.randn(4))
 
 elif MODE in ("ddp_outer", "ddp_inner"):
     import torch.distributed as dist
