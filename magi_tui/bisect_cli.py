@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -30,7 +32,8 @@ def add_parsers(sub, cmd_bisect: Callable, cmd_report: Callable) -> None:
     sp.add_argument("--rtol", type=float, default=None, help="relative tolerance (default 1e-4)")
     sp.add_argument("--atol", type=float, default=None, help="absolute tolerance (default 1e-5)")
     sp.add_argument("--timeout", type=float, default=None, metavar="S",
-                    help="a run that takes longer reproduces (a hang); default: no limit")
+                    help="a run that takes longer reproduces (a hang); default: none on the first run, then "
+                         "3x its time + 60 s")
     sp.add_argument("-o", "--output", default="runs",
                     help="root for the bisect's folder of runs (default ./runs)")
     sp.add_argument("--json", action="store_true", help="the result as JSON on stdout")
@@ -100,6 +103,7 @@ def _usage(command: list[str]) -> str | None:
 
 def run_bisect_command(args: argparse.Namespace, print_json: Callable, fail: Callable) -> int:
     from magi_tui.live.bisect import Bisector, new_bisect_dir
+    from magi_tui.live.trial import stop_on_signals
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -126,43 +130,75 @@ def run_bisect_command(args: argparse.Namespace, print_json: Callable, fail: Cal
     if getattr(args, "app", False):
         return _bisect_in_app(command, directory, args, print_json)
     bis = Bisector(command, directory, compare_output=args.compare_output, rtol=args.rtol, atol=args.atol,
-                   timeout=args.timeout, on_step=on_step)
-    res = bis.run()
-    return print_result(res, result_text(res), "bisect", args.json, print_json)
+                   timeout=args.timeout, on_step=on_step, cancel=threading.Event())
+    # SIGTERM / SIGHUP / SIGINT: the running trial's processes killed at once, bisect.json written marked
+    # interrupted, the result so far printed, exit 128 + the signal's number
+    with stop_on_signals(bis.interrupt):
+        res = bis.run()
+        code = print_result(res, result_text(res), "bisect", args.json, print_json)
+    return signal_exit(bis.signal, code)
+
+
+def signal_exit(name: str | None, code: int) -> int:
+    """128 + the number of the signal that stopped a trials command (``name``), else ``code``."""
+    if name is None:
+        return code
+    try:
+        return 128 + signal.Signals[name].value
+    except KeyError:
+        return code
 
 
 def print_result(res: Any, text: str, verb: str, as_json: bool, print_json: Callable) -> int:
     """A trials command's result (bisect, fix) as JSON or text; exit 1 with ``could not <verb>`` when it could not
     run, else 0."""
-    if as_json:
-        print_json(res.as_json())
-    else:
-        print(literal(text, multiline=True))
-    if res.error:
-        print(f"magi-tui: {literal(f'could not {verb}: ' + res.error)}", file=sys.stderr)
-        return 1
-    return 0
+    try:
+        if as_json:
+            print_json(res.as_json())
+        else:
+            print(literal(text, multiline=True))
+        if res.error:
+            print(f"magi-tui: {literal(f'could not {verb}: ' + res.error)}", file=sys.stderr)
+    except (OSError, ValueError):
+        # the terminal is gone (SIGHUP) or the reader of a pipe: the result is in its JSON file; nothing
+        # more is written (the interpreter's last flush would fail again and change the exit code)
+        sys.stdout = sys.stderr = open(os.devnull, "w")
+    return 1 if res.error else 0
 
 
 def _bisect_in_app(command: list[str], directory: Path, args: argparse.Namespace, print_json: Callable) -> int:
     """``--app``: the bisect runs in the app's worker thread; when the app closes it is stopped (its running
-    trial killed) if it had not finished, and its result printed as without ``--app``."""
-    import threading
-
+    trial killed) if it had not finished, and its result printed as without ``--app``. SIGTERM / SIGHUP
+    stop the bisect and close the app."""
     from magi_tui.live.bisect import Bisector
+    from magi_tui.live.trial import stop_on_signals
     from magi_tui.ui.app import MagiApp
 
     bis = Bisector(command, directory, compare_output=args.compare_output, rtol=args.rtol, atol=args.atol,
                    timeout=args.timeout, cancel=threading.Event())
     app = MagiApp(directory, bisector=bis)
+
+    def on_signal(signo: int) -> None:
+        bis.interrupt(signo)  # its trial killed; the worker writes bisect.json, marked interrupted
+        threading.Thread(target=_close_app, args=(app,), daemon=True).start()
+
+    with stop_on_signals(on_signal):
+        try:
+            app.run()
+        finally:
+            bis.cancel.set()  # never leave a trial running; the worker thread returns within a tick
+            if bis.started:
+                bis.done.wait(30)
+        res = bis.result
+        code = print_result(res, result_text(res), "bisect", args.json, print_json)
+    return signal_exit(bis.signal, code)
+
+
+def _close_app(app: Any) -> None:
     try:
-        app.run()
-    finally:
-        bis.cancel.set()  # never leave a trial running; the worker thread returns within a tick
-        if bis.started:
-            bis.done.wait(30)
-    res = bis.result
-    return print_result(res, result_text(res), "bisect", args.json, print_json)
+        app.call_from_thread(app.exit)
+    except Exception:  # not running (yet, or any more)
+        pass
 
 
 def run_report_command(args: argparse.Namespace, fail: Callable) -> int:

@@ -27,7 +27,8 @@ def add_parser(sub, cmd_fix: Callable) -> None:
                     help="at most N runs of the program, the baseline included (default 8)")
     sp.add_argument("--rtol", type=float, default=None, help="relative tolerance for printed numbers (default 1e-4)")
     sp.add_argument("--atol", type=float, default=None, help="absolute tolerance for printed numbers (default 1e-5)")
-    sp.add_argument("--timeout", type=float, default=None, metavar="S", help="a run taking longer is stopped")
+    sp.add_argument("--timeout", type=float, default=None, metavar="S",
+                    help="a run taking longer is stopped (default: none on the baseline, then 3x its time + 60 s)")
     sp.add_argument("-o", "--output", default="runs", help="root for the fix's folder of runs (default ./runs)")
     sp.add_argument("--json", action="store_true", help="the result as JSON on stdout")
     sp.add_argument("command", nargs=argparse.REMAINDER, help="-- python script.py args...")
@@ -76,11 +77,17 @@ def run_fix_command(args: argparse.Namespace, print_json: Callable, fail: Callab
         if not args.json:
             print(literal(line), file=sys.stderr, flush=True)
 
-    res = Fixer(command, directory, max_runs=max_runs, rtol=args.rtol, atol=args.atol, timeout=args.timeout,
-                on_step=on_step).run()
-    problem = write_fix_json(res)
-    if problem:
-        res.notes.append(problem)
-    from magi_tui.bisect_cli import print_result
+    from magi_tui.bisect_cli import print_result, signal_exit
+    from magi_tui.live.trial import stop_on_signals
 
-    return print_result(res, result_text(res), "fix", args.json, print_json)
+    fixer = Fixer(command, directory, max_runs=max_runs, rtol=args.rtol, atol=args.atol, timeout=args.timeout,
+                  on_step=on_step)
+    # SIGTERM / SIGHUP / SIGINT: the running trial's processes killed at once, fix.json written marked
+    # interrupted, the result so far printed, exit 128 + the signal's number
+    with stop_on_signals(fixer.interrupt):
+        res = fixer.run()
+        problem = write_fix_json(res)
+        if problem:
+            res.notes.append(problem)
+        code = print_result(res, result_text(res), "fix", args.json, print_json)
+    return signal_exit(fixer.signal, code)

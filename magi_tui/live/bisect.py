@@ -24,12 +24,22 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from magi_tui.live.trial import Judge, Overrides, TrialResult, new_trials_dir, run_trial
+from magi_tui.live.trial import (
+    MAX_KEEP,
+    Judge,
+    Overrides,
+    TrialResult,
+    default_timeout,
+    kill_running_trials,
+    new_trials_dir,
+    run_trial,
+)
 
 __all__ = ["Cancelled", "LAYERS", "SUBSYSTEMS", "Step", "BisectResult", "Bisector", "new_bisect_dir", "BISECT_FILE"]
 
@@ -112,6 +122,9 @@ class BisectResult:
     versions: dict = field(default_factory=dict)
     directory: str | None = None
     graph_runs: int = 0               # runs of the graph step (torch's bisector has none)
+    interrupted: bool = False         # stopped before it finished: a signal, or cancelled in the app
+    signal: str | None = None         # the signal that stopped it ("SIGTERM", "SIGHUP", "SIGINT")
+    trial_timeout_s: float | None = None  # each run's time limit (--timeout, else from the first run)
 
     @property
     def runs(self) -> int:
@@ -122,7 +135,17 @@ class BisectResult:
                 "steps": [s.as_json() for s in self.steps], "runs": self.runs,
                 "graph_runs": self.graph_runs, "torch_bisector_runs": self.torch_runs, "mode": self.mode, "command": self.command,
                 "notes": self.notes, "error": self.error, "versions": self.versions,
-                "directory": self.directory}
+                "directory": self.directory, "interrupted": self.interrupted, "signal": self.signal,
+                "trial_timeout_s": None if self.trial_timeout_s is None else round(self.trial_timeout_s, 3)}
+
+    def partial_json(self) -> dict:
+        """What ``bisect.json`` holds while the bisect runs (rewritten before every run): interrupted, as it
+        stays if the bisect is killed outright (SIGKILL, its machine down) and never writes its result."""
+        out = self.as_json()
+        out["interrupted"] = True
+        if out["error"] is None:
+            out["error"] = "the bisect did not finish (it was still running when this was written)"
+        return out
 
     def summary(self) -> str:
         if self.error:
@@ -218,28 +241,52 @@ class Bisector:
             self.judge.rtol = rtol
         if atol is not None:
             self.judge.atol = atol
+        #: each run's time limit (``--timeout``); None: no limit on the first run, then
+        #: :func:`~magi_tui.live.trial.default_timeout` of it on the others
         self.timeout = timeout
         self.on_step = on_step
         self.memo = memo if memo is not None else {}
         self.env = env
-        #: set from another thread (the app's q / ctrl+c): the running trial is killed, no other starts
+        #: set from another thread (the app's q / ctrl+c) or by :meth:`interrupt`: the running trial is
+        #: killed, no other starts
         self.cancel = cancel
+        #: the signal that stopped it (:meth:`interrupt`)
+        self.signal: str | None = None
         self.started = False
         self.done = threading.Event()  # set when run() has returned (bisect.json written)
-        self.result = BisectResult(self.command, self.judge.mode, directory=str(self.directory))
+        self.result = BisectResult(self.command, self.judge.mode, directory=str(self.directory),
+                                   trial_timeout_s=timeout)
+
+    def interrupt(self, signo: int) -> None:
+        """A signal stops the bisect (:func:`magi_tui.live.trial.stop_on_signals` calls this): the running
+        trial is killed, no other starts, and ``bisect.json`` says ``interrupted`` and which signal."""
+        if self.signal is None:
+            try:
+                self.signal = signal.Signals(signo).name
+            except ValueError:
+                self.signal = f"signal {signo}"
+        if self.cancel is None:
+            self.cancel = threading.Event()
+        self.cancel.set()
+        kill_running_trials()
 
     # -- trials ----------------------------------------------------------------------------------
     def _trial(self, ov: Overrides) -> TrialResult:
         key = (tuple(self.command), ov)
         r = self.memo.get(key)
+        if r is not None and self.judge.mode == "output" and r.printed is None and r.output_bytes[0] > MAX_KEEP:
+            r = None  # made by a bisect by exit code, which reads no numbers, and its tail is not all it printed
         if r is None:
             if self.cancel is not None and self.cancel.is_set():
                 raise Cancelled
-            r = run_trial(self.command, ov, root=self.directory, timeout=self.timeout, env=self.env,
-                          cancel=self.cancel)
+            self._save(partial=True)  # what is left if this bisect is killed outright during the run
+            r = run_trial(self.command, ov, root=self.directory, timeout=self.result.trial_timeout_s,
+                          env=self.env, cancel=self.cancel, numbers=self.judge.mode == "output")
             if self.cancel is not None and self.cancel.is_set():
                 raise Cancelled  # the trial was killed half way: its verdict means nothing
             self.memo[key] = r
+        if self.result.trial_timeout_s is None and r.error is None:
+            self.result.trial_timeout_s = default_timeout(r.seconds)  # the first run sets the others' limit
         if r.versions and not self.result.versions:
             self.result.versions = r.versions
         return r
@@ -265,18 +312,37 @@ class Bisector:
         try:
             try:
                 res = self._run()
+                if self.signal is not None:  # a signal after the last run: the result stands, marked
+                    res.interrupted, res.signal = True, self.signal
             except Cancelled:
                 res = self.result
-                res.error = "cancelled"
+                res.interrupted, res.signal = True, self.signal
+                res.error = f"interrupted by {self.signal}" if self.signal else "cancelled"
                 res.reproduced, res.culprit = False, None
-            try:
-                (self.directory / BISECT_FILE).write_text(json.dumps(res.as_json(), indent=2, ensure_ascii=False)
-                                                          + "\n", encoding="utf-8")
-            except OSError as exc:
-                res.notes.append(f"cannot write {BISECT_FILE}: {exc.strerror or exc}")
+            problem = self._save()
+            if problem:
+                res.notes.append(problem)
             return res
         finally:
             self.done.set()
+
+    def _save(self, partial: bool = False) -> str | None:
+        """Write ``bisect.json`` (whole, through a temporary file: a reader never sees half of it); None, or
+        why it could not. ``partial``: the result so far, marked interrupted (:meth:`BisectResult.partial_json`)."""
+        res = self.result
+        data = json.dumps(res.partial_json() if partial else res.as_json(), indent=2, ensure_ascii=False) + "\n"
+        path = self.directory / BISECT_FILE
+        tmp = path.with_name(f".{BISECT_FILE}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(data, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+            return f"cannot write {BISECT_FILE}: {exc.strerror or exc}"
+        return None
 
     def _run(self) -> BisectResult:
         res = self.result
@@ -284,14 +350,14 @@ class Bisector:
             ref = self._trial(Overrides(no_compile=True))
             self._record(Step(None, None, None, "reference" if ref.ok else "fails", ref.seconds,
                               str(ref.run_dir) if ref.run_dir else None, "torch.compile disabled",
-                              f"{len(ref.numbers)} number(s)" if ref.ok else ref.status_text()))
+                              f"{ref.number_count} number(s)" if ref.ok else ref.status_text()))
             if not ref.ok:
                 res.error = f"the reference run (torch.compile disabled) {ref.status_text()}"
                 line = ref.last_error_line()
                 if line:
                     res.error += f": {line}"
                 return res
-            if not ref.numbers:
+            if not ref.number_count:
                 res.notes.append("the reference run printed no numbers: only a run that prints some differs")
             self.judge.reference = ref
         good: str | None = None

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -29,7 +31,9 @@ from magi_tui.live.trial import (
     DEFAULT_RTOL,
     Overrides,
     TrialResult,
-    compare_numbers,
+    compare_printed,
+    default_timeout,
+    kill_running_trials,
     new_trials_dir,
     run_trial,
 )
@@ -91,6 +95,9 @@ class FixResult:
     runs: int = 0
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    interrupted: bool = False             # stopped by a signal before it finished
+    signal: str | None = None             # which ("SIGTERM", "SIGHUP", "SIGINT")
+    trial_timeout_s: float | None = None  # each run's time limit (--timeout, else from the baseline run)
 
     def as_json(self) -> dict[str, Any]:
         b = self.baseline
@@ -98,7 +105,18 @@ class FixResult:
                 "baseline": None if b is None else b.as_json(),
                 "candidates": [t.as_json() for t in self.ordered()],
                 "best": None if self.best is None else self.best.as_json(),
-                "runs": self.runs, "error": self.error, "notes": self.notes}
+                "runs": self.runs, "error": self.error, "notes": self.notes,
+                "interrupted": self.interrupted, "signal": self.signal,
+                "trial_timeout_s": None if self.trial_timeout_s is None else round(self.trial_timeout_s, 3)}
+
+    def partial_json(self) -> dict[str, Any]:
+        """What ``fix.json`` holds while the fix runs (rewritten before every run): interrupted, as it stays
+        if the fix is killed outright (SIGKILL) and never writes its result."""
+        out = self.as_json()
+        out["interrupted"] = True
+        if out["error"] is None:
+            out["error"] = "the fix did not finish (it was still running when this was written)"
+        return out
 
     def ordered(self) -> list[Tried]:
         """The best first, then kept ones by score, then the rest in the order tried."""
@@ -167,24 +185,55 @@ def script_of(command: list[str]) -> str | None:
     return argv[argv.index("-o") + 2]
 
 
+class Cancelled(Exception):
+    """The fix was stopped (:meth:`Fixer.interrupt`): no other run starts."""
+
+
 class Fixer:
     def __init__(self, command: list[str], directory: Path, *, max_runs: int = DEFAULT_MAX_RUNS,
                  rtol: float | None = None, atol: float | None = None, timeout: float | None = None,
-                 cwd: str | None = None, on_step: Callable[[str], None] | None = None) -> None:
+                 cwd: str | None = None, on_step: Callable[[str], None] | None = None,
+                 cancel: threading.Event | None = None) -> None:
         self.command = list(command)
         self.directory = Path(directory)
         self.max_runs = max(2, max_runs)
         self.rtol = DEFAULT_RTOL if rtol is None else rtol
         self.atol = DEFAULT_ATOL if atol is None else atol
+        #: each run's time limit (``--timeout``); None: none on the baseline, then
+        #: :func:`~magi_tui.live.trial.default_timeout` of the baseline on the others
         self.timeout = timeout
         self.cwd = cwd
         self.on_step = on_step or (lambda _line: None)
-        self.result = FixResult(self.command, self.directory)
+        self.result = FixResult(self.command, self.directory, trial_timeout_s=timeout)
         self._reference: TrialResult | None = None
+        #: set by :meth:`interrupt` (or from another thread): the running trial is killed, no other starts
+        self.cancel = cancel if cancel is not None else threading.Event()
+        self.signal: str | None = None
 
-    def _run(self, overrides: Overrides) -> TrialResult:
+    def interrupt(self, signo: int) -> None:
+        """A signal stops the fix (:func:`magi_tui.live.trial.stop_on_signals` calls this): the running
+        trial is killed, no other starts, and ``fix.json`` says ``interrupted`` and which signal."""
+        if self.signal is None:
+            try:
+                self.signal = signal.Signals(signo).name
+            except ValueError:
+                self.signal = f"signal {signo}"
+        self.cancel.set()
+        kill_running_trials()
+
+    def _run(self, overrides: Overrides, command: list[str] | None = None,
+             env: dict[str, str] | None = None) -> TrialResult:
+        if self.cancel.is_set():
+            raise Cancelled
+        write_fix_json(self.result, partial=True)  # what is left if the fix is killed outright during the run
         self.result.runs += 1
-        return run_trial(self.command, overrides, root=self.directory, timeout=self.timeout, cwd=self.cwd)
+        trial = run_trial(command or self.command, overrides, root=self.directory,
+                          timeout=self.result.trial_timeout_s, cwd=self.cwd, env=env, cancel=self.cancel)
+        if self.cancel.is_set():
+            raise Cancelled  # killed half way: its verdict means nothing
+        if self.result.trial_timeout_s is None and trial.error is None:
+            self.result.trial_timeout_s = default_timeout(trial.seconds)  # the baseline sets the others' limit
+        return trial
 
     def _left(self) -> int:
         return self.max_runs - self.result.runs
@@ -192,7 +241,7 @@ class Fixer:
     def _judge(self, c: Candidate, trial: TrialResult, m: Measure) -> Tried:
         ref, base = self._reference, self.result.baseline
         assert ref is not None and base is not None
-        diff = compare_numbers(ref.numbers, trial.numbers, self.rtol, self.atol)
+        diff = compare_printed(ref, trial, self.rtol, self.atol)
         same_exit = trial.returncode == ref.returncode
         outputs_equal = diff is None and same_exit
         if m.problem:
@@ -227,6 +276,17 @@ class Fixer:
         return t
 
     def run(self) -> FixResult:
+        """The fix; a signal (:meth:`interrupt`) stops it before its next run, with the result so far."""
+        res = self.result
+        try:
+            self._fix()
+        except Cancelled:
+            res.error = f"interrupted by {self.signal}" if self.signal else "cancelled"
+        if self.signal is not None or self.cancel.is_set():
+            res.interrupted, res.signal = True, self.signal
+        return res
+
+    def _fix(self) -> FixResult:
         res = self.result
         script = script_of(self.command)
         if script is None:
@@ -312,21 +372,29 @@ class Fixer:
         env["PYTHONPATH"] = os.pathsep.join(
             [str(Path(script).resolve().parent)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         self.on_step(f"proving the patch: {copy}")
-        self.result.runs += 1
-        trial = run_trial(command, Overrides(), root=self.directory, timeout=self.timeout, cwd=self.cwd, env=env)
+        trial = self._run(Overrides(), command, env)
         m = measure(trial)
         t = self._judge(best.candidate, trial, m)
         best.patch_proven, best.patch_why, best.patch_run = t.kept, t.why, m.run
         self.on_step(f"  patch {'proven' if t.kept else 'not proven'}: {best.patch_why}")
 
 
-def write_fix_json(result: FixResult) -> str | None:
-    """``fix.json`` in the fix's folder (what the app's fix screen reads); None, or why not."""
+def write_fix_json(result: FixResult, partial: bool = False) -> str | None:
+    """``fix.json`` in the fix's folder (what the app's fix screen reads), whole, through a temporary file (a
+    reader never sees half of it); None, or why not. ``partial``: the result so far, marked interrupted
+    (:meth:`FixResult.partial_json`)."""
     if result.directory is None:
         return None
+    data = json.dumps(result.partial_json() if partial else result.as_json(), indent=2, ensure_ascii=False) + "\n"
+    path = result.directory / FIX_FILE
+    tmp = path.with_name(f".{FIX_FILE}.{os.getpid()}.tmp")
     try:
-        (result.directory / FIX_FILE).write_text(json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n",
-                                                 encoding="utf-8")
+        tmp.write_text(data, encoding="utf-8")
+        os.replace(tmp, path)
     except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
         return f"cannot write {FIX_FILE}: {exc.strerror or exc}"
     return None

@@ -30,17 +30,24 @@ Textual or torch.
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import json
 import math
 import os
 import re
+import selectors
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+from array import array
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterator
 
 from magi_format.layout import RUN_DIR_ANNOUNCE
 from magi_tui.live.runner import exit_text, tracer_command
@@ -53,12 +60,28 @@ STAGE_CACHES_OFF = {
 }
 
 __all__ = ["Overrides", "Application", "TrialResult", "run_trial", "new_trials_dir", "parse_numbers", "compare_numbers",
-           "Judge", "DEFAULT_RTOL", "DEFAULT_ATOL"]
+           "compare_printed", "Judge", "DEFAULT_RTOL", "DEFAULT_ATOL", "kill_running_trials", "stop_on_signals",
+           "default_timeout"]
 
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-5
-#: what the program printed is kept up to this many characters per stream (the tail of stderr)
+#: what the program printed is kept up to this many characters per stream (the tail)
 MAX_KEEP = 200_000
+#: bytes of each stream held while it is read (its tail: the text kept is cut from it), whatever it prints
+TAIL_BYTES = 1 << 20
+#: stderr's first bytes, held too: the tracer names the run directory there before the script starts
+HEAD_BYTES = 64 << 10
+#: numbers kept per trial for ``--compare-output`` (8 bytes each); more are counted, not kept
+MAX_NUMBERS = 1_000_000
+#: once the program has exited and its processes are killed, how long its pipes are read before moving on
+READ_GRACE_S = 2.0
+#: the signals that stop a bisect or a fix (:func:`stop_on_signals`)
+STOP_SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
+
+
+def default_timeout(reference_seconds: float) -> float:
+    """The time limit of a trial when none is given: 3x the first (reference) run's wall time + 60 s."""
+    return 3 * reference_seconds + 60
 
 
 @dataclass(frozen=True)
@@ -157,10 +180,23 @@ class TrialResult:
     applications: list[Application] = field(default_factory=list)
     versions: dict = field(default_factory=dict)
     error: str | None = None        # could not start / timed out, in words
+    #: the numbers printed on stdout, read as they were printed (the first MAX_NUMBERS); None: from ``stdout``
+    printed: array | None = field(default=None, repr=False)
+    #: how many numbers it printed in all (None: as many as ``numbers``)
+    printed_count: int | None = None
+    #: bytes printed on stdout and on stderr (``stdout`` / ``stderr`` keep their tails)
+    output_bytes: tuple[int, int] = (0, 0)
 
     @property
     def numbers(self) -> list[float]:
+        """Every number printed on stdout (all of it, not the tail kept), up to :data:`MAX_NUMBERS`."""
+        if self.printed is not None:
+            return self.printed.tolist()
         return parse_numbers(self.stdout)
+
+    @property
+    def number_count(self) -> int:
+        return self.printed_count if self.printed_count is not None else len(self.numbers)
 
     @property
     def ok(self) -> bool:
@@ -215,13 +251,26 @@ def _read_probe(path: Path) -> tuple[list[Application], dict]:
 
 def run_trial(command: list[str], overrides: Overrides = Overrides(), *, root: str | os.PathLike[str],
               timeout: float | None = None, cwd: str | os.PathLike[str] | None = None,
-              env: dict[str, str] | None = None, cancel: threading.Event | None = None) -> TrialResult:
+              env: dict[str, str] | None = None, cancel: threading.Event | None = None,
+              numbers: bool = True) -> TrialResult:
     """Run ``command`` once with ``overrides``; a ``python script.py`` command runs traced into ``root``.
 
     Never raises for the program's sake: a program that cannot start, crashes, runs past ``timeout`` or is
-    cancelled (``cancel`` set: the app's bisect stopped) is a result (``returncode`` 127 / its code / None,
-    and ``error``). A program stopped early is killed with its whole process group (it runs in a session of
-    its own), so no child of it is left running."""
+    cancelled (``cancel`` set: the app's bisect stopped, a signal) is a result (``returncode`` 127 / its
+    code / None, and ``error``).
+
+    No process of the trial outlives it: the program runs in a session of its own, and when it exits (or is
+    stopped) its process group and whatever is left in its session is killed (:func:`_kill_tree`). If
+    magi-tui itself dies first, the kernel kills the program (``PR_SET_PDEATHSIG``, Linux) and a watchdog
+    (:data:`_WATCHDOG_MAIN`, a tiny process of its own that sees magi-tui's end as the end of its stdin)
+    kills the rest and removes the trial's temporary file.
+
+    Memory stays bounded whatever the program prints: each pipe is read in a thread as the program writes,
+    keeping the tail (:data:`TAIL_BYTES`) and the numbers ``--compare-output`` needs (``numbers=False``: not
+    read, a bisect by exit code needs none; ``TrialResult.numbers`` are then those of the tail kept). The
+    trial ends when
+    the program's process exits, not when its pipes close (a child it left behind may hold them): its
+    readers get :data:`READ_GRACE_S` more."""
     argv = tracer_command(command, root)
     traced = argv != list(command)
     base = dict(os.environ if env is None else env)
@@ -237,64 +286,471 @@ def run_trial(command: list[str], overrides: Overrides = Overrides(), *, root: s
         base["MAGI_TRIAL_PROBE"] = probe
     start = time.monotonic()
     result = TrialResult(overrides, argv, None, 0.0)
+    watchdog = _start_watchdog()
     try:
-        proc = subprocess.Popen(argv, env=base, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as exc:
-        result.returncode = 127
-        result.error = f"cannot run {command[0]}: {exc.strerror or exc}"
-        out, err = b"", b""
-    else:
-        out, err = _wait(proc, result, start, timeout, cancel)
-    result.seconds = time.monotonic() - start
-    result.stdout = out.decode("utf-8", "replace")[-MAX_KEEP:]
+        try:
+            proc = subprocess.Popen(argv, env=base, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_pdeathsig())
+        except (OSError, subprocess.SubprocessError) as exc:
+            result.returncode = 127
+            result.error = f"cannot run {command[0]}: {getattr(exc, 'strerror', None) or exc}"
+        else:
+            _supervise(proc, result, start, timeout, cancel, watchdog, probe, numbers)
+    finally:
+        _release(watchdog)
+        result.seconds = time.monotonic() - start
+        result.applications, result.versions = _read_probe(Path(probe))
+        try:
+            os.unlink(probe)
+        except OSError:
+            pass
+    return result
+
+
+def _supervise(proc: subprocess.Popen, result: TrialResult, start: float, timeout: float | None,
+               cancel: threading.Event | None, watchdog: subprocess.Popen | None, probe: str,
+               numbers: bool = True) -> None:
+    """Read the program's output until it exits or is stopped, kill what it left, fill ``result``."""
+    assert proc.stdout is not None and proc.stderr is not None
+    inodes = tuple(os.fstat(p.fileno()).st_ino for p in (proc.stdout, proc.stderr))
+    _RUNNING[proc.pid] = inodes
+    _tell(watchdog, {"pid": proc.pid, "inodes": inodes, "files": [probe]})
+    out = _Reader(proc.stdout, numbers=numbers)
+    err = _Reader(proc.stderr, numbers=False, head=HEAD_BYTES)
+    try:
+        _wait(proc, result, start, timeout, cancel)
+    finally:
+        # killed before it is reaped: until then its pid cannot name another process's group
+        _kill_tree(proc.pid)
+        _RUNNING.pop(proc.pid, None)
+        proc.wait()
+        _drain(proc, (out, err), inodes)
+    if result.error is None:
+        result.returncode = proc.returncode
+    result.output_bytes = (out.tail.total, err.tail.total)
+    result.stdout = out.tail.text()[-MAX_KEEP:]
+    if out.numbers is not None:
+        result.printed, result.printed_count = out.numbers.values, out.numbers.total
     kept = []
-    for line in err.decode("utf-8", "replace").splitlines():
+    for line in err.tail.text().splitlines():
         if line.startswith(RUN_DIR_ANNOUNCE) and result.run_dir is None:
             result.run_dir = Path(line[len(RUN_DIR_ANNOUNCE):].strip())
         else:
             kept.append(line)
+    if result.run_dir is None and not err.tail.whole():
+        for line in err.tail.head.decode("utf-8", "replace").splitlines():
+            if line.startswith(RUN_DIR_ANNOUNCE):  # printed first, scrolled out of the tail since
+                result.run_dir = Path(line[len(RUN_DIR_ANNOUNCE):].strip())
+                break
     result.stderr = "\n".join(kept)[-MAX_KEEP:]
-    result.applications, result.versions = _read_probe(Path(probe))
-    try:
-        os.unlink(probe)
-    except OSError:
-        pass
-    return result
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the program and every child it started (its own session)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _wait(proc: subprocess.Popen, result: TrialResult, start: float, timeout: float | None,
-          cancel: threading.Event | None) -> tuple[bytes, bytes]:
-    """The program's output once it exits, or once ``timeout`` or ``cancel`` stopped it (``result.error``)."""
+          cancel: threading.Event | None) -> None:
+    """Until the program's process exits (not its pipes: a child it left may hold them), or ``timeout`` or
+    ``cancel`` stops it (``result.error``). The process is not reaped here."""
+    watch = _ExitWatch(proc)
     try:
         while True:
-            left = None if timeout is None else timeout - (time.monotonic() - start)
-            tick = 0.2 if cancel is not None else left
-            if left is not None and tick is not None:
-                tick = max(0.0, min(tick, left))
-            try:
-                out, err = proc.communicate(timeout=tick)
-                result.returncode = proc.returncode
-                _kill_group(proc)
-                return out, err
-            except subprocess.TimeoutExpired:
-                if cancel is not None and cancel.is_set():
-                    result.error = "cancelled"
-                    break
-                if timeout is not None and time.monotonic() - start >= timeout:
-                    result.error = f"ran past the time limit ({timeout:g} s)"
-                    break
+            tick = 0.2 if cancel is not None else None
+            if timeout is not None:
+                left = max(0.0, timeout - (time.monotonic() - start))
+                tick = left if tick is None else min(tick, left)
+            if watch.wait(tick):
+                return
+            if cancel is not None and cancel.is_set():
+                result.error = "cancelled"
+                return
+            if timeout is not None and time.monotonic() - start >= timeout:
+                result.error = f"ran past the time limit ({timeout:g} s)"
+                return
     finally:
-        _kill_group(proc)  # stopped early, or exited leaving children in its group: none is left running
-    out, err = proc.communicate()
-    return out or b"", err or b""
+        watch.close()
+
+
+def _drain(proc: subprocess.Popen, readers: tuple["_Reader", ...], inodes: tuple[int, ...]) -> None:
+    """The program and its group are gone: its readers reach the end of its pipes at once, unless a process
+    that left its session still holds one (then that one is killed too, when /proc names it). After
+    :data:`READ_GRACE_S` they stop regardless."""
+    end = time.monotonic() + READ_GRACE_S
+    if not all(r.join(0.25) for r in readers):
+        _kill_tree(proc.pid, inodes)
+        for r in readers:
+            r.join(max(0.0, end - time.monotonic()))
+    for r in readers:
+        r.stop()
+    for p in (proc.stdout, proc.stderr):
+        if p is not None:
+            p.close()
+
+
+class _ExitWatch:
+    """Waits for a process to exit without reaping it: a pidfd (Linux), else ``waitid(WNOWAIT)`` polled."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+        self.sel: selectors.BaseSelector | None = None
+        try:
+            fd = os.pidfd_open(proc.pid)  # type: ignore[attr-defined]
+        except (AttributeError, OSError):
+            return
+        self.fd = fd
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(fd, selectors.EVENT_READ)
+
+    def wait(self, seconds: float | None) -> bool:
+        """True once the process has exited (within ``seconds``; None: however long it takes)."""
+        if self.sel is not None:
+            return bool(self.sel.select(seconds))
+        end = None if seconds is None else time.monotonic() + seconds
+        while True:
+            if self._exited():
+                return True
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            time.sleep(0.05 if left is None else min(0.05, left))
+
+    def _exited(self) -> bool:
+        if hasattr(os, "waitid"):
+            try:
+                return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            except ChildProcessError:
+                return True
+        return self.proc.poll() is not None
+
+    def close(self) -> None:
+        if self.sel is not None:
+            self.sel.close()
+            os.close(self.fd)
+
+
+class _Tail:
+    """The last ``limit`` bytes of a stream, its first ``head`` bytes, and how many it had in all."""
+
+    def __init__(self, limit: int, head: int = 0) -> None:
+        self.limit, self.head_limit = limit, head
+        self.head = bytearray()
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self.total = 0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        if len(self.head) < self.head_limit:
+            self.head += data[: self.head_limit - len(self.head)]
+        self.chunks.append(data)
+        self.size += len(data)
+        while self.size - len(self.chunks[0]) >= self.limit:
+            self.size -= len(self.chunks.popleft())
+
+    def whole(self) -> bool:
+        """The tail is all of it."""
+        return self.total <= self.limit
+
+    def text(self) -> str:
+        return b"".join(self.chunks)[-self.limit:].decode("utf-8", "replace")
+
+
+#: characters no number contains, after which printed text can be cut without changing what
+#: :func:`parse_numbers` finds on either side (``+``, ``-`` and ``.`` are in numbers)
+_CUT_AFTER = " \t\r\f\v,;:()[]{}<>=|/\\\"'!?*&^%$#@~`"
+
+
+class _NumberScanner:
+    """:func:`parse_numbers` over a stream, fed as it arrives: the first ``cap`` numbers kept, all counted.
+    The text is scanned up to its last newline (or, in a line longer than 64 KiB, up to the last character
+    no number holds), the rest carried to the next piece, with the character before it as the context of
+    the pattern's look-behind: the numbers found are those of the whole text."""
+
+    CARRY = 1 << 16
+
+    def __init__(self, cap: int) -> None:
+        self.values = array("d")
+        self.total = 0
+        self.cap = cap
+        self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+        self._carry = ""
+        self._before = "\n"
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        text = self._carry + self._decode(data, final)
+        if final:
+            cut = len(text)
+        else:
+            cut = text.rfind("\n") + 1
+            if cut == 0 and len(text) > self.CARRY:
+                cut = max(text.rfind(c) for c in _CUT_AFTER) + 1 or len(text) - 64
+        if cut <= 0:
+            self._carry = text
+            return
+        self._scan(self._before + text[:cut])
+        self._before, self._carry = text[cut - 1], text[cut:]
+
+    def _scan(self, text: str) -> None:
+        if not any(d in text for d in "0123456789"):  # a number has a digit, or is nan / inf (rare: look)
+            low = text.lower()
+            if "nan" not in low and "inf" not in low:
+                return
+        room = self.cap - len(self.values)
+        for m in _NUMBER.finditer(text, 1):
+            self.total += 1
+            if room > 0:
+                self.values.append(float(m.group(0)))
+                room -= 1
+
+
+class _Reader:
+    """One of the program's pipes, read in a thread as the program writes: its tail and numbers kept."""
+
+    def __init__(self, pipe, *, numbers: bool, head: int = 0) -> None:
+        self.fd = pipe.fileno()
+        self.tail = _Tail(TAIL_BYTES, head)
+        self.numbers = _NumberScanner(MAX_NUMBERS) if numbers else None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="magi-trial-reader", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        sel = selectors.DefaultSelector()
+        try:
+            sel.register(self.fd, selectors.EVENT_READ)
+            while not self._stop.is_set():
+                if not sel.select(0.1):
+                    continue
+                try:
+                    data = os.read(self.fd, 1 << 16)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError:
+                    break
+                if not data:
+                    break
+                self.tail.add(data)
+                if self.numbers is not None:
+                    self.numbers.feed(data)
+        finally:
+            sel.close()
+            if self.numbers is not None:
+                self.numbers.feed(b"", final=True)
+
+    def join(self, timeout: float) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+# -- no process of a trial outlives it -------------------------------------------------------------------
+
+#: the trials running now: their session leader's pid -> the inodes of their pipes (what a signal kills)
+_RUNNING: dict[int, tuple[int, ...]] = {}
+
+
+def _members(leader: int, inodes: tuple[int, ...] = ()) -> list[int]:
+    """Live processes in ``leader``'s session or process group, or holding one of the pipes ``inodes``
+    (from /proc: Linux; none elsewhere). Runs in the watchdog too: only ``os`` here."""
+    found: list[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    me = os.getpid()
+    wanted = {f"pipe:[{i}]" for i in inodes}
+    for name in names:
+        if not name.isdigit() or int(name) in (me, leader):
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            state, _ppid, pgrp, session = stat[stat.rindex(b")") + 2:].split()[:4]
+            if state == b"Z":
+                continue
+            if int(pgrp) == leader or int(session) == leader:
+                found.append(int(name))
+                continue
+        except (OSError, ValueError, IndexError):
+            continue
+        if wanted:
+            try:
+                for fd in os.listdir(f"/proc/{name}/fd"):
+                    if os.readlink(f"/proc/{name}/fd/{fd}") in wanted:
+                        found.append(int(name))
+                        break
+            except OSError:
+                continue
+    return found
+
+
+def _kill_tree(leader: int, inodes: tuple[int, ...] = ()) -> None:
+    """SIGKILL ``leader``'s process group, then every process left in its session or group or holding its
+    pipes (one that made a group of its own). Never raises. Runs in the watchdog too: only ``os``,
+    ``signal``, ``time`` and :func:`_members` here."""
+    for _ in range(3):
+        try:
+            os.killpg(leader, signal.SIGKILL)
+        except OSError:
+            pass
+        others = _members(leader, inodes)
+        for pid in others:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if not others:
+            return
+        time.sleep(0.02)  # one may have forked while it was killed
+
+
+def kill_running_trials() -> None:
+    """Kill every running trial's processes now (what a signal handler does first)."""
+    for pid, _inodes in list(_RUNNING.items()):
+        _kill_tree(pid)
+
+
+_PRCTL: object = None
+
+
+def _pdeathsig() -> Callable[[], None] | None:
+    """Linux: a ``preexec_fn`` asking the kernel to SIGKILL the program when magi-tui dies
+    (``PR_SET_PDEATHSIG``; it reaches the program only, the watchdog kills the rest), and ending it at once
+    if magi-tui died before that. The libc function is found here, in the parent, not after the fork."""
+    global _PRCTL
+    if not sys.platform.startswith("linux"):
+        return None
+    if _PRCTL is None:
+        try:
+            import ctypes
+
+            _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            _PRCTL = False
+    if not _PRCTL:
+        return None
+    prctl, parent, kill = _PRCTL, os.getpid(), int(signal.SIGKILL)
+
+    def preexec() -> None:
+        prctl(1, kill)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(128 + kill)
+
+    return preexec
+
+
+#: the watchdog's own code, after :func:`_members` and :func:`_kill_tree`: it reads its stdin to the end
+#: (magi-tui's end closes it); a first line ``{"pid", "inodes", "files"}`` and no ``done`` line after it
+#: means magi-tui died during the trial: the trial's processes are killed and its files removed
+_WATCHDOG_MAIN = """
+import json
+for _s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+    signal.signal(_s, signal.SIG_IGN)
+_data = b""
+while True:
+    try:
+        _chunk = os.read(0, 65536)
+    except InterruptedError:
+        continue
+    except OSError:
+        _chunk = b""
+    if not _chunk:
+        break
+    _data += _chunk
+_lines = _data.split(b"\\n")
+if _lines[0] and b"done" not in _lines:
+    _job = json.loads(_lines[0])
+    _kill_tree(int(_job["pid"]), tuple(_job["inodes"]))
+    for _f in _job["files"]:
+        try:
+            os.unlink(_f)
+        except OSError:
+            pass
+"""
+_WATCHDOG: list[str | None] = []
+
+
+def _watchdog_source() -> str | None:
+    if not _WATCHDOG:
+        try:
+            import inspect
+
+            _WATCHDOG.append("import os, signal, time\n" + inspect.getsource(_members) + inspect.getsource(_kill_tree)
+                             + _WATCHDOG_MAIN)
+        except (OSError, TypeError):
+            _WATCHDOG.append(None)
+    return _WATCHDOG[0]
+
+
+def _start_watchdog() -> subprocess.Popen | None:
+    """The trial's watchdog: a process of its own session (a signal to magi-tui's group passes it by)."""
+    source = _watchdog_source()
+    if source is None:
+        return None
+    try:
+        return subprocess.Popen([sys.executable, "-I", "-S", "-c", source], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _tell(watchdog: subprocess.Popen | None, job: dict) -> None:
+    if watchdog is None or watchdog.stdin is None:
+        return
+    try:
+        watchdog.stdin.write(json.dumps(job).encode() + b"\n")
+        watchdog.stdin.flush()
+    except OSError:
+        pass
+
+
+def _release(watchdog: subprocess.Popen | None) -> None:
+    """The trial is over and nothing of it runs: the watchdog is told so, and ends."""
+    if watchdog is None:
+        return
+    try:
+        if watchdog.stdin is not None:
+            watchdog.stdin.write(b"done\n")
+            watchdog.stdin.close()
+    except OSError:
+        pass
+    try:
+        watchdog.wait(2)
+    except subprocess.TimeoutExpired:
+        watchdog.kill()
+        watchdog.wait()
+
+
+@contextlib.contextmanager
+def stop_on_signals(on_signal: Callable[[int], None]) -> Iterator[None]:
+    """While inside: SIGTERM, SIGHUP and SIGINT kill every running trial's processes at once, then call
+    ``on_signal(signo)`` (which sets the command's cancel event: no other trial starts, the partial result is
+    written). A signal the caller ignores (``nohup``) stays ignored; off the main thread nothing is installed."""
+    installed: dict[int, object] = {}
+
+    def handler(signo: int, _frame: object) -> None:
+        kill_running_trials()
+        on_signal(signo)
+
+    if threading.current_thread() is threading.main_thread():
+        for name in STOP_SIGNALS:
+            sig = getattr(signal, name, None)
+            if sig is None:
+                continue
+            try:
+                if signal.getsignal(sig) is signal.SIG_IGN:
+                    continue
+                installed[sig] = signal.signal(sig, handler)
+            except (OSError, ValueError):
+                continue
+    try:
+        yield
+    finally:
+        for sig, old in installed.items():
+            try:
+                signal.signal(sig, old)  # type: ignore[arg-type]
+            except (OSError, ValueError, TypeError):
+                pass
 
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf(?:inity)?)(?![\w.])",
@@ -324,6 +780,16 @@ def compare_numbers(reference: list[float], got: list[float], rtol: float = DEFA
     return None
 
 
+def compare_printed(reference: TrialResult, got: TrialResult, rtol: float = DEFAULT_RTOL,
+                    atol: float = DEFAULT_ATOL) -> str | None:
+    """:func:`compare_numbers` of two trials' printed numbers: how many they printed in all, then the numbers
+    kept (the first :data:`MAX_NUMBERS`), number for number."""
+    n_ref, n_got = reference.number_count, got.number_count
+    if n_ref != n_got:
+        return f"printed {n_got} number(s), the reference {n_ref}"
+    return compare_numbers(reference.numbers, got.numbers, rtol, atol)
+
+
 @dataclass
 class Judge:
     """Does a trial show the bug? ``"exit"``: it exits non-zero (or runs past the time limit);
@@ -342,10 +808,10 @@ class Judge:
                 raise ValueError("--compare-output needs a reference run")
             if result.returncode is None:  # timed out
                 return True, result.status_text()
-            diff = compare_numbers(self.reference.numbers, result.numbers, self.rtol, self.atol)
+            diff = compare_printed(self.reference, result, self.rtol, self.atol)
             if diff is not None and not result.ok:
                 diff += f" ({result.status_text()})"
-            return (diff is not None), (diff or f"same {len(result.numbers)} number(s) as the reference")
+            return (diff is not None), (diff or f"same {result.number_count} number(s) as the reference")
         if result.ok:
             return False, "exited with code 0"
         line = result.last_error_line()
