@@ -42,7 +42,7 @@ _CALLBACK_FILE = os.path.join("_dynamo", "convert_frame.py")
 class EntrySlot:
     """One compiled entry (a cache entry: one compile id of one frame)."""
 
-    __slots__ = ("compile_id", "frame_key", "name", "file", "line", "calls", "seconds", "counted")
+    __slots__ = ("compile_id", "frame_key", "name", "file", "line", "calls", "seconds", "first", "counted")
 
     def __init__(self, compile_id: str | None, frame_key: str | None, code: Any, counted: bool) -> None:
         self.compile_id = compile_id
@@ -52,6 +52,7 @@ class EntrySlot:
         self.line = getattr(code, "co_firstlineno", None)
         self.calls = 0
         self.seconds = 0.0
+        self.first: float | None = None   # the first call's seconds: lazy work (compile, warm-up) lands there
         self.counted = counted
 
 
@@ -215,7 +216,9 @@ class RuntimeCounters:
         self.resolve_pending()
         entries = [{"compile_id": s.compile_id, "frame_key": s.frame_key, "name": s.name, "file": s.file,
                     "line": s.line, "calls": s.calls if s.counted else None,
-                    "seconds": round(s.seconds, 6) if s.counted else None} for s in self.slots]
+                    "seconds": round(s.seconds, 6) if s.counted else None,
+                    "first_call_seconds": round(s.first, 6) if s.counted and s.first is not None else None}
+                   for s in self.slots]
         return {"version": RUNTIME_VERSION, "source": "tracer", "entries": entries,
                 "eager_calls": dict(self.eager), "eager_calls_unattributed": self.eager_unattributed,
                 "cache_lookups": {"hits": self.hits, "misses": self.misses},
@@ -249,6 +252,8 @@ def _leave_fn(slot: EntrySlot):
             s, t0 = st.pop()
             if s is slot:
                 slot.seconds += t - t0
+                if slot.first is None:
+                    slot.first = t - t0
                 break
         return value
     return leave

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from msgspec import Struct, field
 
@@ -43,10 +43,35 @@ class EntryCalls(Struct):
     compile_id: str
     calls: int | None            # None: the entry's code could not be counted
     seconds: float | None        # None: not measured (a log; an entry not counted)
+    #: the first call's share of ``seconds``: what a backend does lazily at the first call (a compile, a
+    #: warm-up, CUDA graph recording) lands there; None when not measured
+    first_call_seconds: float | None = None
+
+    @property
+    def run_seconds(self) -> float | None:
+        """The seconds of the calls after the first: run time with the lazy work left out."""
+        if self.seconds is None or self.first_call_seconds is None:
+            return None
+        return max(0.0, self.seconds - self.first_call_seconds)
+
+    def time_text(self, fmt: Callable[[float], str]) -> str:
+        """``1.20s (first call 1.18s, then 20ms over 5 calls)``: which part was the first call's lazy work."""
+        if self.seconds is None:
+            return ""
+        out = fmt(self.seconds)
+        rest = self.run_seconds
+        if rest is not None and self.first_call_seconds is not None and self.calls:
+            more = self.calls - 1
+            out += (f" (first call {fmt(self.first_call_seconds)}: lazy compile / warm-up"
+                    + (f"; then {fmt(rest)} over {more} call(s))" if more else ")"))
+        return out
 
     def as_json(self) -> dict[str, Any]:
+        r = self.run_seconds
         return {"compile_id": self.compile_id, "calls": self.calls,
-                "seconds": None if self.seconds is None else round(self.seconds, 6)}
+                "seconds": None if self.seconds is None else round(self.seconds, 6),
+                "first_call_seconds": None if self.first_call_seconds is None else round(self.first_call_seconds, 6),
+                "run_seconds": None if r is None else round(r, 6)}
 
 
 class RuntimeInfo(Struct):
@@ -94,7 +119,8 @@ def from_runtime_json(data: Any) -> RuntimeInfo | None:
             continue
         key = fk if isinstance(fk := e.get("frame_key"), str) else p[0]
         info.entries.setdefault(key, []).append(EntryCalls(cid, _num(e.get("calls"), int),
-                                                           _num(e.get("seconds"), float)))
+                                                           _num(e.get("seconds"), float),
+                                                           _num(e.get("first_call_seconds"), float)))
     eager = data.get("eager_calls")
     if isinstance(eager, dict):
         for k, v in eager.items():

@@ -21,7 +21,7 @@ from tests.explain.realrun import PROGRAMS, _env, triage
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 PROGRAM = PROGRAMS / "verdicts.py"
-MODES = ("limit_raise", "crash", "outside", "fullgraph", "backend_raise", "ddp_outer", "ddp_inner")
+MODES = ("limit_raise", "crash", "outside", "fullgraph", "backend_raise", "lazy", "ddp_outer", "ddp_inner")
 
 
 def line_of(needle: str) -> int:
@@ -180,3 +180,18 @@ def test_a_torch_trace_log_says_the_end_is_not_recorded_here(tmp_path):
     assert j["outcome"] == {"recorded": False, "why": "a TORCH_TRACE log"}
     assert ("unknown", "how the program ended: not recorded here (a TORCH_TRACE log)") in rules(j)["not-recorded"]
     assert code in (0, 1)  # the log's own verdict, not changed by what it cannot know
+
+
+def test_calls_per_entry_tell_the_first_calls_lazy_work_from_run_time(runs):
+    from magi_tui.model.runtime import EntryCalls
+
+    program_rc, path = runs["lazy"]
+    assert program_rc == 0
+    _, j = triage(path)
+    (entry,) = [e for f in j["frames"] for e in f["entries"]]
+    assert entry["calls"] == 6
+    assert entry["first_call_seconds"] >= 0.5 > entry["run_seconds"]  # the backend's lazy work: the first call
+    assert abs(entry["seconds"] - entry["first_call_seconds"] - entry["run_seconds"]) < 1e-5
+    text = EntryCalls(entry["compile_id"], 6, entry["seconds"], entry["first_call_seconds"]).time_text(
+        lambda s: f"{s:.2f}s")
+    assert "(first call " in text and "lazy compile / warm-up; then" in text and "over 5 call(s)" in text

@@ -113,8 +113,9 @@ class CompiledFunctionsScreen(Screen):
         label = Text(e.label, style="bold cyan" if e.index == 0 else "cyan", end="")
         ran = self.calls.get(e.compile_id or "")   # first: the tree's width cuts what follows
         if ran is not None and ran.calls is not None:
-            label.append(f"  ×{ran.calls} call(s)" + ("" if ran.seconds is None else f" {fmt_seconds(ran.seconds)}"),
-                         style="green" if ran.calls else "yellow")
+            first = "" if ran.first_call_seconds is None else f", 1st {fmt_seconds(ran.first_call_seconds)}"
+            label.append(f"  ×{ran.calls} call(s)" + ("" if ran.seconds is None else f" {fmt_seconds(ran.seconds)}")
+                         + first, style="green" if ran.calls else "yellow")
         if e.compile_id:
             label.append(f"  compile {literal(e.compile_id, 40)}", style="dim")
         if e.guard_leaves is not None:

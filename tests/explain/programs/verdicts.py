@@ -7,6 +7,7 @@
 * ``outside``: compiles fine, then the program's own code raises (not torch.compile's doing);
 * ``fullgraph``: ``fullgraph=True`` and a graph break: torch raises Unsupported into the program;
 * ``backend_raise``: a backend that rejects the graph (BackendCompilerFailed reaches the program);
+* ``lazy``: a backend that does its work at the first call (the first call's time is not run time);
 * ``ddp_outer`` / ``ddp_inner``: ``torch.compile(DDP(model))`` (compiles nothing on torch 2.13) and
   ``DDP(torch.compile(model))`` (the proven fix), one gloo rank.
 """
@@ -78,6 +79,24 @@ elif MODE == "backend_raise":
         return torch.sin(x) * 3
 
     rejected(torch.randn(4))
+
+elif MODE == "lazy":
+    def lazy_backend(gm, example_inputs):
+        state = {"ready": False}
+
+        def run(*args):
+            if not state["ready"]:  # the backend's real work, done at the first call (as piecewise backends do)
+                time.sleep(0.5)
+                state["ready"] = True
+            return gm(*args)
+        return run
+
+    @torch.compile(backend=lazy_backend)
+    def lazy(x):
+        return torch.cos(x) + 1
+
+    for _ in range(6):
+        lazy(torch.randn(4))
 
 elif MODE in ("ddp_outer", "ddp_inner"):
     import torch.distributed as dist
