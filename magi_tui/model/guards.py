@@ -43,11 +43,36 @@ _LEN = lazy_re(r"^len\((?P<x>.+)\)$")
 _ID_CHECK = lazy_re(r"___check_(?P<which>obj|type)_id\((?P<x>.+?),\s*-?\d+\)(?:,\s*type=<class '(?P<t>[^']*)'>)?")
 _GLOBAL_STATE = lazy_re(r"GLOBAL_STATE changed:\s*(?P<what>.*)$")
 _DUPLICATE = lazy_re(r"Duplicate tensors? found")
+#: ``(HINT: …)`` torch appends to a guard's text (an nn.Module int, ``type list``)
+_HINT = lazy_re(r"\s*\(HINT: (?P<hint>.*)\)\s*$")
+#: the C++ tensor check's type failure, torch 2.13: ``expected type of 'y' to be a tensor type, ' but found
+#: <class 'NoneType'>`` (the stray quote is torch's), or ``… but found a different type``
+_TENSOR_TYPE = lazy_re(r"expected type of '(?P<name>.*)' to be a tensor type, (?:' )?but found "
+                       r"(?:<class '(?P<t>[^']*)'>|a different type)")
+_KEYS = lazy_re(r"DispatchKeySet\(([^)]*)\)")
+_TYPE_MISMATCH = lazy_re(r"^TYPE_MISMATCH\((?P<x>.+)\)$")
+_LOOKUP_ERROR = lazy_re(r"^(?P<err>KeyError|IndexError) on (?P<src>.+)\[(?P<key>[^\[\]]+)\]$")
+_DICT_KEY = lazy_re(r"^list\(dict\.keys\((?P<d>.+)\)\)\[(?P<i>\d+)\]\s*==\s*(?P<k>.+)$")
+_DICT_CONTAINS = lazy_re(r"^(?P<neg>not\s+)?___dict_contains\((?P<k>.+?),\s*(?P<d>.+)\)$")
+_INVALIDATED = lazy_re(r"Cache line invalidated because (?P<x>.+?) got deallocated")
+_IS = lazy_re(r"^(?P<lhs>[^\s()]+(?:\([^()]*\))?[^\s]*) is (?P<neg>not )?(?P<rhs>\S+)$")
+#: global state guards other than GLOBAL_STATE, by what they check (older torch spells some as functions)
+_GLOBAL_STATE_CHECKS = [
+    (lazy_re(r"___check_torch_function_mode_stack\("), "torch_function_mode_stack",
+     "the torch function mode stack: torch.set_default_device or a TorchFunctionMode"),
+    (lazy_re(r"___check_global_state\("), "global_state", "grad mode / autocast / deterministic algorithms"),
+    (lazy_re(r"___is_grad_enabled\("), "grad_mode", "grad_mode"),
+    (lazy_re(r"___are_deterministic_algorithms_enabled\("), "deterministic_algorithms", "deterministic_algorithms"),
+    (lazy_re(r"___is_torch_function_enabled\("), "torch_function", "torch_function"),
+    (lazy_re(r"forward_ad\._current_level\b"), "forward_ad_level", "the forward-mode AD level"),
+    (lazy_re(r"compare_functorch_state\("), "functorch_stack", "the functorch transform stack (vmap, grad)"),
+    (lazy_re(r"top_saved_tensors_hooks\b"), "saved_tensors_hooks", "saved tensors hooks"),
+]
 _SHAPE_RANGE = lazy_re(r"(?:\.size\(\)\[|\.stride\(\)\[|\.storage_offset\(\)|\bs\d+\b|Ne\(|Eq\(|<=|>=|<|>)")
 
 #: the guard kinds whose value decides which graph runs (a new value is a new compile)
 KINDS = ("size", "stride", "dtype", "device", "rank", "requires_grad", "dispatch_key_set", "scalar", "float",
-         "bool", "constant", "none", "identity", "function", "type", "length", "global_state", "aliasing",
+         "bool", "constant", "none", "identity", "function", "type", "length", "dict_keys", "global_state", "aliasing",
          "shape_range", "backend", "other")
 
 # torch's short dtype names (``Float``) -> the spelling a user writes
@@ -74,14 +99,19 @@ class Reason(Struct):
     suggestion: str | None = None
     index: int | None = None        # the dimension of a size / stride guard
     #: the entry for ``TORCH_COMPILE_DYNAMIC_SOURCES`` that makes this source dynamic from the first compile
+    #: (sizes and ints: torch ignores it for floats and strides)
     dynamic_source: str | None = None
+    #: the id of the advice the suggestion is (:data:`magi_tui.model.advice.TABLE`), None with no suggestion
+    advice: str | None = None
+    #: torch's own ``(HINT: …)`` on the guard, verbatim
+    hint: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {"text": self.text, "entry_compile_id": self.entry_compile_id, "guard": self.guard,
                 "kind": self.kind, "subject": self.subject, "user_expr": user_expr(self.subject),
                 "index": self.index, "expected": self.expected, "actual": self.actual,
                 "actual_recorded": self.actual is not None, "suggestion": self.suggestion,
-                "dynamic_source": self.dynamic_source}
+                "dynamic_source": self.dynamic_source, "advice": self.advice, "hint": self.hint}
 
 
 def _pretty_dtype(v: str | None) -> str | None:
@@ -137,7 +167,9 @@ def dynamic_source_entry(source: str | None, index: int | None = None) -> str | 
             return None
         root, rest = root2.group(1), root2.group(2)
     elif root == "G":
-        return None  # a global: torch names it by the module it lives in, not recorded in the reason
+        # a global, as torch names it (``G['K']``, ``G['cfg'].K``): torch matches that name too
+        # (tests/advice: TORCH_COMPILE_DYNAMIC_SOURCES="G['K']" removes the recompiles of a global int)
+        return s if index is None else f"{s}:{index}"
     # a frame input (``x``), an entry of a **kwargs dict, or a path under ``self`` (a module's tensors)
     if rest and not (keyword_of(f"{root}{rest}") or root == "self"):
         return None
@@ -145,87 +177,95 @@ def dynamic_source_entry(source: str | None, index: int | None = None) -> str | 
     return s if index is None else f"{s}:{index}"
 
 
-def suggestion_for(kind: str, subject: str | None, expected: str | None, actual: str | None,
-                   index: int | None = None, extra: str | None = None) -> str | None:
-    """The standard fix for a failed guard of this kind (right for torch 2.13), or None when there is none."""
+#: the advice for each reason kind when nothing more is known (:func:`advice_for` refines ints, floats)
+_ADVICE_OF_KIND = {"size": "size", "stride": "stride", "dtype": "dtype", "device": "device", "rank": "rank",
+                   "requires_grad": "requires_grad", "dispatch_key_set": "dispatch_key_set", "scalar": "int",
+                   "float": "float", "bool": "bool", "constant": "constant", "none": "none",
+                   "identity": "identity", "function": "function", "type": "type", "length": "length",
+                   "dict_keys": "dict_keys", "global_state": "global_state", "aliasing": "aliasing",
+                   "shape_range": "shape_range", "backend": "backend"}
+#: an int attribute of a submodule (``self._modules['h'].n``); ``self.n`` is one by torch's HINT only (a
+#: plain object's int attribute is made dynamic as an argument's is)
+_MODULE_ATTR = lazy_re(r"""\._modules\[[^\]]+\]\.\w+$""")
+_GLOBAL_NAME = lazy_re(r"""G\[\s*['"]([^'"]+)['"]\s*\]""")
+
+
+def advice_for(kind: str, subject: str | None, expected: str | None = None, hint: str | None = None) -> str | None:
+    """The id of the advice (:data:`magi_tui.model.advice.TABLE`) for a failed guard of ``kind`` on ``subject``;
+    None for a kind with no advice (``other``)."""
+    subj = subject or ""
+    if kind in ("scalar", "float") and subj.startswith("___stack"):
+        return "scalar_output"  # a value computed before a graph break (.item())
+    if kind == "scalar":
+        if (hint and "nn.Module" in hint) or _MODULE_ATTR.search(subj):
+            return "module_int"
+        if subj.startswith("G["):
+            return "global_int"
+    return _ADVICE_OF_KIND.get(kind)
+
+
+#: what each advice says when torch did not record a value
+_UNKNOWN_ACTUAL = {"size": "not recorded", "stride": "not recorded", "dtype": "another dtype",
+                   "type": "another type", "device": "another device", "rank": "another number of"}
+_UNKNOWN_EXPECTED = {"dtype": "one dtype", "type": "one type", "device": "one device", "rank": "another number",
+                     "requires_grad": "the other value", "length": "another length", "dict_keys": "other keys"}
+
+
+def advise(advice_id: str, subject: str | None, expected: str | None, actual: str | None, index: int | None = None,
+           extra: str | None = None, hint: str | None = None, sources: list[str] | None = None) -> str:
+    """The → line of ``advice_id`` (:data:`magi_tui.model.advice.TABLE`, each entry proven on real torch) for
+    one failed guard; ``sources``: the ``TORCH_COMPILE_DYNAMIC_SOURCES`` entries of everything the recompile
+    made dynamic (the ``*_automatic`` entries); ``hint``: torch's own HINT, shown verbatim."""
+    from magi_tui.model.advice import CLAUSES, render
+
     u = user_expr(subject) or "it"
     kw = keyword_of(subject)
     dyn = dynamic_source_entry(subject, index)
-    if kind == "stride":
-        return (f"the memory layout of {u} changed (stride of dim {index}: {expected} -> {actual or 'not recorded'}; "
-                f"a transposed or sliced view): pass {u}.contiguous(), or expect one compile per layout")
-    if kind == "size":
-        who = f"{u} (the {kw}= argument)" if kw else u
-        mark = f"torch._dynamo.mark_dynamic({kw or u}, {index if index is not None else 'dim'})"
-        env = f' or TORCH_COMPILE_DYNAMIC_SOURCES="{dyn}"' if dyn else ""
-        return (f"dim {index} of {who} changed size ({expected} -> {actual or 'not recorded'}). To compile it "
-                f"dynamic from the start: {mark} before the call{env}. Torch's automatic dynamic shapes make it "
-                "dynamic after this one recompile; a recompile on every new size means the compile was static "
-                "(dynamic=False / mark_static)")
-    if kind == "rank":
-        return f"{u} arrived with {actual or 'another number of'} dimension(s) (compiled for {expected}): one compile per rank"
-    if kind == "dtype":
-        return (f"{u} arrived as {actual or 'another dtype'} but was compiled for {expected or 'one dtype'}: "
-                f"cast it earlier ({u}.to({expected})) or expect one compile per dtype")
-    if kind == "device":
-        return (f"{u} moved to {actual or 'another device'} (compiled for {expected or 'one device'}): "
-                "move it earlier, or expect one compile per device")
-    if kind == "requires_grad":
-        return f"requires_grad of {u} changed between calls: keep it the same (detach, or torch.no_grad())"
-    if kind == "dispatch_key_set":
-        return f"{u} changed its dispatch keys (a tensor subclass, functorch or autocast wrapping): keep it the same"
-    if kind == "scalar":
-        env = f'TORCH_COMPILE_DYNAMIC_SOURCES="{dyn}"' if dyn else "dynamic=True"
-        return (f"the int {u} was compiled as the constant {expected}. With automatic dynamic shapes (the "
-                "default) a new value recompiles once and the int is dynamic from then on; a recompile on every "
-                f"value means the compile is static (dynamic=False). To start dynamic: {env}; or pass it as a tensor")
-    if kind == "float":
-        if subject and subject.startswith("___stack"):
-            return (f"a float computed before a graph break (usually .item()) was compiled as {expected}: set "
-                    "torch._dynamo.config.capture_scalar_outputs = True to keep .item() in the graph (no break, "
-                    "no guard on its value)")
-        env = f'TORCH_COMPILE_DYNAMIC_SOURCES="{dyn}"' if dyn else "dynamic=True"
-        return (f"the float {u} was compiled as the constant {expected}: pass it as a 0-d tensor "
-                f"(torch.tensor({u})), or make it dynamic from the first compile ({env})")
-    if kind == "bool":
-        return f"{u} is a Python bool: each value compiles its own graph (at most two); expected, not a problem"
-    if kind == "constant":
-        return f"{u} is a constant (compiled for {expected}): each value compiles once; pass a tensor or keep it fixed"
-    if kind == "none":
-        return f"{u} was None on one call and not on another: each compiles its own graph"
-    if kind == "length":
-        return f"the length of {u} changed: pass a fixed-length sequence, or stack it into one tensor"
-    if kind == "identity":
-        was = f" (compiled for a {expected})" if expected else ""
-        return (f"{u} is a different object than when compiled{was}: create it once and reuse it; "
-                "each distinct object compiles once")
-    if kind == "type":
-        return f"the type of {u} changed (compiled for {expected or 'another type'}): one compile per type"
-    if kind == "function":
-        return function_changed_text(u)
-    if kind == "global_state":
-        return (f"global state changed between calls ({extra or subject or 'grad mode / autocast'}): "
-                "one compile per state; expected when a model runs under torch.no_grad() and with grad")
-    if kind == "aliasing":
-        return f"{extra or 'two inputs'} are the same tensor on this call but were distinct when compiled (or back)"
-    if kind == "shape_range":
-        return (f"a dynamic dimension left the range the graph was compiled for ({u}); a size of 0 or 1 is "
-                "specialised: torch._dynamo.decorators.mark_unbacked(tensor, dim) avoids that")
-    if kind == "backend":
-        return "a different backend callable each call: create the backend once (or functools.partial) and reuse it"
-    return None
+    mark = f"torch._dynamo.mark_dynamic({kw or u}, {index if index is not None else 'dim'})"
+    env = ",".join(sources) if sources else dyn
+    start = CLAUSES["env"].format(env=env) if env else CLAUSES["dynamic_true"]
+    if advice_id == "size_automatic":
+        start = (CLAUSES["env"].format(env=env) + (CLAUSES["or_mark"].format(mark=mark) if len(sources or ()) <= 1
+                                                     else "")) if env else CLAUSES["mark"].format(mark=mark)
+    remedy = CLAUSES["hint"].format(hint=hint) if hint else CLAUSES["module_int_remedy"]
+    if advice_id == "module_int" and dyn:
+        remedy = f"{remedy.rstrip('.')}. {CLAUSES['module_int_env'].format(env=dyn)}"
+    exp = expected or _UNKNOWN_EXPECTED.get(advice_id, "another value")
+    names = [n.strip() for n in (extra or "").split(" and ") if n.strip()]
+    fields = {
+        "u": u, "subject": subject or u, "index": index if index is not None else "?",
+        "expected": exp, "actual": actual or _UNKNOWN_ACTUAL.get(advice_id, "another value"),
+        "who": (f"{u} (the {kw}= argument)" if kw else u) if advice_id.startswith("size") else (extra or "two inputs"),
+        "mark": mark, "or_env": CLAUSES["or_env"].format(env=dyn) if dyn else "", "start": start,
+        "n": len(sources) if sources else 1, "name": _GLOBAL_NAME.sub(r"\1", subject or u), "remedy": remedy,
+        "what": (extra or subject or "grad mode / autocast") if advice_id == "global_state" else (
+            "a float" if expected is not None and not re.fullmatch(r"-?\d+", expected) else "an int"),
+        "example": CLAUSES["not_none"] if actual and "NoneType" in actual else "",
+        "was": CLAUSES["was"].format(expected=expected) if expected else "", "which": "",
+        "last": user_expr(names[-1]) if names else u, "change": extra or f"{exp} -> {actual}",
+    }
+    text = render(advice_id, **fields)
+    if hint and advice_id != "module_int":
+        text += ". " + CLAUSES["hint"].format(hint=hint)
+    return text
+
+
+def suggestion_for(kind: str, subject: str | None, expected: str | None, actual: str | None,
+                   index: int | None = None, extra: str | None = None, hint: str | None = None) -> str | None:
+    """The → line for a failed guard of this kind (:func:`advise` of :func:`advice_for`), or None when
+    there is none."""
+    aid = advice_for(kind, subject, expected, hint)
+    return None if aid is None else advise(aid, subject, expected, actual, index, extra, hint)
 
 
 def function_changed_text(u: str, older: str | None = None, newer: str | None = None) -> str:
     """Why a frame recompiles when a function it calls is another one: the frame is a wrapper (a
     decorator's inner function) that several functions come through; each compiles its own entry of the
     one frame. Not fixed by reusing an object (the identity advice): it is how Dynamo caches by code."""
-    which = f" (was {older}, now {newer})" if older and newer else ""
-    return (f"{u} is a different function than when compiled{which}: this frame is a wrapper several "
-            "functions come through (a decorator's inner function; transformers wraps every model's forward "
-            "so), and each compiles its own entry of it, all against its one recompile limit "
-            "(torch._dynamo.config.recompile_limit, 8 by default). Expected when a process compiles several "
-            "models or functions through one decorator; with more of them than the limit, raise it")
+    from magi_tui.model.advice import CLAUSES, render
+
+    which = CLAUSES["which"].format(older=older, newer=newer) if older and newer else ""
+    return render("function", u=u, which=which)
 
 
 #: a guard on the code object of a function the frame calls: ``___check_obj_id(L['func'].__code__, 1234)``,
@@ -263,9 +303,10 @@ def _strip_comment(line: str) -> str:
 
 
 def subject_of(expr: str) -> str:
-    """``L['x']`` -> ``x``: the name a reason gives a source (else the expression as written)."""
+    """``L['x']`` -> ``x``: the name a reason gives a source (else the expression as written; a global
+    stays ``G['K']``, as torch writes it)."""
     s = expr.strip()
-    m = re.fullmatch(r"""(?:L|G)\[\s*['"]([^'"]+)['"]\s*\]""", s)
+    m = re.fullmatch(r"""L\[\s*['"]([^'"]+)['"]\s*\]""", s)
     return m.group(1) if m else s
 
 
@@ -274,14 +315,20 @@ def parse_reason(raw: Any) -> Reason:
     text gives a Reason (kind ``other`` and the text verbatim when no family matches)."""
     r = _parse_reason_cached(str(raw)[:4000])
     return Reason(r.text, r.entry_compile_id, r.guard, r.kind, r.subject, r.expected, r.actual, r.suggestion,
-                  r.index, r.dynamic_source)
+                  r.index, r.dynamic_source, r.advice, r.hint)
+
+
+#: the advice whose source ``TORCH_COMPILE_DYNAMIC_SOURCES`` makes dynamic (proven in tests/advice)
+_DYNAMIC_SOURCE_ADVICE = ("size", "int", "global_int", "module_int")
 
 
 def _reason(text: str, cid: str | None, guard: str, kind: str, subj: str | None = None, exp: str | None = None,
-            act: str | None = None, index: int | None = None, extra: str | None = None) -> Reason:
-    dyn = dynamic_source_entry(subj, index) if kind in ("size", "stride", "scalar", "float") else None
-    return Reason(text, cid, guard, kind, subj, exp, act, suggestion_for(kind, subj, exp, act, index, extra),
-                  index, dyn)
+            act: str | None = None, index: int | None = None, extra: str | None = None,
+            hint: str | None = None) -> Reason:
+    aid = advice_for(kind, subj, exp, hint)
+    dyn = dynamic_source_entry(subj, index) if aid in _DYNAMIC_SOURCE_ADVICE else None
+    sugg = advise(aid, subj, exp, act, index, extra, hint) if aid else None
+    return Reason(text, cid, guard, kind, subj, exp, act, sugg, index, dyn, aid, hint)
 
 
 @lru_cache(maxsize=4096)
@@ -293,79 +340,138 @@ def _parse_reason_cached(raw: str) -> Reason:
         cid = m.group(1)
         first = first[m.end():]
     text = first
+    hint = None
+    hm = _HINT.search(first)
+    if hm:  # torch's own advice on the guard (an nn.Module int, a type): shown verbatim
+        hint = hm.group("hint").strip()
+        first = first[:hm.start()].rstrip()
     guard = _strip_comment(first)
     try:
-        return _classify(text, cid, guard)
-    except (ValueError, IndexError, re.error):  # a grammar gap is an "other", never an exception
-        return Reason(text, cid, guard, "other")
+        return _classify(text, cid, guard, hint)
+    except (ValueError, IndexError, KeyError, re.error):  # a grammar gap is an "other", never an exception
+        return Reason(text, cid, guard, "other", hint=hint)
 
 
-def _classify(text: str, cid: str | None, guard: str) -> Reason:
+def _dispatch_keys(guard: str, tm: re.Match) -> tuple[str, str | None, str | None, str | None]:
+    """A ``dispatch key set mismatch``: ``device`` with the backend keys (``CPU`` -> ``Meta``) when the first
+    key differs (a tensor on another device), else ``dispatch_key_set`` with the keys added / removed."""
+    exp, act = tm.group("expected"), tm.group("actual")
+    ek, ak = (_KEYS.findall(v or "") for v in (exp, act))
+    ek = [k.strip() for k in ek[0].split(",")] if ek else []
+    ak = [k.strip() for k in ak[0].split(",")] if ak else []
+    if ek and ak and ek[0] != ak[0]:
+        return "device", ek[0], ak[0], None
+    change = ", ".join([f"-{k}" for k in ek if k not in ak] + [f"+{k}" for k in ak if k not in ek])
+    return "dispatch_key_set", exp, act, change or None
+
+
+def _classify(text: str, cid: str | None, guard: str, hint: str | None = None) -> Reason:
     tm = _TENSOR.search(guard)
     if tm:
         kind = tm.group("what").strip().replace(" ", "_")
         name = tm.group("name")
         exp, act = tm.group("expected"), tm.group("actual")
+        extra = None
         if kind == "dtype":
             exp, act = _pretty_dtype(exp), _pretty_dtype(act)
         if kind == "requires_grad" and exp and exp.startswith("requires_grad="):
             exp = "True" if exp.endswith("1") else "False"
             act = act or ("False" if exp == "True" else "True")  # a bool: the other value
+        if kind == "dispatch_key_set":
+            kind, exp, act, extra = _dispatch_keys(guard, tm)
         idx = tm.group("index")
         index = int(idx) if idx is not None else None
         if index is not None and kind in ("size", "stride"):
             guard = f"{name}.{kind}()[{index}] == {exp}"
-        return _reason(text, cid, guard, kind, name, exp, act, index)
+        return _reason(text, cid, guard, kind, name, exp, act, index, extra, hint)
+    ty = _TENSOR_TYPE.search(guard)
+    if ty:  # ``expected type of 'y' to be a tensor type, ' but found <class 'NoneType'>`` (the quote is torch's)
+        return _reason(text, cid, guard, "type", ty.group("name"), "Tensor", ty.group("t"), hint=hint)
     dm = _DEVICE_INDEX.search(guard)
     if dm:
-        return _reason(text, cid, guard, "device", None, dm.group("e"), dm.group("a"))
+        return _reason(text, cid, guard, "device", None, dm.group("e"), dm.group("a"), hint=hint)
     gm = _GLOBAL_STATE.search(guard)
     if gm:
         what = gm.group("what").strip() or None
-        return _reason(text, cid, guard, "global_state", what, extra=what)
+        return _reason(text, cid, guard, "global_state", what, extra=what, hint=hint)
+    for rx, name, what in _GLOBAL_STATE_CHECKS:
+        if rx.search(guard):
+            return _reason(text, cid, guard, "global_state", name, extra=what, hint=hint)
     if _DUPLICATE.search(guard):
         names = re.findall(r'"([^"]+)"', guard)
         return _reason(text, cid, guard, "aliasing", names[0] if names else None,
-                       extra=" and ".join(names) if names else None)
-    if guard.startswith("BACKEND_MATCH"):
-        return _reason(text, cid, guard, "backend")
+                       extra=" and ".join(names) if names else None, hint=hint)
+    if guard.startswith("BACKEND_MATCH") or guard.startswith("___check_current_backend"):
+        return _reason(text, cid, guard, "backend", hint=hint)
+    cm = _TYPE_MISMATCH.match(guard)
+    if cm:  # a dict guard's type check (``dict`` -> ``OrderedDict``)
+        return _reason(text, cid, guard, "type", subject_of(cm.group("x")), hint=hint)
+    km = _LOOKUP_ERROR.match(guard)
+    if km:  # ``KeyError on d['a']``: a key the compile read is gone; ``IndexError on xs[2]``: a shorter list
+        src, key = km.group("src"), km.group("key")
+        if km.group("err") == "KeyError":
+            return _reason(text, cid, guard, "dict_keys", subject_of(src), f"key {key}", hint=hint)
+        return _reason(text, cid, guard, "length", subject_of(src),
+                       f"more than {key} items" if key.isdigit() else None, hint=hint)
+    dk = _DICT_KEY.match(guard)
+    if dk:  # ``list(dict.keys(d))[0] == 'a'``: the key at one position of a dict
+        return _reason(text, cid, guard, "dict_keys", subject_of(dk.group("d")),
+                       f"key {dk.group('k')} at position {dk.group('i')}", hint=hint)
+    dc = _DICT_CONTAINS.match(guard)
+    if dc:
+        have = "absent" if dc.group("neg") else "present"
+        return _reason(text, cid, guard, "dict_keys", subject_of(dc.group("d")), f"key {dc.group('k')} {have}",
+                       hint=hint)
+    inv = _INVALIDATED.search(guard)
+    if inv:  # an object a guard held was freed (a module or function made anew): the identity advice
+        return _reason(text, cid, guard, "identity", subject_of(inv.group("x")), hint=hint)
     om = _ID_CHECK.search(guard)
     if om:
         kind = "identity" if om.group("which") == "obj" else "type"
         t = om.group("t")
         subj = subject_of(om.group("x"))
         if kind == "identity" and t == "NoneType":
-            return _reason(text, cid, guard, "none", subj, "None")
+            return _reason(text, cid, guard, "none", subj, "None", hint=hint)
         if kind == "identity" and subj.endswith(".__code__"):  # the code of a function the frame calls
-            return _reason(text, cid, guard, "function", subj[: -len(".__code__")], "code")
-        return _reason(text, cid, guard, kind, subj, t.rsplit(".", 1)[-1] if t else None)
+            return _reason(text, cid, guard, "function", subj[: -len(".__code__")], "code", hint=hint)
+        return _reason(text, cid, guard, kind, subj, t.rsplit(".", 1)[-1] if t else None, hint=hint)
+    im = _IS.match(guard)
+    if im:
+        lhs, rhs = im.group("lhs").strip(), im.group("rhs").strip()
+        if rhs == "None":  # NONE_MATCH / NOT_NONE_MATCH: ``y is None``, ``y is not None``
+            return _reason(text, cid, guard, "none", subject_of(lhs), "not None" if im.group("neg") else "None",
+                           hint=hint)
+        if not im.group("neg"):  # ``x is y``: two inputs that were one object when compiled
+            return _reason(text, cid, guard, "aliasing", subject_of(lhs),
+                           extra=f"{subject_of(lhs)} and {subject_of(rhs)}", hint=hint)
     em = _EQ.match(guard)
     if em:
         lhs, rhs, op = em.group("lhs").strip(), em.group("rhs").strip(), em.group("op")
         lm = _LEN.match(lhs)
         if lm:
-            subj = subject_of(lm.group("x"))
-            return _reason(text, cid, guard, "length", subj, rhs if op == "==" else f"not {rhs}")
+            # ``len(xs) == 2`` (a list's guard), ``len(d) != 1`` (the C++ dict guard's failure: the length
+            # is not the 1 it was compiled for)
+            return _reason(text, cid, guard, "length", subject_of(lm.group("x")), rhs, hint=hint)
         subj = subject_of(lhs)
         if "CURRENT_DEVICE" in lhs:  # DEFAULT_DEVICE: torch.set_default_device changed between calls
             return _reason(text, cid, guard, "global_state", "default device", rhs,
-                           extra="the default device (torch.set_default_device)")
+                           extra="the default device (torch.set_default_device)", hint=hint)
         if op == "==" and not _SHAPE_RANGE.search(lhs):
             if rhs in ("True", "False"):
-                return _reason(text, cid, guard, "bool", subj, rhs)
+                return _reason(text, cid, guard, "bool", subj, rhs, hint=hint)
             if rhs == "None":
-                return _reason(text, cid, guard, "none", subj, rhs)
+                return _reason(text, cid, guard, "none", subj, rhs, hint=hint)
             if _NUMBER.match(rhs):
                 kind = "scalar" if re.fullmatch(r"-?\d+", rhs) else "float"
-                return _reason(text, cid, guard, kind, subj, rhs)
+                return _reason(text, cid, guard, kind, subj, rhs, hint=hint)
             if _STRING.match(rhs):
-                return _reason(text, cid, guard, "constant", subj, rhs)
+                return _reason(text, cid, guard, "constant", subj, rhs, hint=hint)
         if _SHAPE_RANGE.search(guard):
-            return _reason(text, cid, guard, "shape_range", lhs, rhs)
-        return Reason(text, cid, guard, "other", subj, rhs)
+            return _reason(text, cid, guard, "shape_range", lhs, rhs, hint=hint)
+        return Reason(text, cid, guard, "other", subj, rhs, hint=hint)
     if _SHAPE_RANGE.search(guard) and (".size()" in guard or ".stride()" in guard):
-        return _reason(text, cid, guard, "shape_range", guard)
-    return Reason(text, cid, guard, "other")
+        return _reason(text, cid, guard, "shape_range", guard, hint=hint)
+    return Reason(text, cid, guard, "other", hint=hint)
 
 
 # -- guard trees ------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ def test_dtype_recompile_explained_by_guard_diff(fx):
     assert len(dtype.guard_diff.removed) == len(dtype.guard_diff.added) == 1
     p = dtype.primary
     assert (p.kind, p.subject, p.expected, p.actual) == ("dtype", "a", "torch.float32", "torch.float64")
-    assert "cast it earlier" in p.suggestion
+    assert "cast it before the call" in p.suggestion
     # entry_2 -> entry_1 differ only in addresses / generated names (and text past the 120-char cut)
     assert shape.guard_diff.empty and shape.primary is None
     assert "no difference once addresses and generated names are masked" in triage_text(

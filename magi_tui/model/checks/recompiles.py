@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from msgspec import field
+
 from magi_format.lazyre import lazy_re
 from magi_tui.model.checks.evidence import (
     _int,
@@ -27,6 +29,41 @@ if TYPE_CHECKING:
 # a headless start on a run without recompiles never loads it (~0.3 ms)
 
 _SYMBOL_SOURCE = lazy_re(r"^(?P<src>.+?)\.size\(\)\[(?P<dim>\d+)\]$")
+#: the advice whose value torch's automatic dynamic shapes make dynamic: its ``*_automatic`` entry says so
+#: (a global or an nn.Module int only where a setting let torch make it dynamic: the int's entry)
+_AUTOMATIC_ADVICE = {"size": "size_automatic", "int": "int_automatic", "float": "float_automatic",
+                     "stride": "stride_automatic", "global_int": "int_automatic", "module_int": "int_automatic"}
+
+
+class Recompile(RecompileInfo):
+    """A recompile whose automatic-dynamic verdict follows the cache entry the call matched: torch lists one
+    reason per cache entry, the most recent first, and this compile generalises that entry. So the first
+    reason decides, with what this compile made dynamic (its shape symbols: sizes, ints, floats, strides);
+    a reason of an older entry that reads ``other`` never turns the normal path into a warning."""
+
+    #: every source this compile made dynamic (``L['f']``, ``L['x'].stride()[1]`` too, which
+    #: ``TORCH_COMPILE_DYNAMIC_SOURCES`` cannot name): torch's automatic dynamic shapes at work when non-empty
+    made_dynamic: list[str] = field(default_factory=list)
+
+    @property
+    def automatic_dynamic(self) -> bool:
+        p = self.primary
+        return (p is not None and p.kind in AUTO_DYNAMIC_KINDS and not self.refused
+                and _made_dynamic(p, self.made_dynamic))
+
+
+def _made_dynamic(p: Reason, made: list[str]) -> bool:
+    """This compile made the value ``p`` is about dynamic: a symbol's source is its source or under it
+    (``L['x'].size()[0]``, ``L['x']._base.stride()[1]`` for ``x``); any symbol, when the reason names no
+    frame input (a computed value)."""
+    if not made:
+        return False
+    from magi_tui.model.guards import dynamic_source_entry
+
+    entry = dynamic_source_entry(p.subject)
+    if entry is None:
+        return True
+    return any(m == entry or m.startswith((entry + ".", entry + "[")) for m in made)
 
 
 class RecompilesMixin(AnalyserState):
@@ -99,20 +136,20 @@ class RecompilesMixin(AnalyserState):
             lim = _int(a.get("recompile_limit"))
             if row is not None and lim is not None:
                 row.recompile_limit, row.limit_recorded = lim, True
-            info = RecompileInfo(row.frame if row else name, row.key if row else None, ev.compile_id, parsed,
-                                 event=ev)
+            info = Recompile(row.frame if row else name, row.key if row else None, ev.compile_id, parsed,
+                             event=ev)
             if ev.compile_id and parsed:
-                info.dynamic_sources = self._dynamic_sources(ev.compile_id)
+                info.dynamic_sources, info.made_dynamic = self._dynamic_sources(ev.compile_id)
                 pr = parsed[0]
-                if info.dynamic_sources and pr.kind in AUTO_DYNAMIC_KINDS and not (
-                        pr.subject or "").startswith("___stack"):
-                    # everything torch made dynamic together: one entry alone can be specialised back by
-                    # another input of the same length (input_ids and attention_mask)
-                    env = ",".join(info.dynamic_sources)
-                    pr.suggestion = ((pr.suggestion or "").split(" To compile it dynamic")[0].rstrip(".")
-                                     + f". Torch's automatic dynamic shapes made {len(info.dynamic_sources)} "
-                                     "source(s) dynamic in this recompile, so new sizes run without compiling "
-                                     f'(the normal path); to start dynamic: TORCH_COMPILE_DYNAMIC_SOURCES="{env}"')
+                if pr.advice in _AUTOMATIC_ADVICE and _made_dynamic(pr, info.made_dynamic):
+                    # the advice for what torch made dynamic in this recompile, with everything it made
+                    # dynamic together: one entry alone can be specialised back by another input of the same
+                    # length (input_ids and attention_mask)
+                    from magi_tui.model.guards import advise
+
+                    pr.advice = _AUTOMATIC_ADVICE[pr.advice]
+                    pr.suggestion = advise(pr.advice, pr.subject, pr.expected, pr.actual, pr.index, hint=pr.hint,
+                                           sources=info.dynamic_sources)
             if p is not None and name != "?":
                 info.guard_diff, info.entries = self._diff_for(name, p[1], row.compiles if row else None)
             if info.guard_diff is None and parsed and parsed[0].entry_compile_id and ev.compile_id:
@@ -142,22 +179,29 @@ class RecompilesMixin(AnalyserState):
                         r = reason_from_diff(d)
                         if r is not None:
                             why.append(r)
-                    out.append(RecompileInfo(f.code.label, "cf:" + f.rel, None, why, d, None, names))
+                    out.append(Recompile(f.code.label, "cf:" + f.rel, None, why, d, None, names))
         return out
 
-    def _dynamic_sources(self, compile_id: str) -> list[str]:
-        """``TORCH_COMPILE_DYNAMIC_SOURCES`` entries for the backed symbols compile ``compile_id`` created."""
+    def _dynamic_sources(self, compile_id: str) -> tuple[list[str], list[str]]:
+        """``TORCH_COMPILE_DYNAMIC_SOURCES`` entries for the backed symbols compile ``compile_id`` created
+        (sizes and ints: torch ignores the setting for floats and strides, tests/advice), and every source
+        those symbols stand for (floats and strides too)."""
         out: list[str] = []
+        made: list[str] = []
         for sev in self.fold.symbols.get(compile_id, ())[:200]:
             a = event_attrs(self.run, sev)
             src = _s(a.get("source"))
             if not src or a.get("unbacked"):
                 continue
+            if src not in made:
+                made.append(src)
+            if (_s(a.get("symbol")) or "").startswith("zf") or "___" in src:
+                continue  # a float (``zf0``), or a value computed in the frame: no dynamic source
             m = _SYMBOL_SOURCE.match(src)
             entry = f"{m.group('src')}:{m.group('dim')}" if m else (src if "(" not in src else None)
             if entry and "," not in entry and entry not in out:
                 out.append(entry)
-        return sorted(out)
+        return sorted(out), made
 
     def _limits(self) -> None:
         run = self.run
