@@ -11,7 +11,8 @@ recorded them — ``runtime.json`` of our tracer):
 * ``eager_calls_unattributed``: eager calls whose frame could not be told (two frames from one call site);
 * ``nothing_compiled``: a compile that ended with no guarded code (``has_guarded_code: false`` in torch's
   compilation metrics): the frame runs as plain Python, with the failure or skip torch gave (not a compile
-  that failed or was cut by Ctrl-C: those are errors, said as such);
+  whose error reached the program, ``fullgraph=True``'s ``Unsupported`` included, nor one cut by Ctrl-C:
+  those are errors, said as such; a crash ``suppress_errors`` hid is listed: the program went on eagerly);
 * ``cache_bypass``: a compile that could not use the FX-graph / AOTAutograd cache, and why;
 * ``fallback_kernel``: an op Inductor could not lower and ran as an ATen kernel (``Using FallbackKernel``);
   ``perf_hint``: Inductor's other performance hints — both recorded by our tracer, once per op / hint and
@@ -112,15 +113,19 @@ def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: Sequence = 
     if rt is not None and rt.eager_unattributed:
         out.append(Fallback("eager_calls_unattributed", "eager calls after a cache miss, frame not told apart "
                             "(frames sharing a call site)", calls=rt.eager_unattributed))
-    failed_ids = {c.head.event.compile_id for c in run.triage.problems}
     outcome = analysis.outcome
+    # compiles whose error reached the program (it died of it): errors, said as such, nothing silent. Under
+    # ``suppress_errors`` a backend crash runs the frame eagerly and the program goes on: that one is listed.
+    problems = run.triage.problems
+    raised = {c.head.event.compile_id for c in problems if outcome is not None and outcome.torch_failed}
+    raised |= {c.head.event.compile_id for c in problems if c.head.exception_type.rsplit(".", 1)[-1] == "Unsupported"}
     cn = analysis.compiled_nothing
     if cn is not None:
         out.append(Fallback("compiled_nothing", f"the model compiled nothing: no graph with an op in {len(cn.frames)} "
                             "frame(s), everything ran eagerly", index=cn.event.index if cn.event is not None else None,
                             event=cn.event))
     for ev, m in unguarded:
-        if ev.compile_id in failed_ids or (outcome is not None and outcome.interrupted):
+        if ev.compile_id in raised or (outcome is not None and outcome.interrupted):
             continue  # an error (a failure, or Ctrl-C in the compile), said as one: nothing silent about it
         why = m.get("fail_reason") or m.get("fail_type") or "Dynamo produced no guarded code"
         f = _frame_of(frames, ev.compile_id)
