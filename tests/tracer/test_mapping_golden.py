@@ -120,7 +120,8 @@ def test_graph_breaks_recompiles_failure_log():
     assert fa["exception_type"] == "BackendCompilerFailed"
     assert fa["exception_message"] == ("backend='failing_backend' raised:\n"
                                        "BackendBoom: deliberate failure in custom backend (6 nodes)")
-    assert sorted(failed[0]["files"]) == ["metrics.json", "phases.json", "traceback.txt"]
+    # the graph the backend rejected is kept beside the error (issue 31.10), as tlparse keeps it
+    assert sorted(failed[0]["files"]) == ["captured_graph.py", "metrics.json", "phases.json", "traceback.txt"]
     assert failed[0]["metrics"]["fail_type"] == "BackendCompilerFailed"
     assert "entire_frame_compile_time_s" in failed[0]["metrics"]
 

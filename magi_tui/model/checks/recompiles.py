@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from msgspec import field
-
 from magi_format.lazyre import lazy_re
 from magi_tui.model.checks.evidence import (
     _int,
@@ -16,8 +14,8 @@ from magi_tui.model.checks.evidence import (
     event_attrs,
 )
 from magi_tui.model.checks.results import (
-    AUTO_DYNAMIC_KINDS,
     RecompileInfo,
+    made_dynamic_for,
 )
 from magi_tui.model.checks.state import AnalyserState
 from magi_tui.model.frames import CfFrame, parse_compile_id
@@ -33,37 +31,6 @@ _SYMBOL_SOURCE = lazy_re(r"^(?P<src>.+?)\.size\(\)\[(?P<dim>\d+)\]$")
 #: (a global or an nn.Module int only where a setting let torch make it dynamic: the int's entry)
 _AUTOMATIC_ADVICE = {"size": "size_automatic", "int": "int_automatic", "float": "float_automatic",
                      "stride": "stride_automatic", "global_int": "int_automatic", "module_int": "int_automatic"}
-
-
-class Recompile(RecompileInfo):
-    """A recompile whose automatic-dynamic verdict follows the cache entry the call matched: torch lists one
-    reason per cache entry, the most recent first, and this compile generalises that entry. So the first
-    reason decides, with what this compile made dynamic (its shape symbols: sizes, ints, floats, strides);
-    a reason of an older entry that reads ``other`` never turns the normal path into a warning."""
-
-    #: every source this compile made dynamic (``L['f']``, ``L['x'].stride()[1]`` too, which
-    #: ``TORCH_COMPILE_DYNAMIC_SOURCES`` cannot name): torch's automatic dynamic shapes at work when non-empty
-    made_dynamic: list[str] = field(default_factory=list)
-
-    @property
-    def automatic_dynamic(self) -> bool:
-        p = self.primary
-        return (p is not None and p.kind in AUTO_DYNAMIC_KINDS and not self.refused
-                and _made_dynamic(p, self.made_dynamic))
-
-
-def _made_dynamic(p: Reason, made: list[str]) -> bool:
-    """This compile made the value ``p`` is about dynamic: a symbol's source is its source or under it
-    (``L['x'].size()[0]``, ``L['x']._base.stride()[1]`` for ``x``); any symbol, when the reason names no
-    frame input (a computed value)."""
-    if not made:
-        return False
-    from magi_tui.model.guards import dynamic_source_entry
-
-    entry = dynamic_source_entry(p.subject)
-    if entry is None:
-        return True
-    return any(m == entry or m.startswith((entry + ".", entry + "[")) for m in made)
 
 
 class RecompilesMixin(AnalyserState):
@@ -136,12 +103,12 @@ class RecompilesMixin(AnalyserState):
             lim = _int(a.get("recompile_limit"))
             if row is not None and lim is not None:
                 row.recompile_limit, row.limit_recorded = lim, True
-            info = Recompile(row.frame if row else name, row.key if row else None, ev.compile_id, parsed,
+            info = RecompileInfo(row.frame if row else name, row.key if row else None, ev.compile_id, parsed,
                              event=ev)
             if ev.compile_id and parsed:
                 info.dynamic_sources, info.made_dynamic = self._dynamic_sources(ev.compile_id)
                 pr = parsed[0]
-                if pr.advice in _AUTOMATIC_ADVICE and _made_dynamic(pr, info.made_dynamic):
+                if pr.advice in _AUTOMATIC_ADVICE and made_dynamic_for(pr, info.made_dynamic):
                     # the advice for what torch made dynamic in this recompile, with everything it made
                     # dynamic together: one entry alone can be specialised back by another input of the same
                     # length (input_ids and attention_mask)
@@ -179,7 +146,7 @@ class RecompilesMixin(AnalyserState):
                         r = reason_from_diff(d)
                         if r is not None:
                             why.append(r)
-                    out.append(Recompile(f.code.label, "cf:" + f.rel, None, why, d, None, names))
+                    out.append(RecompileInfo(f.code.label, "cf:" + f.rel, None, why, d, None, names))
         return out
 
     def _dynamic_sources(self, compile_id: str) -> tuple[list[str], list[str]]:

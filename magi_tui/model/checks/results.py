@@ -86,6 +86,20 @@ class BreakEntry(Struct):
                 "resume_fns": self.resume_fns, "source": "timeline" if self.events else "compiled_functions"}
 
 
+def made_dynamic_for(p: Reason, made: list[str]) -> bool:
+    """This compile made the value ``p`` is about dynamic: a symbol's source is its source or under it
+    (``L['x'].size()[0]``, ``L['x']._base.stride()[1]`` for ``x``); any symbol, when the reason names no
+    frame input (a computed value)."""
+    if not made:
+        return False
+    from magi_tui.model.guards import dynamic_source_entry
+
+    entry = dynamic_source_entry(p.subject)
+    if entry is None:
+        return True
+    return any(m == entry or m.startswith((entry + ".", entry + "[")) for m in made)
+
+
 class RecompileInfo(Struct):
     frame: str
     frame_key: str | None
@@ -102,6 +116,9 @@ class RecompileInfo(Struct):
     #: (source, older function, newer function) for each function the frame calls that is another one
     #: in this entry (from the guard diff): the frame is a wrapper several functions come through
     functions_changed: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    #: every source this compile made dynamic (``L['f']``, ``L['x'].stride()[1]`` too, which
+    #: ``TORCH_COMPILE_DYNAMIC_SOURCES`` cannot name): torch's automatic dynamic shapes at work when non-empty
+    made_dynamic: list[str] = field(default_factory=list)
 
     @property
     def primary(self) -> Reason | None:
@@ -114,10 +131,15 @@ class RecompileInfo(Struct):
 
     @property
     def automatic_dynamic(self) -> bool:
-        """Torch's normal first step to dynamic shapes: a size (or int) changed and this compile made it
-        dynamic, so the next new value runs without compiling. Not something to fix."""
-        return bool(self.dynamic_sources) and bool(self.reasons) and all(
-            r.kind in AUTO_DYNAMIC_KINDS for r in self.reasons) and not self.refused
+        """Torch's normal first step to dynamic shapes: a size, int, float or stride changed and this compile
+        made it dynamic, so the next new value runs without compiling. Not something to fix. Judged from the
+        cache entry the call matched: torch lists one reason per cache entry, the most recent first, and this
+        compile generalises that entry, so the first reason decides, with what this compile made dynamic (its
+        shape symbols); a reason of an older entry that reads ``other`` never turns the normal path into a
+        warning."""
+        p = self.primary
+        return (p is not None and p.kind in AUTO_DYNAMIC_KINDS and not self.refused
+                and made_dynamic_for(p, self.made_dynamic))
 
     def as_json(self) -> dict[str, Any]:
         p = self.primary

@@ -211,9 +211,10 @@ def _automatic_dynamic(c: Ctx) -> Iterable[Check]:
     auto, _other = _auto_other(c.a)
     if auto:
         env = ",".join(dict.fromkeys(s for r in auto for s in r.dynamic_sources))
-        yield Check("ok", f"{len(auto)} recompile(s) were torch's automatic dynamic shapes (a size changed "
-                          "once and is dynamic from then on: the normal path); to compile dynamic from the "
-                          f'start: TORCH_COMPILE_DYNAMIC_SOURCES="{env}"', auto[0].event)
+        what = ", ".join(dict.fromkeys(r.primary.kind for r in auto if r.primary is not None))
+        start = f'; to compile dynamic from the start: TORCH_COMPILE_DYNAMIC_SOURCES="{env}"' if env else ""
+        yield Check("ok", f"{len(auto)} recompile(s) were torch's automatic dynamic shapes (a {what} changed "
+                          f"once and is dynamic from then on: the normal path){start}", auto[0].event)
 
 
 @rule("shared-wrapper", "recompiles that were another function through one wrapper frame several functions "
