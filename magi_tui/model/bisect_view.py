@@ -15,7 +15,13 @@ from msgspec import Struct
 
 from magi_format.safepath import UnsafePath, safe_join
 
-__all__ = ["is_bisect_folder", "step_line", "culprit_lines", "load_bisect", "GraphFile", "culprit_diff"]
+__all__ = ["is_bisect_folder", "step_line", "culprit_lines", "outcome_line", "load_bisect", "GraphFile",
+           "culprit_diff", "culprit_pass_diff", "graph_diff_lines", "MAX_PASS_DIFF_LINES"]
+
+#: lines of the culprit application's own diff kept in ``culprit.graph.pass_diff.lines``
+MAX_PASS_DIFF_LINES = 40
+#: characters of one such line
+_MAX_DIFF_LINE = 160
 
 
 def step_line(n: int, step: dict[str, Any]) -> str:
@@ -28,13 +34,36 @@ def step_line(n: int, step: dict[str, Any]) -> str:
     return f"{n:>3} {verdict:10} {t}  {change}" + (f"  [{why}]" if why and verdict != "passes" else "")
 
 
+def outcome_line(result: dict[str, Any]) -> str:
+    """A bisect that named no culprit, in one line: nondeterministic (the reference disagreed with itself),
+    the failure did not reproduce (and how the program ran as it is), or (a ``bisect.json`` of before these
+    were recorded) not reproduced."""
+    ref = result.get("reference")
+    if result.get("verdict") == "nondeterministic" or (isinstance(ref, dict) and ref.get("deterministic") is False):
+        why = ref.get("why") if isinstance(ref, dict) else None
+        return ("nondeterministic: two runs with torch.compile disabled disagree"
+                + (f" ({why})" if why else "") + ": no layer is blamed, no run can be judged against that reference")
+    rep = result.get("as_reported")
+    if isinstance(rep, dict) and rep.get("reproduces") is False:
+        return f"the failure did not reproduce: {rep.get('why')}"
+    return "not reproduced"
+
+
 def culprit_lines(result: dict[str, Any]) -> list[str]:
-    """The outcome, as ``magi-tui bisect`` words it: the culprit's layer, stage, application and graph."""
+    """The outcome, as ``magi-tui bisect`` words it: the culprit's layer, stage, application and graph (and
+    the lines the culprit application itself changed, counted: ``d`` shows them); or why there is none, what
+    moved and what to do."""
     if result.get("error"):
         return [f"could not bisect: {result['error']}"]
     c = result.get("culprit")
+    runs = result.get("runs", len(result.get("steps") or []))
     if not result.get("reproduced") or not isinstance(c, dict):
-        return [f"not reproduced ({len(result.get('steps') or [])} run(s))"]
+        lines = [f"{outcome_line(result)} ({runs} run(s))"]
+        ref = result.get("reference")
+        if isinstance(ref, dict) and ref.get("deterministic") is False and ref.get("moved"):
+            lines.append("moved: " + "  ".join(str(m) for m in ref["moved"][:4]))
+        lines.extend(f"→ {a}" for a in result.get("advice") or [])
+        return lines
     lines = [f"culprit: {c.get('layer') or c.get('backend')}"]
     if c.get("subsystem"):
         n = c.get("bisect_number")
@@ -45,7 +74,10 @@ def culprit_lines(result: dict[str, Any]) -> list[str]:
     g = c.get("graph")
     if isinstance(g, dict):
         lines.append(f"graph: {g.get('compile_id')} {g.get('frame') or ''} ({g.get('found_by')})".rstrip())
-    runs = result.get("runs", len(result.get("steps") or []))
+        own = g.get("pass_diff")
+        if isinstance(own, dict):
+            lines.append(f"its own diff: {own.get('file')} -{own.get('removed')} +{own.get('added')} line(s) "
+                         f"(application #{own.get('application')} alone; d shows it)")
     torch = result.get("torch_bisector_runs")
     lines.append(f"{runs} run(s); torch's bisector: {'n/a' if torch is None else torch}")
     return lines
@@ -98,3 +130,67 @@ def culprit_diff(result: dict[str, Any]) -> tuple[GraphFile, GraphFile, Path] | 
     stage = c.get("subsystem") or "stage"
     return (GraphFile(before, f"{g.get('compile_id')} before {stage}"),
             GraphFile(after, f"{g.get('compile_id')} after {stage}"), run)
+
+
+def graph_diff_lines(left_run: Path, left: str, right_run: Path, right: str,
+                     context: int = 1) -> tuple[list[str], int, int] | str:
+    """Two graph files (each relative to its run, read only inside it) as a short unified diff: ``(lines,
+    added, removed)``, the lines ``-`` / ``+`` / two spaces (``context`` equal lines around a change, the rest
+    folded), at most :data:`MAX_PASS_DIFF_LINES`; or why they cannot be read."""
+    from magi_tui.model.diff import compute_diff, read_side
+
+    try:
+        lpath = safe_join(Path(left_run), *Path(left).parts)
+        rpath = safe_join(Path(right_run), *Path(right).parts)
+    except UnsafePath as exc:
+        return f"cannot open the graphs: {exc}"
+    a, problem = read_side(lpath, left_run)
+    if problem:
+        return problem
+    b, problem = read_side(rpath, right_run)
+    if problem:
+        return problem
+    d = compute_diff(a, b, context=context)
+    if d.identical:
+        return [], 0, 0
+    out: list[str] = []
+    for row in d.unified:
+        if row.kind == "fold":
+            line = f"  … {row.folded} equal line(s)"
+        elif row.kind == "equal":
+            line = "  " + row.left
+        elif row.kind == "delete":
+            line = "- " + row.left
+        else:
+            line = "+ " + row.right
+        out.append(line if len(line) <= _MAX_DIFF_LINE else line[:_MAX_DIFF_LINE - 1] + "…")
+    if len(out) > MAX_PASS_DIFF_LINES:
+        more = len(out) - MAX_PASS_DIFF_LINES
+        out = out[:MAX_PASS_DIFF_LINES] + [f"… {more} more line(s)"]
+    return out, d.added, d.removed
+
+
+def culprit_pass_diff(result: dict[str, Any]) -> tuple[GraphFile, GraphFile, Path, Path] | str:
+    """The culprit application's own before/after graphs (``culprit.graph.pass_diff``: the runs with
+    applications ``0..N-1`` and ``0..N``), each inside its run, or why there are none."""
+    c = cu if isinstance(cu := result.get("culprit"), dict) else {}
+    g = gr if isinstance(gr := c.get("graph"), dict) else {}
+    own = g.get("pass_diff")
+    if not isinstance(own, dict):
+        return "the bisect recorded no diff of the culprit application alone"
+    sides = []
+    for key in ("before", "after"):
+        side = own.get(key)
+        if not isinstance(side, dict) or not side.get("run") or not side.get("file"):
+            return "the culprit application's diff names no graph"
+        run = Path(str(side["run"]))
+        try:
+            path = safe_join(run, *Path(str(side["file"])).parts)
+        except UnsafePath as exc:
+            return f"cannot open the culprit application's graphs: {exc}"
+        limit = side.get("limit")
+        applied = "none" if limit == -1 else f"0..{limit}"
+        sides.append((GraphFile(path, f"{g.get('compile_id')} {own.get('file')}, {c.get('subsystem')} "
+                                      f"applications {applied}"), run))
+    (before, brun), (after, arun) = sides
+    return before, after, brun, arun

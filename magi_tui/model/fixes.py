@@ -291,6 +291,11 @@ def _secs(v: Any) -> str:
     return "?" if not isinstance(v, (int, float)) else f"{v:.2f}s"
 
 
+def _outputs(equal: Any) -> str:
+    """The table's outputs column: equal, DIFFER, or — (not run)."""
+    return "—" if equal is None else ("equal" if equal else "DIFFER")
+
+
 def fix_lines(obj: dict[str, Any], width: int = 60) -> list[tuple[str, str, int | None]]:
     """``magi-tui fix``'s result (its JSON) as ``(style, text, candidate index)`` lines: the baseline, a table
     (change, breaks / recompiles / compile time before → after, outputs, kept; best first), then per
@@ -304,6 +309,24 @@ def fix_lines(obj: dict[str, Any], width: int = 60) -> list[tuple[str, str, int 
         out.append(("head", f"baseline: {_n(b.get('graph_breaks'))} graph break(s), {_n(b.get('recompiles'))} "
                             f"recompile(s), compile {_secs(b.get('compile_s'))}, exit {_n(b.get('exit_code'))}  "
                             f"({_n(obj.get('runs'))} run(s))", None))
+    ref = obj.get("reference")
+    nondeterministic = isinstance(ref, dict) and ref.get("deterministic") is False
+    if nondeterministic:
+        assert isinstance(ref, dict)
+        out.append(("warn", f"nondeterministic: two runs of the program as it is disagree ({ref.get('why')}): no "
+                            "change can be proven by comparing outputs, so none was tried", None))
+        out.append(("dim", "  moved (the first run -, the second +):", None))
+        out.extend(("dim", f"    {m}", None) for m in ref.get("moved") or [])
+        for m in (ref.get("numbers_moved") or [])[:5]:
+            if isinstance(m, dict):
+                out.append(("dim", f"    number {m.get('index')}: {m.get('first')} then {m.get('second')}", None))
+    elif isinstance(ref, dict):
+        moved = ref.get("numbers_changed") or 0
+        out.append(("dim", "reference: the baseline ran twice and printed the same numbers"
+                           + (f" within the tolerances ({moved} moved, at most {ref.get('max_abs_diff'):.3g})"
+                              if moved and isinstance(ref.get("max_abs_diff"), (int, float)) else ""), None))
+    for a in obj.get("advice") or []:
+        out.append(("warn", f"→ {a}", None))
     if cands and b:
         w = min(width, max(len("change"), *(len(str(c.get("change"))) + 6 for c in cands)))
         out.append(("head", f"{'change':<{w}}  {'breaks':>7}  {'recompiles':>10}  {'compile':>13}  {'outputs':<8} kept",
@@ -316,7 +339,7 @@ def fix_lines(obj: dict[str, Any], width: int = 60) -> list[tuple[str, str, int 
                         f"{name:<{w}}  {_n(b.get('graph_breaks')) + '→' + _n(c.get('graph_breaks')):>7}  "
                         f"{_n(b.get('recompiles')) + '→' + _n(c.get('recompiles')):>10}  "
                         f"{_secs(b.get('compile_s')) + '→' + _secs(c.get('compile_s')):>13}  "
-                        f"{'equal' if c.get('outputs_equal') else 'DIFFER':<8} {'yes' if c.get('kept') else 'no'}", i))
+                        f"{_outputs(c.get('outputs_equal')):<8} {'yes' if c.get('kept') else 'no'}", i))
         for i, c in enumerate(cands):
             is_best = best is not None and c == best
             out.append(("", "", None))
@@ -336,7 +359,8 @@ def fix_lines(obj: dict[str, Any], width: int = 60) -> list[tuple[str, str, int 
                                                 + f"{c.get('patch_why')})") + ":", i))
                 out.extend(("dim", "    " + ln, i) for ln in str(c["patch"]).splitlines())
     if best is None and not obj.get("error"):
-        out.append(("warn", "no proven change" + (": nothing to try" if not cands else ""), None))
+        out.append(("warn", "no change can be proven: the baseline is nondeterministic" if nondeterministic else
+                    "no proven change" + (": nothing to try" if not cands else ""), None))
     if obj.get("error"):
         out.append(("del", f"could not fix: {obj['error']}", None))
     for n in obj.get("notes") or []:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from msgspec import Struct
 
+from magi_format.lazyre import lazy_re
 from magi_tui.model.checks.results import BreakEntry, CompiledNothing, FrameRow
 from magi_tui.model.run import RunModel
 
@@ -38,9 +39,20 @@ def _text(b: BreakEntry) -> str:
     return " ".join(x for x in (b.reason, b.explanation or "", *b.hints) if x)
 
 
+_STDLIB = lazy_re(r"[/\\]lib[/\\]python\d+(?:\.\d+)?[/\\]")
+
+
+def users_own(path: str | None) -> bool:
+    """A file the user edits: not an installed package, not the standard library (``contextlib.py``)."""
+    from magi_format.torchtext import is_library
+
+    return bool(path) and not is_library(path or "") and not _STDLIB.search(path or "")
+
+
 def compiled_nothing(run: RunModel, frames: Sequence[FrameRow], worklist: Sequence[BreakEntry]) -> CompiledNothing:
     """The finding: the frames Dynamo compiled, what made it give up (graph breaks, then restarts without
-    one), and the proven advice for it when there is one."""
+    one), the user's own line to start from (the first break in a file of theirs), and the proven advice for
+    it when there is one."""
     gave_up = []
     for b in worklist[:3]:
         where = f" at {b.where}" if b.file else ""
@@ -51,6 +63,8 @@ def compiled_nothing(run: RunModel, frames: Sequence[FrameRow], worklist: Sequen
         gave_up = list(dict.fromkeys(r.reason for r in run.triage.restarts if r.reason))[:3]
     seen = " ".join([*(_text(b) for b in worklist), *(r.reason for r in run.triage.restarts)])
     advice = next((a.text for a in ADVICE if a.marker in seen), None)
-    first = worklist[0].events[0] if worklist and worklist[0].events else (
-        frames[0].first_event if frames else None)
-    return CompiledNothing([f.frame for f in frames], gave_up, advice, first)
+    own = next((b for b in worklist if users_own(b.file)), None)
+    at = own or (worklist[0] if worklist else None)
+    first = at.events[0] if at is not None and at.events else (frames[0].first_event if frames else None)
+    place = (own.file, own.line) if own is not None else None
+    return CompiledNothing([f.frame for f in frames], gave_up, advice, first, place)

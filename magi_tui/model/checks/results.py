@@ -196,9 +196,12 @@ class CompiledNothing(Struct):
     gave_up: list[str]
     advice: str | None = None
     event: Event | None = None
+    #: the user's own line to start from (file, line): the first graph break in a file of theirs
+    place: tuple[str | None, int | None] | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {"frames": self.frames, "gave_up": self.gave_up, "advice": self.advice,
+                "file": self.place[0] if self.place else None, "line": self.place[1] if self.place else None,
                 "index": self.event.index if self.event is not None else None}
 
 

@@ -79,10 +79,11 @@ def _compiled_nothing(c: Ctx) -> Iterable[Check]:
         return
     frames = ", ".join(cn.frames[:4]) + (f" and {len(cn.frames) - 4} more" if len(cn.frames) > 4 else "")
     gave = "; ".join(cn.gave_up) if cn.gave_up else "no graph break or restart says why"
-    todo = f" → {cn.advice}" if cn.advice else ""
-    yield Check("warn", f"silent fallback: the model compiled nothing — every graph Dynamo made in "
-                        f"{len(cn.frames)} frame(s) ({frames}) had no op, so everything ran eagerly; Dynamo gave "
-                        f"up at: {gave}{todo}", cn.event)
+    todo = f" → {cn.advice}." if cn.advice else ""
+    # the verdict and what to do first: the panel's summary is cut at half its height
+    yield Check("warn", f"silent fallback: the model compiled nothing, everything ran eagerly{todo} Every graph "
+                        f"Dynamo made in {len(cn.frames)} frame(s) ({frames}) had no op; it gave up at: {gave}",
+                cn.event)
 
 
 def _program_line(path: str | None, line: int | None) -> str:
@@ -118,9 +119,10 @@ def _program_end(c: Ctx) -> Iterable[Check]:
             what = "the compiled graph" if e.in_graph else "code called from a compiled frame"
             call = _program_line(e.call_file, e.call_line)
             script = o.script or "your_script.py"
-            yield Check("fail", f"{what} of compile {e.compile_id} raised {e.short_type} at run time{code}{msg}"
+            yield Check("fail", f"{what} of compile {e.compile_id} raised {e.short_type} at run time{msg}"
                                 + (f" (called at {call})" if call else "")
-                                + f"; find the layer at fault: magi-tui bisect -- python {script}")
+                                + f"; find the layer at fault: magi-tui bisect -- python {script}"
+                                + (f"; the program exited {o.exit_code}" if o.exit_code is not None else ""))
         else:
             yield Check("warn", f"the program raised {e.short_type} outside compiled code{code}{msg}"
                                 + (f" (at {where})" if where else ""))

@@ -40,6 +40,50 @@ def failure_spans(f: Any) -> list[Span]:
 
 
 
+def _program_end(b: _Builder, o: Any, report: bool) -> None:
+    """How the program ended, when it did not end well: the exception that reached it (where it came from,
+    the user's line, the last lines of its traceback) or Ctrl-C; first, as the first thing to read."""
+    e = o.exception
+    sec, items = b.section("program_end", "How the program ended", [o], json="outcome")
+    origin = {"compile": "torch.compile raised it while compiling",
+              "compiled_code": "raised while compiled code ran" if e is None or not e.in_graph else
+              "raised inside the compiled graph at run time",
+              "program": "the program's own code raised it (outside compiled code)"}
+    head = "interrupted (Ctrl-C)" if o.interrupted else f"{e.type}" if e is not None else ""
+    exit_text = f"  exit code {o.exit_code}" if o.exit_code is not None else ""
+    tail = [ln for ln in (e.traceback.splitlines() if e is not None else []) if ln.strip()][-8:]
+    where = None
+    if e is not None and (e.call_file or e.file):
+        where = f"{e.call_file}:{e.call_line}" if e.call_file else f"{e.file}:{e.line}"
+    bisect = (f"magi-tui bisect -- python {o.script or 'your_script.py'}"
+              if e is not None and e.origin in ("compile", "compiled_code") else None)
+    if report:
+        _line(sec, ("  program: ", "strong"), (head, "worst"), exit_text)
+        if e is not None:
+            _line(sec, f"    {origin.get(e.origin, e.origin)}" + (f" (compile {e.compile_id})" if e.compile_id else ""))
+            if e.message:
+                _line(sec, f"    {_one(e.message, 300)}")
+            if where:
+                _line(sec, "    at ", (where, "path"))
+            for ln in tail[-4:]:
+                _line(sec, (f"    | {_one(ln, 160)}", "dim"))
+            if bisect:
+                _line(sec, "    → find the layer at fault: ", (bisect, "key"))
+    for _ in items:
+        spans = [Span(literal(head, 80), "alarm"), Span(exit_text, "dim")]
+        if e is not None:
+            spans.append(Span(f"\n    {origin.get(e.origin, e.origin)}"
+                              + (f" (compile {literal(e.compile_id, 20)})" if e.compile_id else "")))
+            if e.message:
+                spans.append(Span(f"\n    {literal(' '.join(e.message.split()), 300)}", "strong"))
+            if where:
+                spans.append(Span(f"\n    at {literal(where, 160)}", "path"))
+            spans += [Span(f"\n    | {literal(ln, 160)}", "dim") for ln in tail]
+            if bisect:
+                spans.append(Span(f"\n    → find the layer at fault: {literal(bisect, 200)}", "good"))
+        sec.rows.append(Row(spans, None, "fail"))
+
+
 #: a frame's place in the compile-time ranking when no panel row is made of it (only the count is used)
 _UNRANKED = ("", 0.0)
 
@@ -51,6 +95,9 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
     the others at most ``cap`` items); ``report``: build the report's lines (``show_all``: every row)."""
     b = _Builder(cap, expanded, panel, report, show_all)
     t = run.triage
+    o = a.outcome
+    if o is not None and (o.exception is not None or o.interrupted):
+        _program_end(b, o, report)
     if a.problems:
         sec, items = b.section("failures", "Failures", a.problems, json="failures")
         if report:
@@ -78,7 +125,9 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
     if a.ran_eagerly:
         sec, items = b.section("ran_eagerly", "Ran eagerly", a.ran_eagerly, json="ran_eagerly")
         if report:
-            _line(sec, f"  ran eagerly: {len(a.ran_eagerly)} frame(s) not compiled (the program finished)")
+            o_ok = o is not None and o.exception is None and not o.interrupted and o.exit_code in (0, None)
+            _line(sec, f"  ran eagerly: {len(a.ran_eagerly)} frame(s) not compiled"
+                  + (" (the program finished)" if o_ok else ""))
             shown, left = b.capped(a.ran_eagerly, 5)
             for e in shown:
                 cid = f" [{e.compile_id}]" if e.compile_id else ""

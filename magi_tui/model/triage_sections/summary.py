@@ -87,11 +87,13 @@ def look_first(run: RunModel, a: Analysis) -> list[Span]:
     elif e is not None and e.origin == "compile":
         path, place = e.file, _place(e.file, e.line)
         what = [Span(f"torch.compile raised {literal(e.short_type, 40)}", "worst")]
-    elif a.compiled_nothing is not None and a.worklist:
-        gb = a.worklist[0]
-        cs = gb.call_site if gb.in_user_code is False and gb.call_site else None
-        path, place = (cs[0], _place(cs[0], cs[1])) if cs else (gb.file, _place(gb.file, gb.line))
-        what = [Span(f"compiled nothing: Dynamo gave up at {literal(gb.reason, 60)}", "warn")]
+    elif a.compiled_nothing is not None:
+        cn = a.compiled_nothing
+        if cn.place is not None:
+            path, place = cn.place[0], _place(*cn.place)
+        what = [Span("the model compiled nothing", "warn")]
+        if cn.advice:
+            what.append(Span(f": {literal(cn.advice, 200)}"))
     elif a.ran_eagerly:
         r = a.ran_eagerly[0]
         path, place = r.file, _place(r.file, r.line)
