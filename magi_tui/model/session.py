@@ -57,6 +57,21 @@ class Outcome(Struct, frozen=True):
         """An exception of torch.compile's, or one that left a compiled entry, reached the program."""
         return self.exception is not None and self.exception.origin in ("compile", "compiled_code")
 
+    def headline(self) -> str | None:
+        """A few words for a title bar when the program did not end well (None when it did)."""
+        e = self.exception
+        if self.interrupted:
+            return "interrupted (Ctrl-C)"
+        if e is not None and e.origin == "compiled_code":
+            return f"crashed at run time: {e.short_type}"
+        if e is not None and e.origin == "compile":
+            return f"torch.compile raised {e.short_type}"
+        if e is not None:
+            return f"the program raised {e.short_type}"
+        if self.exit_code not in (0, None):
+            return f"exited {self.exit_code}"
+        return None
+
     def as_json(self) -> dict[str, object]:
         return {"recorded": True, "ended_by": self.ended_by, "exit_code": self.exit_code,
                 "interrupted": self.interrupted, "script": self.script,

@@ -114,15 +114,21 @@ class RunScreen(Screen):
         t.append(" magi-tui ", style="bold reverse")
         t.append(" " + literal(r.path.name), style="bold")
         status = r.status
+        tri = r.triage
         if self.live:
             t.append("  ● LIVE", style="bold green")
         if self.live_note:
             t.append(f"  {self.live_note}", style="bold yellow")
-        style = {"failed": "bold red", "recovered": "yellow", "degraded": "bold yellow", "ok": "green",
-                 "empty": "dim"}.get(status, "cyan")
+        style = {"failed": "bold red", "interrupted": "bold red", "recovered": "yellow", "degraded": "bold yellow",
+                 "ok": "green", "empty": "dim"}.get(status, "cyan")
         t.append(f"  {status}", style=style)
+        outcome = r.outcome
+        ended = outcome.headline() if outcome is not None else None
+        if ended:
+            t.append(f"  {literal(ended, 60)}", style="bold red")
+        elif tri.compiled_nothing:
+            t.append("  compiled nothing", style="bold yellow")
         t.append(f"  {len(r.events)} events", style="dim")
-        tri = r.triage
         problems = tri.problems  # one per failure, whatever it cascaded into; restarts are not failures
         if problems:
             unrec = sum(1 for c in problems if not c.recovered)

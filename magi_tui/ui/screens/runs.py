@@ -24,7 +24,7 @@ from magi_tui.ui.screens import lazy
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.widgets.footer import MagiFooter
 
-STATUS_STYLE = {"failed": "bold red", "recovered": "yellow", "degraded": "bold yellow", "ok": "green", "incomplete": "cyan",
+STATUS_STYLE = {"failed": "bold red", "interrupted": "bold red", "recovered": "yellow", "degraded": "bold yellow", "ok": "green", "incomplete": "cyan",
                 "empty": "dim", "live": "bold green"}
 #: the status right after the time: at 80 columns the columns past the label were cut (``faile``, ``recov``)
 COLUMNS = ("started", "status", "label", "rank", "events", "failures", "duration", "path")
