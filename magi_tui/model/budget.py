@@ -332,7 +332,14 @@ def _check_run_budgets(policy: Policy, runs: list[RunModel]) -> list[Result]:
         res = Result("allow_unrecovered_failures", allow, 0)
         for run, a in an:
             unrec = [c for c in a.problems if not c.recovered] + [r for r in a.restarts if not r.recovered]
-            res.actual += len(unrec)
+            o = a.outcome
+            crashed = o is not None and o.torch_failed  # raised into the program: a failure nothing recovered
+            res.actual += len(unrec) + crashed
+            if crashed and not allow and res.ok:
+                e = o.exception
+                res.ok = False
+                res.line = (f"allow_unrecovered_failures: {o.headline()}{_run_tag(run, many)}: "
+                            + " ".join(e.message.split())[:200] + (f" (compile {e.compile_id})" if e.compile_id else ""))
             if unrec and not allow and res.ok:
                 h = unrec[0]
                 ev = h.head.event if hasattr(h, "head") else h.event
@@ -354,7 +361,9 @@ def _check_run_budgets(policy: Policy, runs: list[RunModel]) -> list[Result]:
                 f = hit[0]
                 res.ok = False
                 res.line = (f"allow_recompile_limit_hit: frame {f.frame} hit the recompile limit "
-                            f"({f.recompile_limit}) and runs eagerly from then on{_run_tag(run, many)}"
+                            f"({f.recompile_limit}) and "
+                            + ("torch raised FailOnRecompileLimitHit into the program" if f.limit_raised else
+                               "runs eagerly from then on") + _run_tag(run, many)
                             + (f"; and {len(hit) - 1} more frame(s)" if len(hit) > 1 else ""))
         out.append(res)
 
@@ -362,11 +371,12 @@ def _check_run_budgets(policy: Policy, runs: list[RunModel]) -> list[Result]:
         allow = b["allow_incomplete"]
         res = Result("allow_incomplete", allow, 0)
         for run, a in an:
-            if a.status == "incomplete":
+            if a.status in ("incomplete", "interrupted"):
                 res.actual += 1
                 if not allow and res.ok:
                     res.ok = False
-                    why = "; ".join(a.incomplete_reasons) or "cut short"
+                    why = "; ".join(a.incomplete_reasons) or (
+                        "interrupted (Ctrl-C)" if a.status == "interrupted" else "cut short")
                     res.line = f"allow_incomplete: the compile was cut short{_run_tag(run, many)}: {why}"
         out.append(res)
 

@@ -54,8 +54,10 @@ class Outcome(Struct, frozen=True):
 
     @property
     def torch_failed(self) -> bool:
-        """An exception of torch.compile's, or one that left a compiled entry, reached the program."""
-        return self.exception is not None and self.exception.origin in ("compile", "compiled_code")
+        """An exception of torch.compile's, or one that left a compiled entry, reached the program (Ctrl-C's
+        ``KeyboardInterrupt`` is not one: the run is ``interrupted``)."""
+        return (not self.interrupted and self.exception is not None
+                and self.exception.origin in ("compile", "compiled_code"))
 
     def headline(self) -> str | None:
         """A few words for a title bar when the program did not end well (None when it did)."""

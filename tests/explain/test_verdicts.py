@@ -195,3 +195,18 @@ def test_calls_per_entry_tell_the_first_calls_lazy_work_from_run_time(runs):
     text = EntryCalls(entry["compile_id"], 6, entry["seconds"], entry["first_call_seconds"]).time_text(
         lambda s: f"{s:.2f}s")
     assert "(first call " in text and "lazy compile / warm-up; then" in text and "over 5 call(s)" in text
+
+
+def test_the_ci_gate_fails_on_a_crash_and_a_raised_limit(runs):
+    """``magi-tui check`` with its default policy: a crash that reached the program breaks
+    allow_unrecovered_failures (it passed before: no failed event was recorded for it)."""
+    import json
+    import subprocess
+    import sys
+
+    for mode, budget in (("crash", "allow_unrecovered_failures"), ("limit_raise", "allow_unrecovered_failures")):
+        proc = subprocess.run([sys.executable, "-m", "magi_tui", "check", "--json", str(runs[mode][1])],
+                              env=_env(None), capture_output=True, text=True, timeout=120)
+        j = json.loads(proc.stdout)
+        assert proc.returncode == 1 and j["result"] == "fail", (mode, j["broken"])
+        assert any(line.startswith(budget) for line in j["broken"]), j["broken"]
