@@ -143,6 +143,17 @@ def cmd_triage(args: argparse.Namespace) -> int:
     return triage_exit_code(runs, fail_on)
 
 
+def cmd_why(args: argparse.Namespace) -> int:
+    from magi_tui.why_cli import run_why
+
+    def triage(path: Path, a: argparse.Namespace) -> int:
+        ns = argparse.Namespace(path=str(path), json=a.json, all=a.all, fail_on=a.fail_on)
+        return cmd_triage(ns)
+
+    _fail_on(args.fail_on)  # a bad name is refused before the program runs
+    return run_why(args, triage, _fail)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """Run vs run (docs/HEADLESS.md): exit 0 when compared, 2 on unusable input."""
     from magi_tui.model.compare import compare_runs, compare_text, one_run
@@ -583,6 +594,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
         add_fix_parser(sub, cmd_fix)
 
+    if only in (None, "why"):
+        from magi_tui.why_cli import add_parser as add_why_parser
+
+        add_why_parser(sub, cmd_why)
+
     sp = sub.add_parser("run", help="run a program under the tracer and follow it live")
     sp.add_argument("-o", "--output", default="runs", help="root for the run directory (default ./runs)")
     sp.add_argument("command", nargs=argparse.REMAINDER)
@@ -592,7 +608,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "check", "serve", "metrics",
-               "export-trace", "bisect", "report", "fix"}
+               "export-trace", "bisect", "report", "fix", "why"}
 
 
 #: headless commands that only print (files they write are closed before they return): the process ends
