@@ -210,7 +210,11 @@ def run_report_command(args: argparse.Namespace, fail: Callable) -> int:
         written = write_report(report, out)
     except ReportError as exc:
         return fail(str(exc))
-    print(literal(f"wrote {written} ({len(report.files) + len(report.texts)} file(s) beside it)"))
+    print(literal(f"wrote {written} ({report.written} file(s) beside it)"))
+    if report.reproduce:  # the first command that reproduces it, run from the bundle's folder
+        import shlex
+
+        print(literal(f"reproduce: cd {shlex.quote(str(written.parent))} && {report.reproduce[0]}"))
     if report.redactor.total:  # what was left out, by kind (the same line is under REPORT.md's title)
         print(literal(report.redactor.summary()))
     return 0

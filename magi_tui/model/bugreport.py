@@ -620,21 +620,27 @@ def build_report(path: Path) -> Report:
     bad_step = next((st for st in steps if st.get("verdict") == "reproduces"), None)
     if own_step is not None and own_step.get("verdict") == "reproduces":
         bad_step = own_step
-    # a run of a bisect by --compare-output: its verdict is the numbers it printed, not its compiles'
-    verdict = _verdict(own_step, mode) if own_step is not None and mode == "output" else None
-    if verdict is None and mode == "output" and (bisect or {}).get("reproduced") and own_step is None \
-            and _same_path(culprit.get("run"), run.path):
-        verdict = "wrong output"
+    # a run of a bisect is judged as the bisect judged it: by the numbers it printed (--compare-output) or
+    # by its exit, not by its compiles alone (a trace that reads ok / recovered of a run that was wrong)
+    here = own_step if own_step is not None else (
+        bad_step if bisect is not None and bisect.get("reproduced") and _same_path(culprit.get("run"), run.path)
+        else None)
+    verdict: str | None = None
+    if here is not None and mode == "output":
+        verdict = _verdict(here, mode)
+    elif here is not None and here.get("verdict") == "reproduces" and a.status in ("ok", "recovered", "degraded"):
+        verdict = "fails"
     wrong_output = verdict == "wrong output"
 
     # -- summary ------------------------------------------------------------------------------
     lines += ["## Summary", ""]
     trace = f"{run.event_count} events, {len(a.frames)} frame(s)"
-    if verdict in ("wrong output", "right output"):
-        why = (own_step or bad_step or {}).get("why") if verdict == "wrong output" else (own_step or {}).get("change")
-        lines.append(f"- run status: **{verdict}**" + (f" ({_md(why)})" if why else "")
-                     + (" — the numbers it printed differ from the program's with torch.compile disabled"
-                        if wrong_output else " — a run of the bisect that printed the reference's numbers")
+    said = {"wrong output": " — the numbers it printed differ from the program's with torch.compile disabled",
+            "right output": " — a run of the bisect that printed the reference's numbers",
+            "fails": " — the bug shows in this run (the bisect judged it by its exit)"}
+    if here is not None and verdict in said:
+        why = here.get("change") if verdict == "right output" else here.get("why")
+        lines.append(f"- run status: **{verdict}**" + (f" ({_md(why)})" if why else "") + said[verdict]
                      + f"; the trace alone reads {_md(a.status)} ({trace})")
     else:
         lines.append(f"- run status: **{_md(a.status)}** ({trace})")
