@@ -24,8 +24,10 @@ def add_parsers(sub, cmd_bisect: Callable, cmd_report: Callable) -> None:
         description="Runs the program many times, traced, each time with part of torch.compile swapped out: "
                     "every graph on eager / aot_eager / aot_eager_decomp_partition, then Inductor's stages "
                     "switched off and bisected (torch's compiler bisector protocol), then the graph. "
-                    "Exit 0: the bisect completed (a culprit, or not reproduced); 1: it could not run; "
-                    "2: usage error.")
+                    "The failure must reproduce as reported first (the program as it is), and with "
+                    "--compare-output the reference must print the same numbers twice. "
+                    "Exit 0: the bisect completed (a culprit, or the failure did not reproduce); 1: it could "
+                    "not run; 2: usage error; 3: nondeterministic (two reference runs disagree).")
     sp.add_argument("--compare-output", action="store_true",
                     help="the bug is wrong numbers: a run reproduces when the numbers it prints differ from "
                          "its run with torch.compile disabled (default: when it exits non-zero)")
@@ -76,8 +78,29 @@ def result_text(res) -> str:
             lines.append(f"  graph:     {g.get('compile_id')} {g.get('frame') or ''} ({g.get('found_by')})")
             if g.get("run"):
                 lines.append(f"  its run:   {g['run']}")
+            own = g.get("pass_diff")
+            if own:
+                lines.append(f"  its diff:  what application #{own['application']} alone changed in {own['file']} "
+                             f"(-{own['removed']} +{own['added']}; the run up to the one before it vs the run "
+                             "up to it, later ones off in both):")
+                lines.extend(f"      {ln}" for ln in own["lines"])
+                lines.append(f"             {own['before']['run']}/{own['before']['file']}")
+                lines.append(f"         ->  {own['after']['run']}/{own['after']['file']}")
             if g.get("before"):
-                lines.append(f"  diff:      {g['before']}  ->  {g['after']}")
+                lines.append(f"  diff:      {g['before']}  ->  {g['after']}" + ("  (the whole stage)" if own else ""))
+    ref = res.reference
+    if ref and not ref.get("deterministic"):
+        lines.append("  moved (the first reference run -, the second +):")
+        lines.extend(f"      {m}" for m in ref.get("moved") or [])
+        for m in (ref.get("numbers_moved") or [])[:5]:
+            lines.append(f"      number {m['index']}: {m['first']} then {m['second']}")
+        if (ref.get("numbers_changed") or 0) > 5:
+            lines.append(f"      … {ref['numbers_changed'] - 5} more number(s) changed")
+    elif ref and ref.get("numbers_changed"):
+        lines.append(f"  reference: its two runs agree within the tolerances ({ref['numbers_changed']} number(s) "
+                     f"moved, at most {ref['max_abs_diff']:.3g})")
+    for a in res.advice:
+        lines.append(f"  → {a}")
     for n in res.notes:
         lines.append(f"  note: {n}")
     lines.append(f"steps ({res.runs} run(s); torch's bisector: "
@@ -136,7 +159,16 @@ def run_bisect_command(args: argparse.Namespace, print_json: Callable, fail: Cal
     with stop_on_signals(bis.interrupt):
         res = bis.run()
         code = print_result(res, result_text(res), "bisect", args.json, print_json)
-    return signal_exit(bis.signal, code)
+    return signal_exit(bis.signal, verdict_exit(res, code))
+
+
+#: the exit code of a bisect or fix whose reference disagreed with itself (docs/HEADLESS.md)
+EXIT_NONDETERMINISTIC = 3
+
+
+def verdict_exit(res: Any, code: int) -> int:
+    """``code``, or :data:`EXIT_NONDETERMINISTIC` for a result whose verdict is ``nondeterministic``."""
+    return EXIT_NONDETERMINISTIC if code == 0 and getattr(res, "verdict", None) == "nondeterministic" else code
 
 
 def signal_exit(name: str | None, code: int) -> int:
@@ -191,7 +223,7 @@ def _bisect_in_app(command: list[str], directory: Path, args: argparse.Namespace
                 bis.done.wait(30)
         res = bis.result
         code = print_result(res, result_text(res), "bisect", args.json, print_json)
-    return signal_exit(bis.signal, code)
+    return signal_exit(bis.signal, verdict_exit(res, code))
 
 
 def _close_app(app: Any) -> None:

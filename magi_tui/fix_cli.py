@@ -21,8 +21,10 @@ def add_parser(sub, cmd_fix: Callable) -> None:
                     "recompiles and graph breaks (environment variables / torch._dynamo.config lines, with a "
                     "patch for the script), re-runs it with each and keeps a change only when the exit code "
                     "and printed numbers are unchanged and graph breaks or recompiles go down. "
+                    "The baseline runs twice first: a program whose two runs print other numbers is "
+                    "nondeterministic and no change is tried. "
                     "Exit 0: it completed (whether or not a change was kept); 1: the baseline could not run "
-                    "or be read; 2: usage error.")
+                    "or be read; 2: usage error; 3: nondeterministic (the baseline's two runs disagree).")
     sp.add_argument("--max-runs", type=int, default=None, metavar="N",
                     help="at most N runs of the program, the baseline included (default 8)")
     sp.add_argument("--rtol", type=float, default=None, help="relative tolerance for printed numbers (default 1e-4)")
@@ -77,7 +79,7 @@ def run_fix_command(args: argparse.Namespace, print_json: Callable, fail: Callab
         if not args.json:
             print(literal(line), file=sys.stderr, flush=True)
 
-    from magi_tui.bisect_cli import print_result, signal_exit
+    from magi_tui.bisect_cli import print_result, signal_exit, verdict_exit
     from magi_tui.live.trial import stop_on_signals
 
     fixer = Fixer(command, directory, max_runs=max_runs, rtol=args.rtol, atol=args.atol, timeout=args.timeout,
@@ -90,4 +92,4 @@ def run_fix_command(args: argparse.Namespace, print_json: Callable, fail: Callab
         if problem:
             res.notes.append(problem)
         code = print_result(res, result_text(res), "fix", args.json, print_json)
-    return signal_exit(fixer.signal, code)
+    return signal_exit(fixer.signal, verdict_exit(res, code))

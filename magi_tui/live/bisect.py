@@ -1,5 +1,12 @@
 """``magi-tui bisect``: which layer, stage and graph of a compile makes the program wrong or crash.
 
+0. **Premises**, before any run is spent on layers: with ``--compare-output`` the reference (the program
+   with ``torch.compile`` disabled) runs twice, and two runs that disagree (random numbers without a seed,
+   timestamps, pids) stop the bisect as ``nondeterministic``: no run can be judged against such a
+   reference, so no layer is blamed (:func:`magi_tui.live.trial.check_determinism`). Then the program as it
+   is runs once: the failure must reproduce as reported, else the bisect stops, "the failure did not
+   reproduce" (by exit code, with the advice to try ``--compare-output``). That run is also the last
+   layer's.
 1. **Layer**, outside in: every graph on ``eager`` (Dynamo only), ``aot_eager`` (AOTAutograd),
    ``aot_eager_decomp_partition`` (decompositions and the partitioner), then the program as it is (its
    own backend, usually Inductor). The first that shows the bug names the layer.
@@ -13,6 +20,11 @@
 3. **Graph**: the compile id of the culprit application; else the compile that failed in the trace;
    else a bisection over frame ids with ``TORCH_COMPILE_OVERRIDE_BACKENDS`` (the other graphs on the
    last layer that passed), assuming one culprit graph.
+
+The culprit application's own diff (``culprit.graph.pass_diff``): the runs with applications ``0..N-1`` and
+``0..N`` (both made by the bisection) differ by that application alone; the first graph of its compile that
+differs between them (``post_grad_graph.py`` after the post-grad passes, the AOT graph for a decomposition,
+the output code for a lowering) is what it changed, not the whole stage's before/after.
 
 Every trial is a traced run (:mod:`magi_tui.live.trial`), so each step links to its run directory.
 A step that cannot run says so in the result's ``notes``; the bisect never raises for the program's
@@ -35,7 +47,10 @@ from magi_tui.live.trial import (
     Judge,
     Overrides,
     TrialResult,
+    check_determinism,
+    compare_printed,
     default_timeout,
+    determinism_advice,
     kill_running_trials,
     new_trials_dir,
     run_trial,
@@ -93,7 +108,9 @@ class Step:
     backend: str | None
     subsystem: str | None
     limit: int | None
-    verdict: str            # "reproduces" | "passes" | "reference" | "fails" (the reference failed)
+    #: "reproduces" | "passes" | "reference" | "fails" (the reference failed) | "nondeterministic" (the second
+    #: reference run disagreed with the first)
+    verdict: str
     seconds: float
     run: str | None
     change: str = ""
@@ -125,13 +142,34 @@ class BisectResult:
     interrupted: bool = False         # stopped before it finished: a signal, or cancelled in the app
     signal: str | None = None         # the signal that stopped it ("SIGTERM", "SIGHUP", "SIGINT")
     trial_timeout_s: float | None = None  # each run's time limit (--timeout, else from the first run)
+    #: --compare-output: the reference run twice (:func:`magi_tui.live.trial.check_determinism`); None by exit code
+    reference: dict | None = None
+    #: the program as it is, run first: ``{"reproduces", "why", "run"}`` (None: not run, the bisect stopped before)
+    as_reported: dict | None = None
+    #: what to do next, in words (seed the RNGs, widen the tolerances, bisect by output)
+    advice: list[str] = field(default_factory=list)
 
     @property
     def runs(self) -> int:
         return len(self.steps)
 
+    @property
+    def nondeterministic(self) -> bool:
+        return self.reference is not None and self.reference.get("deterministic") is False
+
+    @property
+    def verdict(self) -> str:
+        """``culprit``, ``not_reproduced``, ``nondeterministic`` (the reference disagreed with itself),
+        ``error`` (it could not run) or ``interrupted`` (stopped before it finished)."""
+        if self.error:
+            return "interrupted" if self.interrupted else "error"
+        if self.nondeterministic:
+            return "nondeterministic"
+        return "culprit" if self.reproduced else "not_reproduced"
+
     def as_json(self) -> dict:
-        return {"reproduced": self.reproduced, "culprit": self.culprit,
+        return {"verdict": self.verdict, "reproduced": self.reproduced, "culprit": self.culprit,
+                "reference": self.reference, "as_reported": self.as_reported, "advice": self.advice,
                 "steps": [s.as_json() for s in self.steps], "runs": self.runs,
                 "graph_runs": self.graph_runs, "torch_bisector_runs": self.torch_runs, "mode": self.mode, "command": self.command,
                 "notes": self.notes, "error": self.error, "versions": self.versions,
@@ -151,7 +189,9 @@ class BisectResult:
         if self.error:
             return f"could not bisect: {self.error}"
         if not self.reproduced:
-            return f"not reproduced ({self.runs} run(s))"
+            from magi_tui.model.bisect_view import outcome_line
+
+            return f"{outcome_line(self.as_json())} ({self.runs} run(s))"
         c = self.culprit or {}
         parts = [f"culprit: {c.get('layer') or c.get('backend')}"]
         if c.get("subsystem"):
@@ -180,6 +220,14 @@ class RunFacts:
     frame_names: dict[str, str] = field(default_factory=dict)   # compile id -> frame name
     failed_compile: str | None = None
     stage_files: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (cid, stage, before|after)
+    #: compile id -> its graph files in event order: (event name, file name, path relative to the run)
+    graphs: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+
+
+#: the files of a compile's events that are graphs or code (what a compiler subsystem changes); the runnable
+#: reproducer is left out (a copy of a graph with a header of settings)
+def _is_graph_file(name: str) -> bool:
+    return name.endswith(".py") and name != "fx_graph_runnable.py"
 
 
 def run_facts(run_dir: Path | None) -> RunFacts:
@@ -201,14 +249,17 @@ def run_facts(run_dir: Path | None) -> RunFacts:
         frame = (ev.summary or {}).get("frame") if isinstance(ev.summary, dict) else None
         if frame and cid not in facts.frame_names:
             facts.frame_names[str(cid)] = str(frame)
+        if not run.has_event_folders or not ev.files:
+            continue
+        named = [(n, os.path.relpath(p.resolve(), Path(run.path).resolve())) for n, p, _why in run.files(ev)
+                 if p is not None and n != "attributes.json"]
         for when in ("before", "after"):
             prefix = f"fullgraph_{when}_"
             if ev.name.startswith(prefix) and ev.name.endswith("_passes"):
                 stage = ev.name[len(prefix):]
-                files = [os.path.relpath(p.resolve(), Path(run.path).resolve()) for n, p, _why in run.files(ev)
-                         if p is not None and n != "attributes.json"] if run.has_event_folders else []
-                if files:
-                    facts.stage_files.setdefault((str(cid), stage, when), files[0])
+                if named:
+                    facts.stage_files.setdefault((str(cid), stage, when), named[0][1])
+        facts.graphs.setdefault(str(cid), []).extend((ev.name, n, rel) for n, rel in named if _is_graph_file(n))
     facts.frames = sorted(frames)
     try:
         problems = [c for c in analyse(run).problems if not c.recovered]
@@ -271,8 +322,10 @@ class Bisector:
         kill_running_trials()
 
     # -- trials ----------------------------------------------------------------------------------
-    def _trial(self, ov: Overrides) -> TrialResult:
-        key = (tuple(self.command), ov)
+    def _trial(self, ov: Overrides, again: int = 0) -> TrialResult:
+        """The trial of ``ov`` (made once: the memo's); ``again``: its ``again``-th repeat, a run of its own
+        (the second reference run)."""
+        key: tuple = (tuple(self.command), ov) + ((again,) if again else ())
         r = self.memo.get(key)
         if r is not None and self.judge.mode == "output" and r.printed is None and r.output_bytes[0] > MAX_KEEP:
             r = None  # made by a bisect by exit code, which reads no numbers, and its tail is not all it printed
@@ -346,32 +399,93 @@ class Bisector:
 
     def _run(self) -> BisectResult:
         res = self.result
-        if self.judge.mode == "output":
-            ref = self._trial(Overrides(no_compile=True))
-            self._record(Step(None, None, None, "reference" if ref.ok else "fails", ref.seconds,
-                              str(ref.run_dir) if ref.run_dir else None, "torch.compile disabled",
-                              f"{ref.number_count} number(s)" if ref.ok else ref.status_text()))
-            if not ref.ok:
-                res.error = f"the reference run (torch.compile disabled) {ref.status_text()}"
-                line = ref.last_error_line()
-                if line:
-                    res.error += f": {line}"
-                return res
-            if not ref.number_count:
-                res.notes.append("the reference run printed no numbers: only a run that prints some differs")
-            self.judge.reference = ref
+        if self.judge.mode == "output" and not self._reference():
+            return res
+        # the failure as reported: the program as it is (its own backend); also the last layer's run
+        as_is = self._trial(Overrides())
+        if as_is.returncode == 127 and as_is.error:
+            res.error = as_is.error
+            return res
+        bad, why = self.judge(as_is)
+        self._record(Step("program", None, None, "reproduces" if bad else "passes", as_is.seconds,
+                          str(as_is.run_dir) if as_is.run_dir else None, Overrides().describe(), why))
+        res.as_reported = {"reproduces": bad, "why": self._as_reported_why(as_is, bad, why),
+                           "run": str(as_is.run_dir) if as_is.run_dir else None}
+        if not bad:
+            return self._not_reproduced(as_is)
         good: str | None = None
-        for i, (backend, layer) in enumerate(LAYERS):
+        for i, (backend, layer) in enumerate(LAYERS[:-1]):
             ov = Overrides(backend=backend)
-            bad, r = self._step(ov, backend or "program")
+            bad, r = self._step(ov, backend)
             if r.returncode == 127 and r.error:
                 res.error = r.error
                 return res
             if bad:
                 return self._inside(i, backend, layer, r, good)
             good = backend or good
+        return self._inside(len(LAYERS) - 1, None, LAYERS[-1][1], as_is, good)
+
+    def _reference(self) -> bool:
+        """``--compare-output``: the program with torch.compile disabled, twice. True when it ran and the two
+        runs agree (``result.reference``); else the bisect stops (an error, or ``nondeterministic``)."""
+        res = self.result
+        off = Overrides(no_compile=True)
+        ref = self._trial(off)
+        self._record(Step(None, None, None, "reference" if ref.ok else "fails", ref.seconds,
+                          str(ref.run_dir) if ref.run_dir else None, off.describe(),
+                          f"{ref.number_count} number(s)" if ref.ok else ref.status_text()))
+        if not ref.ok:
+            res.error = f"the reference run (torch.compile disabled) {ref.status_text()}"
+            line = ref.last_error_line()
+            if line:
+                res.error += f": {line}"
+            return False
+        if not ref.number_count:
+            res.notes.append("the reference run printed no numbers: only a run that prints some differs")
+        # the same run again, alone (nothing else runs beside it): does the reference reproduce itself?
+        again = self._trial(off, again=1)
+        facts = check_determinism(ref, again, self.judge.rtol, self.judge.atol)
+        res.reference = facts
+        if facts["deterministic"]:
+            why = f"the same {again.number_count} number(s) as the first"
+            if facts["numbers_changed"]:
+                why += (f" within the tolerances ({facts['numbers_changed']} moved, at most "
+                        f"{facts['max_abs_diff']:.3g})")
+        else:
+            why = f"differs from the first: {facts['why']}"
+        self._record(Step(None, None, None, "reference" if facts["deterministic"] else "nondeterministic",
+                          again.seconds, str(again.run_dir) if again.run_dir else None,
+                          off.describe() + ", again", why))
+        if not facts["deterministic"]:
+            res.advice.extend(determinism_advice(facts))
+            res.torch_runs = None  # torch's bisector would compare every run with this moving reference
+            return False
+        self.judge.reference = ref
+        return True
+
+    def _as_reported_why(self, as_is: TrialResult, bad: bool, why: str) -> str:
+        """What the program as it is did, in words (``the failure did not reproduce: …``)."""
+        if self.judge.mode == "exit":
+            return f"the program as it is {why}"
+        if bad:
+            return f"the program as it is printed other numbers than with torch.compile disabled: {why}"
+        text = (f"the program as it is printed the same {as_is.number_count} number(s) as with torch.compile "
+                "disabled")
+        if self.judge.reference is not None and compare_printed(self.judge.reference, as_is, 0.0, 0.0):
+            text += " (within the tolerances)"
+        return text + ("" if as_is.ok else f", then {as_is.status_text()}")
+
+    def _not_reproduced(self, as_is: TrialResult) -> BisectResult:
+        res = self.result
         res.reproduced = False
-        res.torch_runs = len(LAYERS) + 1  # torch tries crossref too, then says "no issue found"
+        res.torch_runs = len(LAYERS) + 1  # torch tries every layer and crossref, then says "no issue found"
+        if self.judge.mode == "exit":
+            res.advice.append(
+                "the program exits 0 as it is: if it prints wrong numbers rather than failing, bisect by "
+                "them: magi-tui bisect --compare-output -- " + " ".join(self.command))
+        elif not as_is.ok:
+            res.advice.append(f"it {as_is.status_text()}: to bisect that failure, bisect by exit code (without "
+                              "--compare-output)")
         if not any(s.run for s in res.steps):
             res.notes.append("the command is not `python script.py`: its runs are not traced")
         return res
@@ -466,7 +580,48 @@ class Bisector:
         if app is not None and app.compile_id:
             out["graph"] = self._graph_json(bad_run, app.compile_id, f"the compile of application #{low}",
                                             sub.name)
+            # the bisection ran 0..low-1 (it passed) and 0..low (it reproduced), or low is the last application
+            # and the run that found the layer applied them all
+            own = self._pass_diff(ov(low - 1), ov(low), bad_run, app.compile_id, low)
+            if isinstance(own, dict):
+                out["graph"]["pass_diff"] = own
+            else:
+                self.result.notes.append(f"application #{low}'s own diff: {own}")
         return out, torch_runs
+
+    def _pass_diff(self, before_ov: Overrides, after_ov: Overrides, bad_run: TrialResult, compile_id: str,
+                   n: int) -> dict | str:
+        """What application ``n`` alone changed: the first graph of ``compile_id`` that differs between the
+        run with applications ``0..n-1`` and the run with ``0..n`` (both already made: none is run here); or
+        why there is none, in words."""
+        from magi_tui.model.bisect_view import graph_diff_lines
+
+        before = self.memo.get((tuple(self.command), before_ov))
+        after = self.memo.get((tuple(self.command), after_ov)) or bad_run
+        if before is None or before.run_dir is None or after.run_dir is None:
+            return "its runs wrote no run directory"
+        cid = str(compile_id)
+        theirs: dict[tuple[str, str, int], str] = {}
+        seen: dict[tuple[str, str], int] = {}
+        for event, fname, rel in run_facts(after.run_dir).graphs.get(cid, []):
+            k = seen[(event, fname)] = seen.get((event, fname), -1) + 1
+            theirs[(event, fname, k)] = rel
+        seen = {}
+        for event, fname, rel in run_facts(before.run_dir).graphs.get(cid, []):
+            k = seen[(event, fname)] = seen.get((event, fname), -1) + 1
+            other = theirs.get((event, fname, k))
+            if other is None:
+                continue
+            found = graph_diff_lines(Path(before.run_dir), rel, Path(after.run_dir), other)
+            if isinstance(found, str) or not (found[1] or found[2]):
+                continue
+            lines, added, removed = found
+            limit = before_ov.bisect[2] if before_ov.bisect is not None else None
+            return {"application": n, "event": event, "file": fname,
+                    "before": {"run": str(before.run_dir), "file": rel, "limit": limit},
+                    "after": {"run": str(after.run_dir), "file": other, "limit": n},
+                    "added": added, "removed": removed, "lines": lines}
+        return f"no graph of compile {cid} that the trace recorded differs with and without it"
 
     def _graph_json(self, run: TrialResult, compile_id: str, how: str, stage: str | None = None) -> dict:
         facts = run_facts(run.run_dir)

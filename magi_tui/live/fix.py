@@ -2,7 +2,11 @@
 
 1. The program runs once, traced (the baseline).
 2. Its analysis gives candidates (:mod:`magi_tui.model.fixes`): environment variables and config lines
-   for its recompiles and graph breaks, each with a patch for the user's script.
+   for its recompiles and graph breaks, each with a patch for the user's script. When there is one, the
+   baseline runs again, alone, before any of them (:func:`magi_tui.live.trial.check_determinism`): a program
+   whose two runs print other numbers (random numbers without a seed, timestamps, pids) is
+   ``nondeterministic``: no change can be proven by comparing its outputs with the baseline's, so every
+   candidate is rejected, untried, saying so, with what moved and what to do.
 3. Each candidate is one more traced run (:func:`magi_tui.live.trial.run_trial`, the bisect's runner, with
    the candidate's variables set from outside). A dynamic-sources candidate whose run still recompiles on
    another source is grown by it and run again. Then the kept candidates together, once.
@@ -31,8 +35,10 @@ from magi_tui.live.trial import (
     DEFAULT_RTOL,
     Overrides,
     TrialResult,
+    check_determinism,
     compare_printed,
     default_timeout,
+    determinism_advice,
     kill_running_trials,
     new_trials_dir,
     run_trial,
@@ -63,10 +69,12 @@ class Measure:
 class Tried:
     candidate: Candidate
     measure: Measure
-    outputs_equal: bool
+    outputs_equal: bool | None    # None: not run (a nondeterministic baseline)
     kept: bool
     why: str
     seconds: float = 0.0
+    #: False: not run (the baseline's two runs disagree: nothing could prove it)
+    tried: bool = True
     #: the patch applied to a copy of the script and run without the candidate's variables: True when that
     #: run is kept by the same rule, False when not, None when not tried
     patch_proven: bool | None = None
@@ -81,8 +89,9 @@ class Tried:
                 "outputs_equal": self.outputs_equal, "kept": self.kept,
                 "key": c.key, "targets": list(c.targets), "why": self.why,
                 "exit_code": self.measure.exit_code, "run": self.measure.run,
-                "resolved": [i for i in c.targets if i not in self.measure.worklist],
-                "patch_proven": self.patch_proven, "patch_why": self.patch_why, "patch_run": self.patch_run}
+                "resolved": [i for i in c.targets if i not in self.measure.worklist] if self.tried else [],
+                "patch_proven": self.patch_proven, "patch_why": self.patch_why, "patch_run": self.patch_run,
+                "tried": self.tried}
 
 
 @dataclass
@@ -98,10 +107,30 @@ class FixResult:
     interrupted: bool = False             # stopped by a signal before it finished
     signal: str | None = None             # which ("SIGTERM", "SIGHUP", "SIGINT")
     trial_timeout_s: float | None = None  # each run's time limit (--timeout, else from the baseline run)
+    #: the baseline run twice (:func:`magi_tui.live.trial.check_determinism`); None when not checked (nothing
+    #: to try, or the baseline could not be read)
+    reference: dict | None = None
+    #: what to do next, in words (seed the RNGs, widen the tolerances)
+    advice: list[str] = field(default_factory=list)
+
+    @property
+    def nondeterministic(self) -> bool:
+        return self.reference is not None and self.reference.get("deterministic") is False
+
+    @property
+    def verdict(self) -> str:
+        """``proven`` (a best change), ``no_proven_change``, ``nondeterministic`` (the baseline disagreed with
+        itself: nothing tried), ``error`` (it could not run) or ``interrupted``."""
+        if self.error:
+            return "interrupted" if self.interrupted else "error"
+        if self.nondeterministic:
+            return "nondeterministic"
+        return "proven" if self.best is not None else "no_proven_change"
 
     def as_json(self) -> dict[str, Any]:
         b = self.baseline
-        return {"command": self.command, "directory": None if self.directory is None else str(self.directory),
+        return {"verdict": self.verdict, "reference": self.reference, "advice": self.advice,
+                "command": self.command, "directory": None if self.directory is None else str(self.directory),
                 "baseline": None if b is None else b.as_json(),
                 "candidates": [t.as_json() for t in self.ordered()],
                 "best": None if self.best is None else self.best.as_json(),
@@ -209,6 +238,8 @@ class Fixer:
         #: set by :meth:`interrupt` (or from another thread): the running trial is killed, no other starts
         self.cancel = cancel if cancel is not None else threading.Event()
         self.signal: str | None = None
+        #: runs made outside ``--max-runs`` (the baseline's second run, the determinism check)
+        self._uncounted = 0
 
     def interrupt(self, signo: int) -> None:
         """A signal stops the fix (:func:`magi_tui.live.trial.stop_on_signals` calls this): the running
@@ -236,7 +267,7 @@ class Fixer:
         return trial
 
     def _left(self) -> int:
-        return self.max_runs - self.result.runs
+        return self.max_runs - (self.result.runs - self._uncounted)
 
     def _judge(self, c: Candidate, trial: TrialResult, m: Measure) -> Tried:
         ref, base = self._reference, self.result.baseline
@@ -308,6 +339,8 @@ class Fixer:
             c.patch = config_patch(script, c.config)
         if not cands:
             res.notes.append("nothing to try: no recompile or graph break with a change that needs no code edit")
+        elif not self._reproducible(ref, cands):
+            return res
         for c in cands:
             if self._left() < 1:
                 res.notes.append(f"--max-runs reached: {c.change} not tried")
@@ -349,6 +382,28 @@ class Fixer:
             else:
                 res.notes.append("--max-runs reached: the best change's patch was not run")
         return res
+
+    def _reproducible(self, ref: TrialResult, cands: list[Candidate]) -> bool:
+        """The baseline once more, alone, before any candidate (outside ``--max-runs``): True when its two runs
+        agree (the same exit code and numbers within the tolerances); else every candidate is rejected untried,
+        saying why, and the result says what moved and what to do."""
+        res = self.result
+        self.on_step("baseline again: does the program print the same numbers twice?")
+        again = self._run(Overrides())
+        self._uncounted += 1
+        facts = check_determinism(ref, again, self.rtol, self.atol)
+        res.reference = facts
+        if facts["deterministic"]:
+            self.on_step("  the same exit code and numbers" + (
+                f" within the tolerances ({facts['numbers_changed']} number(s) moved)" if facts["numbers_changed"] else ""))
+            return True
+        self.on_step(f"  nondeterministic: {facts['why']}")
+        why = ("not tried: the baseline is not reproducible (two runs of the program as it is disagree: "
+               f"{facts['why']}), so no change can be proven by comparing its output with the baseline's")
+        for c in cands:
+            res.tried.append(Tried(c, Measure(), None, False, why, tried=False))
+        res.advice.extend(determinism_advice(facts))
+        return False
 
     def _prove_patch(self, best: Tried, script: str) -> None:
         """Run a copy of the script with the best change's config lines in it (no variables set from outside),

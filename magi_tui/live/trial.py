@@ -61,7 +61,7 @@ STAGE_CACHES_OFF = {
 
 __all__ = ["Overrides", "Application", "TrialResult", "run_trial", "new_trials_dir", "parse_numbers", "compare_numbers",
            "compare_printed", "Judge", "DEFAULT_RTOL", "DEFAULT_ATOL", "kill_running_trials", "stop_on_signals",
-           "default_timeout"]
+           "default_timeout", "check_determinism", "determinism_advice"]
 
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-5
@@ -788,6 +788,118 @@ def compare_printed(reference: TrialResult, got: TrialResult, rtol: float = DEFA
     if n_ref != n_got:
         return f"printed {n_got} number(s), the reference {n_ref}"
     return compare_numbers(reference.numbers, got.numbers, rtol, atol)
+
+
+#: what ``reference.moved`` keeps of the diff of two runs' stdout, and ``numbers_moved`` of their numbers
+MAX_MOVED_LINES = 12
+MAX_MOVED_NUMBERS = 10
+#: lines of each output the diff reads at most (a longer output is diffed on its first lines: that is enough
+#: to show what moves, and difflib stays quick)
+_MOVED_READ_LINES = 5_000
+#: "the numbers differ only slightly": every changed number moved by at most this much, relatively
+SLIGHT_REL_DIFF = 1e-2
+
+
+def _json_number(v: float) -> float | str:
+    """A number as JSON can hold it: ``nan`` / ``inf`` as text (``json.dumps`` would write NaN, no JSON)."""
+    return v if math.isfinite(v) else repr(v)
+
+
+def _moved_lines(first: str, second: str) -> list[str]:
+    """A short diff of two outputs: the lines only the first printed (``-``), those only the second did
+    (``+``), no context; at most :data:`MAX_MOVED_LINES`, then how many more."""
+    import difflib
+
+    a = first.splitlines()[:_MOVED_READ_LINES]
+    b = second.splitlines()[:_MOVED_READ_LINES]
+    out: list[str] = []
+    more = 0
+    for line in difflib.unified_diff(a, b, n=0, lineterm=""):
+        if line.startswith(("---", "+++", "@@")):
+            continue
+        if len(out) < MAX_MOVED_LINES:
+            out.append(line if len(line) <= 200 else line[:199] + "…")
+        else:
+            more += 1
+    if more:
+        out.append(f"… {more} more line(s)")
+    return out
+
+
+def check_determinism(first: TrialResult, second: TrialResult, rtol: float = DEFAULT_RTOL,
+                      atol: float = DEFAULT_ATOL) -> dict:
+    """Two runs of the program with the same settings (the reference run twice): do they agree? The same exit
+    code and the same printed numbers within ``|a-b| <= atol + rtol*|a|`` (:func:`compare_printed`), which is
+    all a later run is judged by; if not, nothing can be proven by comparing a run with them. The JSON object
+    ``bisect.json`` / ``fix.json`` hold as ``reference``: ``deterministic``, ``why`` (the first difference
+    beyond the tolerances, in words), ``moved`` (a short diff of the two stdouts), ``numbers_moved`` (the
+    numbers that changed at all, ``{index, first, second}``), ``numbers_changed`` (how many),
+    ``max_abs_diff`` / ``max_rel_diff`` (of those, finite ones only), ``exit_codes``, ``runs``."""
+    why = None
+    if first.returncode != second.returncode:
+        why = f"exit code {first.returncode} in the first run, {second.returncode} in the second"
+    diff = compare_printed(first, second, rtol, atol)
+    if diff is not None:
+        diff = diff.replace("where the reference printed", "where the first run printed").replace(
+            "the reference", "the first run")
+        why = diff if why is None else f"{why}; {diff}"
+    a, b = first.numbers, second.numbers
+    moved: list[dict] = []
+    changed = 0
+    max_abs = max_rel = 0.0
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x == y or (math.isnan(x) and math.isnan(y)):
+            continue
+        changed += 1
+        if len(moved) < MAX_MOVED_NUMBERS:
+            moved.append({"index": i + 1, "first": _json_number(x), "second": _json_number(y)})
+        if math.isfinite(x) and math.isfinite(y):
+            d = abs(x - y)
+            max_abs = max(max_abs, d)
+            if x:
+                max_rel = max(max_rel, d / abs(x))
+            elif d:
+                max_rel = math.inf
+    partial = first.output_bytes[0] > MAX_KEEP or second.output_bytes[0] > MAX_KEEP
+    out = {"deterministic": why is None, "why": why,
+           "moved": _moved_lines(first.stdout, second.stdout) if changed or why else [],
+           "numbers_moved": moved, "numbers_changed": changed,
+           "counts": [first.number_count, second.number_count],
+           "max_abs_diff": max_abs if changed else None,
+           "max_rel_diff": (max_rel if math.isfinite(max_rel) else None) if changed else None,
+           "exit_codes": [first.returncode, second.returncode],
+           "runs": [None if r.run_dir is None else str(r.run_dir) for r in (first, second)],
+           "rtol": rtol, "atol": atol}
+    if partial and out["moved"]:
+        out["moved"].append(f"(the diff is of the last {MAX_KEEP} characters each printed)")
+    return out
+
+
+def _tolerance(v: float) -> str:
+    """A round tolerance above ``v`` (``3.2e-4`` -> ``1e-3``)."""
+    return f"{10 ** math.ceil(math.log10(v * 1.5)):g}" if v > 0 else "0"
+
+
+def determinism_advice(reference: dict) -> list[str]:
+    """What to do about a program whose two reference runs disagree (:func:`check_determinism`)."""
+    if reference.get("deterministic", True):
+        return []
+    out = ["make the program print the same thing every run: seed every random number generator before the "
+           "first draw, at the top of the program (torch.manual_seed(0), random.seed(0), numpy.random.seed(0); "
+           "a DataLoader's workers too), and print no timestamps, process ids, timings or addresses on stdout "
+           "(print them on stderr: only the numbers on stdout are compared)"]
+    codes = reference.get("exit_codes") or []
+    if len(set(codes)) > 1:
+        out.append(f"its exit code changes from run to run ({' then '.join(str(c) for c in codes)}): a failure "
+                   "that comes and goes cannot be bisected by running it again")
+    counts = reference.get("counts") or []
+    rel, absd = reference.get("max_rel_diff"), reference.get("max_abs_diff")
+    if (len(set(counts)) == 1 and isinstance(rel, (int, float)) and isinstance(absd, (int, float))
+            and 0 < rel <= SLIGHT_REL_DIFF):
+        out.append(f"the numbers differ only slightly (at most {absd:.3g}, {rel:.2g} relative): if that is noise "
+                   f"to you, give tolerances wider than it, --atol {_tolerance(absd)} or --rtol {_tolerance(rel)} "
+                   "(runs that differ within them count as the same)")
+    return out
 
 
 @dataclass

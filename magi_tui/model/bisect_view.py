@@ -132,11 +132,26 @@ def culprit_diff(result: dict[str, Any]) -> tuple[GraphFile, GraphFile, Path] | 
             GraphFile(after, f"{g.get('compile_id')} after {stage}"), run)
 
 
+def _mask_noise(lines: list[str]) -> list[str]:
+    """A graph file's lines with what differs between two processes of the same program masked: the graph's
+    ``# graph id: <id(graph)>`` comment (``pre_grad_graph.py``) and object addresses."""
+    import re
+
+    out = []
+    for line in lines:
+        if "graph id" in line or "0x" in line:
+            line = re.sub(r"(#\s*graph id:\s*)\d+", r"\1<id>", line)
+            line = re.sub(r"\b0x[0-9a-fA-F]{6,}\b", "0x…", line)
+        out.append(line)
+    return out
+
+
 def graph_diff_lines(left_run: Path, left: str, right_run: Path, right: str,
                      context: int = 1) -> tuple[list[str], int, int] | str:
     """Two graph files (each relative to its run, read only inside it) as a short unified diff: ``(lines,
     added, removed)``, the lines ``-`` / ``+`` / two spaces (``context`` equal lines around a change, the rest
-    folded), at most :data:`MAX_PASS_DIFF_LINES`; or why they cannot be read."""
+    folded), at most :data:`MAX_PASS_DIFF_LINES`, per-process noise masked (:func:`_mask_noise`: two runs of
+    one program differ there); or why they cannot be read."""
     from magi_tui.model.diff import compute_diff, read_side
 
     try:
@@ -150,7 +165,7 @@ def graph_diff_lines(left_run: Path, left: str, right_run: Path, right: str,
     b, problem = read_side(rpath, right_run)
     if problem:
         return problem
-    d = compute_diff(a, b, context=context)
+    d = compute_diff(_mask_noise(a), _mask_noise(b), context=context)
     if d.identical:
         return [], 0, 0
     out: list[str] = []

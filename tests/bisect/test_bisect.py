@@ -100,8 +100,11 @@ def test_cli_bisect_json_not_reproduced_and_the_program_itself(tmp_path, capsys)
     assert main(["bisect", "-o", str(tmp_path / "runs"), "--json", "--", sys.executable, str(ok)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["reproduced"] is False and out["culprit"] is None
-    assert [s["backend"] for s in out["steps"]] == ["eager", "aot_eager", "aot_eager_decomp_partition", "program"]
-    assert out["runs"] == 4 <= out["torch_bisector_runs"] == 5
+    # the program as it is first: it passes, so the failure did not reproduce and no layer is run
+    assert [s["backend"] for s in out["steps"]] == ["program"]
+    assert out["runs"] == 1 and out["torch_bisector_runs"] == 5
+    assert out["as_reported"]["why"] == "the program as it is exited with code 0"
+    assert "--compare-output" in out["advice"][0]
     assert all(s["run"] and Path(s["run"]).is_dir() for s in out["steps"])  # every run traced
     assert set(out["steps"][0]) >= {"backend", "subsystem", "limit", "verdict", "seconds", "run"}
     saved = json.loads((Path(out["directory"]) / BISECT_FILE).read_text())
@@ -113,7 +116,7 @@ def test_cli_bisect_json_not_reproduced_and_the_program_itself(tmp_path, capsys)
     out = json.loads(capsys.readouterr().out)
     assert out["reproduced"] is True and out["culprit"]["backend"] is None
     assert "fails with torch.compile disabled" in out["culprit"]["layer"]
-    assert [s["change"] for s in out["steps"]] == ["every graph on eager", "torch.compile disabled"]
+    assert [s["change"] for s in out["steps"]] == ["as it is", "every graph on eager", "torch.compile disabled"]
     assert main(["report", out["directory"], "-o", str(tmp_path / "report")]) == 0
     text = (tmp_path / "report" / "REPORT.md").read_text()
     assert "the program itself (it fails with torch.compile disabled)" in text and "exited with code 3" in text
@@ -161,9 +164,12 @@ def bisected(request, bisects) -> tuple:
 def _check_common(by_exit, by_output):
     for res in (by_exit, by_output):
         assert res.error is None and res.reproduced
-        assert res.torch_runs is None or res.runs - res.graph_runs <= res.torch_runs + (res.mode == "output")
+        # not more than torch's, but for the reference's two runs (by output)
+        assert res.torch_runs is None or res.runs - res.graph_runs <= res.torch_runs + 2 * (res.mode == "output")
     assert by_output.steps[0].verdict == "reference" and by_output.steps[0].change == "torch.compile disabled"
-    assert by_output.runs == by_exit.runs + 1  # its steps are the exit bisect's, plus the reference
+    assert by_output.steps[1].verdict == "reference" and by_output.reference["deterministic"] is True
+    assert by_output.runs == by_exit.runs + 2  # its steps are the exit bisect's, plus the reference twice
+    assert by_exit.steps[0].change == by_output.steps[2].change == "as it is"  # the failure confirmed first
     assert by_output.culprit == by_exit.culprit
 
 
@@ -179,6 +185,12 @@ def test_post_grad_pass_bug_named_with_its_graph_and_diff(bisect_root, bisected)
     assert c["graph"]["compile_id"] == "1/0" and c["graph"]["frame"] == "shift"  # not graph 0 (no add)
     run = Path(c["graph"]["run"])
     assert (run / c["graph"]["before"]).is_file() and (run / c["graph"]["after"]).is_file()
+    # the culprit pass's own diff: the add turned into a sub, nothing else (no per-process noise either)
+    own = c["graph"]["pass_diff"]
+    assert (own["file"], own["removed"], own["added"]) == ("post_grad_graph.py", 1, 1)
+    changed = [ln for ln in own["lines"] if ln[:2] in ("- ", "+ ")]
+    assert len(changed) == 2 and "aten.add.Tensor" in changed[0] and "aten.sub.Tensor" in changed[1]
+    assert own["before"]["limit"] == c["bisect_number"] - 1 and own["after"]["limit"] == c["bisect_number"]
     assert by_exit.runs < by_exit.torch_runs
     assert [s.subsystem for s in by_exit.steps if s.limit == -1] == [
         "pre_grad_passes", "joint_graph_passes", "post_grad_passes"]
@@ -204,7 +216,13 @@ def test_wrong_decomposition_named(bisected):
     c = by_exit.culprit
     assert (c["backend"], c["subsystem"]) == ("aot_eager_decomp_partition", "decomposition")
     assert "hardtanh" in c["debug_info"] and c["graph"]["compile_id"] == "0/0"
-    assert by_exit.runs < by_exit.torch_runs
+    # the decomposition's own diff: the AOT graph's hardtanh became the wrong clamp
+    own = c["graph"]["pass_diff"]
+    assert own["file"] == "aot_inference_graph.py"
+    removed = [ln for ln in own["lines"] if ln.startswith("- ")]
+    added = [ln for ln in own["lines"] if ln.startswith("+ ")]
+    assert "aten.hardtanh.default" in removed[0] and "aten.clamp.default(mul, -2.0, 2.0)" in added[0]
+    assert by_exit.runs <= by_exit.torch_runs  # the same, with the program as it is run first
 
 
 @pytest.mark.torch
@@ -247,4 +265,7 @@ def test_healthy_program_not_reproduced(bisected):
     by_exit, by_output = bisected
     for res in (by_exit, by_output):
         assert res.error is None and res.reproduced is False and res.culprit is None
-    assert by_exit.runs == 4 and by_output.runs == 5 and by_exit.torch_runs == 5
+        assert res.as_reported["reproduces"] is False
+    # the program as it is passes: no layer is run (the reference twice first, by output)
+    assert by_exit.runs == 1 and by_output.runs == 3 and by_exit.torch_runs == 5
+    assert "--compare-output" in by_exit.advice[0] and by_output.advice == []

@@ -109,7 +109,8 @@ def test_print_break_moved_and_its_patch_proven(tmp_path, fixed):
     best = out["best"]
     assert best["env"] == {} and best["config"] == ["torch._dynamo.config.reorderable_logging_functions.add(print)"]
     assert (out["baseline"]["graph_breaks"], best["graph_breaks"], best["outputs_equal"]) == (1, 0, True)
-    assert best["patch_proven"] is True and out["runs"] == 3  # baseline, the change, the patched copy
+    # the baseline twice (the same numbers: deterministic), the change, the patched copy
+    assert best["patch_proven"] is True and out["runs"] == 4 and out["reference"]["deterministic"] is True
     # the patch itself, applied to a copy and traced, has no break left
     copy = tmp_path / "copy"
     copy.mkdir()
@@ -165,14 +166,15 @@ def test_a_change_that_alters_the_output_is_rejected(fixed):
 def test_nothing_to_fix(fixed):
     code, out = fixed
     assert code == 0
-    assert out["best"] is None and out["candidates"] == [] and out["runs"] == 1
+    assert out["best"] is None and out["candidates"] == [] and out["runs"] == 1  # nothing to try: run once
+    assert out["reference"] is None
     assert (out["baseline"]["graph_breaks"], out["baseline"]["recompiles"]) == (0, 0)
 
 
 @pytest.mark.ahead("storm_positional.py", "--max-runs", "2")
 def test_max_runs_is_kept(fixed):
     code, out = fixed
-    assert code == 0 and out["runs"] == 2
+    assert code == 0 and out["runs"] == 3  # the baseline's second run is outside --max-runs
     assert [c["key"] for c in out["candidates"]] == ["dynamic_sources"] and out["best"]["kept"]
     assert out["best"]["patch_proven"] is None
     assert any("not tried" in n for n in out["notes"]) and any("patch was not run" in n for n in out["notes"])

@@ -49,8 +49,8 @@ def _fix(root: Path) -> Path:
 async def test_fix_view_shows_the_proven_change_and_opens_its_runs(fixed_root):
     app = MagiApp(fixed_root)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and len(app.screen.rows) == 3,
-                       what="the runs list: the baseline, the change, the patched copy")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and len(app.screen.rows) == 4,
+                       what="the runs list: the baseline twice, the change, the patched copy")
         await pilot.press("F")
         await wait_for(pilot, lambda: isinstance(app.screen, FixScreen) and app.screen.loaded, what="the fix view")
         text = screen_text(app)

@@ -114,8 +114,8 @@ def test_a_program_printing_200_mb_keeps_the_bisect_small(tmp_path):
     peak_kb, rc = (int(x) for x in first.split())
     res = json.loads(rest)
     assert rc == 0 and res["reproduced"] is True
-    # eager reproduces (exit 1), then the run without torch.compile too: the program itself
-    assert [s["verdict"] for s in res["steps"]] == ["reproduces", "reproduces"]
+    # the program as it is reproduces (exit 1), eager too, then the run without torch.compile: the program itself
+    assert [s["verdict"] for s in res["steps"]] == ["reproduces", "reproduces", "reproduces"]
     assert res["steps"][0]["why"] == "exited with code 1: ValueError: boom"
     assert peak_kb < 150 * 1024, f"peak RSS {peak_kb / 1024:.0f} MiB for 2 x 200 MB printed"
     assert seconds < 60
@@ -157,7 +157,8 @@ def test_a_bisect_of_a_program_leaving_a_child_finishes_promptly(tmp_path, capsy
                  DAEMON.format(new_session=False), str(pid_file)])
     assert code == 0 and time.monotonic() - t0 < 15
     out = json.loads(capsys.readouterr().out)
-    assert out["reproduced"] is False and out["runs"] == 4 and out["interrupted"] is False
+    # the program as it is exits 0: the failure did not reproduce, no layer is run
+    assert out["reproduced"] is False and out["runs"] == 1 and out["interrupted"] is False
     assert _gone(int(pid_file.read_text()))
 
 
@@ -169,18 +170,19 @@ def test_the_default_limit_is_three_times_the_first_run_plus_a_minute():
 
 def test_runs_after_the_first_get_a_limit_from_it(tmp_path, capsys, monkeypatch):
     """The first run sets the others' limit (here 3x + 1 s, not + 60 s, to keep the test short); a later run
-    that hangs is stopped there and reproduces, as with ``--timeout``."""
+    that hangs is stopped there and reproduces, as with ``--timeout``. (The first run, the program as it is,
+    fails: the failure reproduces as reported, so the bisect goes on to the layers.)"""
     monkeypatch.setattr(bisect_module, "default_timeout", lambda s: 3 * s + 1)
     count = tmp_path / "count"
-    prog = (f"import os, time\np = {str(count)!r}\nn = len(open(p).read()) if os.path.exists(p) else 0\n"
-            "open(p, 'a').write('x')\nif n:\n    time.sleep(120)\n")
+    prog = (f"import os, sys, time\np = {str(count)!r}\nn = len(open(p).read()) if os.path.exists(p) else 0\n"
+            "open(p, 'a').write('x')\nif n:\n    time.sleep(120)\nsys.exit(1)\n")
     t0 = time.monotonic()
     assert main(["bisect", "-o", str(tmp_path / "runs"), "--json", "--", sys.executable, "-c", prog]) == 0
     assert time.monotonic() - t0 < 20
     out = json.loads(capsys.readouterr().out)
     first = out["steps"][0]["seconds"]
     assert out["trial_timeout_s"] == pytest.approx(3 * first + 1, abs=0.01)
-    assert out["steps"][0]["verdict"] == "passes"
+    assert out["steps"][0]["verdict"] == "reproduces" and out["steps"][0]["why"] == "exited with code 1"
     assert out["steps"][1]["verdict"] == "reproduces" and "ran past the time limit" in out["steps"][1]["why"]
     assert out["interrupted"] is False and out["signal"] is None
     # --timeout overrides it

@@ -33,7 +33,8 @@ async def _wait(pilot, cond, seconds: float = 20.0) -> None:
 
 @pytest.mark.slow
 async def test_steps_appear_one_by_one_then_the_culprit(tmp_path):
-    # fails however it is compiled, and without torch.compile too: two trials of ~0.6 s each
+    # fails however it is compiled, and without torch.compile too: three trials of ~0.6 s each (the program as
+    # it is: the failure reproduces as reported; every graph on eager; torch.compile disabled)
     bis = Bisector(["sh", "-c", "sleep 0.6; echo 'ValueError: boom' >&2; exit 3"], tmp_path,
                    cancel=threading.Event())
     app = MagiApp(tmp_path, bisector=bis)
@@ -44,12 +45,13 @@ async def test_steps_appear_one_by_one_then_the_culprit(tmp_path):
         await _wait(pilot, lambda: table.option_count >= 1)
         assert screen.running and table.option_count == 1, "the first step shows while the bisect still runs"
         first = str(table.get_option_at_index(0).prompt)
-        assert "reproduces" in first and "every graph on eager" in first and "ValueError: boom" in first
+        assert "reproduces" in first and "as it is" in first and "ValueError: boom" in first
         await _wait(pilot, lambda: screen.result is not None)
-        assert table.option_count == 2
-        assert "torch.compile disabled" in str(table.get_option_at_index(1).prompt)
+        assert table.option_count == 3
+        assert "every graph on eager" in str(table.get_option_at_index(1).prompt)
+        assert "torch.compile disabled" in str(table.get_option_at_index(2).prompt)
         culprit = str(screen.query_one("#bisect-culprit").render())
-        assert "culprit: the program itself" in culprit and "2 run(s)" in culprit
+        assert "culprit: the program itself" in culprit and "3 run(s)" in culprit
         await pilot.press("enter")  # an untraced command made no run: a warning, no screen
         assert app.screen is screen
         await pilot.press("escape")  # the first screen: Esc never quits
@@ -97,16 +99,17 @@ async def test_q_while_bisecting_quits_and_leaves_no_process(tmp_path):
 
 @pytest.mark.slow
 async def test_a_finished_bisect_folder_opens_on_the_bisect_screen(tmp_path):
-    Bisector(["sh", "-c", "exit 0"], tmp_path).run()  # healthy: four layers pass, not reproduced
+    Bisector(["sh", "-c", "exit 0"], tmp_path).run()  # healthy: the program as it is passes, not reproduced
     app = MagiApp(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
         assert isinstance(screen, BisectScreen)
         await _wait(pilot, lambda: screen.result is not None)
         table = screen.query_one(StepList)
-        assert table.option_count == 4
-        assert all("passes" in str(table.get_option_at_index(i).prompt) for i in range(4))
-        assert "not reproduced (4 run(s))" in str(screen.query_one("#bisect-culprit").render())
+        assert table.option_count == 1 and "passes" in str(table.get_option_at_index(0).prompt)
+        culprit = str(screen.query_one("#bisect-culprit").render())
+        assert "the failure did not reproduce: the program as it is exited with code 0 (1 run(s))" in culprit
+        assert "→ the program exits 0 as it is" in culprit and "--compare-output" in culprit
         await pilot.press("d")
         assert app.screen is screen  # no culprit: nothing to diff, a warning
 

@@ -4,7 +4,8 @@ finished ``bisect_<ts>/`` folder read from its ``bisect.json``.
 A live bisect runs in a thread worker (:class:`magi_tui.live.bisect.Bisector`); each step reaches the
 screen through ``call_from_thread``. ``ctrl+c`` or ``q`` sets the bisect's cancel event: the trial running
 is killed with its process group and no other starts. Enter opens a step's traced run, ``c`` the culprit
-graph's run, ``d`` the diff of the culprit pass's graph before and after it.
+graph's run, ``d`` the diff of the culprit pass's graph before and after it: the culprit application's own
+(the runs with and without it), else the whole stage's.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from magi_format.text import literal
-from magi_tui.model.bisect_view import culprit_diff, culprit_lines, load_bisect, step_line
+from magi_tui.model.bisect_view import culprit_diff, culprit_lines, culprit_pass_diff, load_bisect, step_line
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.screens import lazy
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.widgets.footer import MagiFooter
 
-_VERDICT_STYLE = {"reproduces": "bold red", "fails": "bold red", "passes": "green", "reference": "cyan"}
+_VERDICT_STYLE = {"reproduces": "bold red", "fails": "bold red", "passes": "green", "reference": "cyan",
+                  "nondeterministic": "bold yellow"}
 
 
 class StepList(OptionList):
@@ -39,7 +41,7 @@ class BisectScreen(Screen):
     DEFAULT_CSS = """
     BisectScreen #bisect-title { height: 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
     BisectScreen #bisect-steps { height: 1fr; border: none; padding: 0; }
-    BisectScreen #bisect-culprit { height: auto; max-height: 6; }
+    BisectScreen #bisect-culprit { height: auto; max-height: 10; }
     BisectScreen #bisect-status { height: 1; color: $text-muted; }
     """
 
@@ -158,6 +160,11 @@ class BisectScreen(Screen):
     def action_culprit_diff(self) -> None:
         if self.result is None:
             self.notify("Still bisecting.", severity="warning")
+            return
+        own = culprit_pass_diff(self.result)
+        if not isinstance(own, str):  # what the culprit application alone changed
+            before, after, left, right = own
+            self.app.push_screen(lazy("DiffScreen")(before, after, left_run=left, right_run=right))
             return
         found = culprit_diff(self.result)
         if isinstance(found, str):
