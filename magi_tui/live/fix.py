@@ -83,7 +83,7 @@ class Tried:
 
     def as_json(self) -> dict[str, Any]:
         c = self.candidate
-        return {"change": c.change, "env": dict(c.env), "config": list(c.config), "patch": c.patch,
+        return {"change": c.change, "env": dict(c.env), "config": list(c.config), "patch": c.patch, "code": c.code,
                 "graph_breaks": self.measure.graph_breaks, "recompiles": self.measure.recompiles,
                 "compile_s": None if self.measure.compile_s is None else round(self.measure.compile_s, 4),
                 "outputs_equal": self.outputs_equal, "kept": self.kept,
@@ -342,6 +342,9 @@ class Fixer:
         elif not self._reproducible(ref, cands):
             return res
         for c in cands:
+            if c.not_run:  # a code edit: shown with its reason, never run nor called proven here
+                res.tried.append(Tried(c, Measure(), None, False, c.not_run, tried=False))
+                continue
             if self._left() < 1:
                 res.notes.append(f"--max-runs reached: {c.change} not tried")
                 continue

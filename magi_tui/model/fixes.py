@@ -51,13 +51,18 @@ class Candidate(Struct):
     hooks: dict[str, Any] = field(default_factory=dict)   # trial-only settings torch has no variable for
     targets: list[str] = field(default_factory=list)     # worklist ids it should resolve
     patch: str | None = None
+    #: a change to the user's code (``pass scale as a 0-d tensor``): ``fix`` changes settings only, so it is
+    #: shown, never run, and never called proven here (:attr:`not_run`)
+    code: str | None = None
+    #: why it is not run by ``fix`` (a code edit), or None: it is a setting ``fix`` tries
+    not_run: str | None = None
 
     def env_lines(self) -> list[str]:
         return [f"{k}={_sh_quote(v)}" for k, v in self.env.items()]
 
     def as_json(self) -> dict[str, Any]:
         return {"key": self.key, "change": self.change, "env": dict(self.env), "config": list(self.config),
-                "patch": self.patch, "targets": list(self.targets)}
+                "patch": self.patch, "targets": list(self.targets), "code": self.code}
 
 
 def _sh_quote(v: str) -> str:
@@ -140,6 +145,26 @@ def derive(a: Analysis) -> list[Candidate]:
             wide_targets.append(rid)
     if dyn_entries:
         out.append(dynamic_sources_candidate(dyn_entries, dyn_targets))
+    # a float compiled as a constant: the setting torch 2.13 reads (TORCH_COMPILE_DYNAMIC_SOURCES does not make
+    # a float dynamic: tests/advice proves it), and the code change, shown but not run (docs/HEADLESS.md, Advice)
+    floats = [r for r in a.recompiles if r.primary is not None and r.primary.kind == "float"
+              and not (r.primary.subject or "").startswith("___stack")]
+    if floats:
+        out.append(Candidate(
+            "specialize_float", "trace Python floats as dynamic values, not constants (specialize_float=False)",
+            env={OVERRIDE_DYNAMO_ENV: ">=0:specialize_float=False"},
+            config=["torch._dynamo.config.specialize_float = False"],
+            targets=list(dict.fromkeys(recompile_id(r, frames) for r in floats))))
+        from magi_tui.model.guards import user_expr
+
+        names = list(dict.fromkeys(user_expr(r.primary.subject) or "the float" for r in floats if r.primary))
+        arg = names[0]
+        out.append(Candidate(
+            "float_as_tensor", f"pass {arg} as a 0-d tensor (torch.tensor({arg})) instead of a Python float",
+            targets=list(dict.fromkeys(recompile_id(r, frames) for r in floats)),
+            code=f"at the call: f(..., torch.tensor({arg})) in place of f(..., {arg}); one compile serves every value",
+            not_run="not proven here: a code edit (magi-tui fix runs settings only); on torch 2.13 it removes "
+                    "every float recompile of a real program (tests/advice, docs/HEADLESS.md Advice)"))
     if wide_targets:
         out.append(Candidate(
             "assume_dynamic", "compile every size and number dynamic from the first call (dynamic=True)",
@@ -343,21 +368,28 @@ def fix_lines(obj: dict[str, Any], width: int = 60) -> list[tuple[str, str, int 
         for i, c in enumerate(cands):
             is_best = best is not None and c == best
             out.append(("", "", None))
+            why = str(c.get("why"))
+            verdict = "kept" if c.get("kept") else "rejected" if c.get("tried") is not False else "not run"
+            if verdict == "not run" and why.startswith("not tried: "):
+                why = why[len("not tried: "):]
             out.append(("add" if c.get("kept") else "del",
-                        ("best: " if is_best else "") + f"{c.get('change')} — "
-                        f"{'kept' if c.get('kept') else 'rejected'}: {c.get('why')}", i))
+                        ("best: " if is_best else "") + f"{c.get('change')} — {verdict}: {why}", i))
             for k, v in (c.get("env") or {}).items():
                 out.append(("", f"  env:    {k}={_sh_quote(str(v))}", i))
             for ln in c.get("config") or []:
                 out.append(("", f"  config: {ln}", i))
+            if c.get("code"):
+                out.append(("", f"  code:   {c['code']}", i))
             if c.get("run"):
                 out.append(("dim", f"  run:    {c['run']}", i))
             if is_best and c.get("patch"):
-                proven = c.get("patch_proven")
-                out.append(("dim", "  patch" + ("" if proven is None else
-                                                (" (proven: its own run, " if proven else " (NOT proven: ")
-                                                + f"{c.get('patch_why')})") + ":", i))
-                out.extend(("dim", "    " + ln, i) for ln in str(c["patch"]).splitlines())
+                # a patch is printed as a fix only when its own run proved it (issue 31.7); else why not
+                if c.get("patch_proven"):
+                    out.append(("dim", f"  patch (proven: its own run, {c.get('patch_why')}):", i))
+                    out.extend(("dim", "    " + ln, i) for ln in str(c["patch"]).splitlines())
+                else:
+                    why = c.get("patch_why") or "its own run was not made"
+                    out.append(("warn", f"  patch not proven: {why} (the setting above is what was proven)", i))
     if best is None and not obj.get("error"):
         out.append(("warn", "no change can be proven: the baseline is nondeterministic" if nondeterministic else
                     "no proven change" + (": nothing to try" if not cands else ""), None))

@@ -139,6 +139,7 @@ def triage_document(run: RunModel) -> dict[str, Any]:
         "outcome": a.outcome.as_json() if a.outcome is not None else
         {"recorded": False, "why": a.outcome_unknown},
         "compiled_nothing": a.compiled_nothing.as_json() if a.compiled_nothing is not None else None,
+        "fix_proven": [p.as_json() for p in a.fix_proofs],
         # the findings' sections as the panel lists them: title, count, where their items are here
         "sections": [s.as_json() for s in triage_sections(run, a, panel=False)],
         "not_recorded": sorted(a.not_recorded),

@@ -178,3 +178,42 @@ def test_max_runs_is_kept(fixed):
     assert [c["key"] for c in out["candidates"]] == ["dynamic_sources"] and out["best"]["kept"]
     assert out["best"]["patch_proven"] is None
     assert any("not tried" in n for n in out["notes"]) and any("patch was not run" in n for n in out["notes"])
+
+
+@pytest.mark.ahead("float_recompile.py")
+def test_a_float_gets_its_setting_tried_and_its_code_change_shown_never_called_proven(fixed):
+    """Issue 31.7: for a float compiled as a constant, fix tries ``specialize_float=False`` (a setting torch
+    2.13 reads) and shows the code change (a 0-d tensor argument) without running or calling it proven; a
+    patch's diff is printed only when its own run proved it."""
+    from magi_tui.model.fixes import fix_lines
+
+    code, out = fixed
+    by_key = {c["key"]: c for c in out["candidates"]}
+    spec = by_key["specialize_float"]
+    assert spec["tried"] is True and spec["env"] == {"TORCH_COMPILE_OVERRIDE_DYNAMO_CONFIGS": ">=0:specialize_float=False"}
+    tensor = by_key["float_as_tensor"]
+    assert tensor["tried"] is False and tensor["kept"] is False and tensor["run"] is None
+    assert tensor["why"].startswith("not proven here: a code edit") and "torch.tensor(scale)" in tensor["code"]
+    text = "\n".join(t for _s, t, _i in fix_lines(out))
+    assert "— not run: not proven here" in text and "code:   at the call" in text
+    # a patch not proven by its own run never shows its diff as a fix
+    unproven = dict(out, best=dict(out["best"], patch_proven=False, patch_why="exit code 1 where the baseline exited 0"))
+    unproven["candidates"] = [unproven["best"], *out["candidates"][1:]]
+    lines = "\n".join(t for _s, t, _i in fix_lines(unproven))
+    assert "patch not proven: exit code 1" in lines and "+++ b/" not in lines
+
+
+@pytest.mark.ahead("float_recompile.py")
+def test_triage_says_what_fix_proved_for_the_same_program(fixed, tmp_path):
+    """Issue 31.7: triage and fix agree: a run of the program under the fix's root reads 'magi-tui fix
+    proved: …' with the fix's own words."""
+    code, out = fixed
+    root = Path(out["directory"]).parent
+    baseline = Path(out["baseline"]["run"])
+    r = subprocess.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(baseline)], cwd=ROOT,
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    j = json.loads(r.stdout)
+    assert [p["change"] for p in j["fix_proven"]][:1] == [out["best"]["change"]]
+    line = next(c["message"] for c in j["checks"] if c["rule"] == "fix-proven")
+    assert line.startswith("magi-tui fix proved: " + out["best"]["change"]) and out["best"]["why"] in line
+    assert str(root) in line

@@ -221,6 +221,10 @@ class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
         a.outcome_unknown = run.outcome_unknown()
         if self.t.compiled_nothing:
             a.compiled_nothing = compiled_nothing(run, frames, worklist)
+        if recompiles or worklist:  # what magi-tui fix proved for this program (only a fix's folder is read)
+            from magi_tui.model.fix_proofs import fix_proofs
+
+            a.fix_proofs = fix_proofs(run.path, a.outcome.script if a.outcome is not None else None)
         a.fallbacks = fallbacks(run, a, self.unguarded, self.fold.hint_events, self.cudagraph_skips)
         a.not_recorded = not_recorded(run)
         if a.not_recorded:

@@ -288,6 +288,8 @@ class Analysis(Struct):
     outcome_unknown: str | None = None
     #: the run compiled nothing (status ``degraded``), or None
     compiled_nothing: CompiledNothing | None = None
+    #: what ``magi-tui fix`` proved for this run's program (model/fix_proofs.FixProof), best first
+    fix_proofs: list = field(default_factory=list)
 
     @property
     def exit_failed(self) -> bool:

@@ -321,6 +321,14 @@ def _graph_breaks(c: Ctx) -> Iterable[Check]:
 _RECOMPILE_COMPONENTS = ("example_inputs", "gm", "aot_config", "shape_env", "fx_kwargs", "inputs_to_check")
 
 
+@rule("fix-proven", "what magi-tui fix proved for this program (information: its kept changes, in its words)",
+      informs_only=True)
+def _fix_proven(c: Ctx) -> Iterable[Check]:
+    for p in c.a.fix_proofs[:3]:
+        yield Check("ok", f"magi-tui fix proved: {p.change} ({p.why}){' — its best change' if p.best else ''}; "
+                          f"{p.fix_json}")
+
+
 @rule("cache-misses", "no graph missed the cache after this run looked it up before under another key")
 def _cache_misses(c: Ctx) -> Iterable[Check]:
     counts = c.a.cache["counts"]
