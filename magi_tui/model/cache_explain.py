@@ -15,12 +15,15 @@ Components are compared by torch's own hash of each; the value is shown, cut, to
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
 
 from magi_format.lazyre import lazy_re
 from magi_tui.model.files import json_or_none
+
+if TYPE_CHECKING:
+    from magi_tui.model.magi_cache import MagiMissExplained
 
 #: cache_info.json files read per run, at most (each holds the whole key: the graph's code included)
 MAX_LOOKUPS = 400
@@ -176,8 +179,16 @@ def explain_misses(lookups: list[Lookup], baseline: list[Lookup] | None = None) 
     return out
 
 
-def run_misses_explained(run: Any) -> list[MissExplained]:
-    """A run's misses against its own earlier lookups (nothing is read when it has no miss)."""
-    if not run.triage.cache_misses:
+def run_misses_explained(run: Any) -> list[MissExplained | MagiMissExplained]:
+    """A run's misses against its own earlier lookups (nothing is read when it has no miss); then its magi
+    cache misses (MagiCompiler's ``compiler_manager_load``), explained by its events and the ``magi_cache/``
+    sidecars beside it (:mod:`magi_tui.model.magi_cache`, imported only when there is one)."""
+    misses = run.triage.cache_misses
+    if not misses:
         return []
-    return explain_misses(run_lookups(run))
+    out: list[MissExplained | MagiMissExplained] = list(explain_misses(run_lookups(run)))
+    if any(it.event.lifecycle == "compiler_manager_load" for it in misses):
+        from magi_tui.model.magi_cache import explain_magi_misses
+
+        out.extend(explain_magi_misses(run))
+    return out

@@ -4,7 +4,8 @@ A run is a directory holding ``timeline_events/`` and/or ``compiled_functions/``
 Accepted: a run dir, its ``timeline_events/``, a ``magi_depyf/`` root, a cache root holding
 ``magi_depyf/``, a bare ``explain_compilation`` output root, or a folder of any of these. The walk is
 breadth-first, depth-bounded, never descends into a run (its ``files/`` can hold thousands of
-folders) nor into ``visualizations/``, ``magi_cache/``, ``inductor_cache/`` and friends.
+folders) nor into ``visualizations/``, ``magi_cache/``, ``inductor_cache/``, ``triton_cache/`` and friends
+(MagiCompiler's cache sidecars beside ``magi_depyf/``: :mod:`magi_tui.model.magi_cache` reads them).
 
 A ``TORCH_COMPILE_DEBUG`` run folder (``torch_compile_debug/run_*``, holding ``torchinductor/`` or
 ``torchdynamo/``) is a run too (:mod:`magi_tui.model.debugdir`); a path inside one means that run.
@@ -30,7 +31,7 @@ from magi_tui.model.debugdir import debug_run_name, debug_run_root
 from magi_tui.model.torchtrace import is_log_name, is_trace_log, log_run_name
 
 SKIP_DIRS = frozenset({
-    "visualizations", "magi_cache", "inductor_cache", "torch_aot_compile", "joint_graph_views",
+    "visualizations", "magi_cache", "inductor_cache", "triton_cache", "torch_aot_compile", "joint_graph_views",
     "__pycache__", ".git", "node_modules", ".venv", "venv", "site-packages", ".cache_tmp",
 })
 MARKERS = RUN_MARKERS

@@ -194,13 +194,15 @@ def name_kind(frag: str) -> str:
 def kind_of(phase: str | None, frag: str, summary: dict[str, str] | None) -> str:
     """The kind rules, in one place: failed, skip, restart, recompile, graph_break, cache_hit,
     cache_miss, cache_bypass (a cache that was not consulted at all: neither hit nor miss),
-    cache_store, cache_skip, or '' for a plain event. The name decides first, then the result
-    attributes of a lifecycle ``after`` (``load_result``, ``store_result``)."""
+    cache_store, cache_skip, or '' for a plain event. A point event's name decides first, then the result
+    attributes of a lifecycle ``after`` (``load_result``, ``store_result``). A lifecycle's name never gives
+    a kind: lifecycle names are anyone's (a vendor's ``RestartSafeRematPass``, ``cache_hit_probe``, a
+    ``fix_graph_break`` stage), and its ``before`` / ``after`` are not a restart, a cache hit or a break."""
     if phase == "failed":
         return "failed"
     if phase == "skip":
         return "skip"
-    k = name_kind(frag)
+    k = name_kind(frag) if phase is None else ""
     if k or not summary:
         return k
     load = summary.get("load_result")
@@ -432,6 +434,8 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs | tuple[Any, .
     if type(lc) is str:
         ev.lifecycle = _intern(lc)
         ev.phase = phase
+        if phase is not None:  # a lifecycle's name gives no kind (kind_of)
+            nkind = ""
     else:
         ev.lifecycle = ev.phase = phase = None
     if sgi is None or type(sgi) is not int:
@@ -571,8 +575,10 @@ def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[
     if type(lc) is str:
         ev.lifecycle = _intern(lc)
         ev.phase = phase
-        if phase == "failed":
-            keep = True
+        if phase is not None:  # a lifecycle's name gives no kind (kind_of)
+            nkind = ""
+            if phase == "failed":
+                keep = True
     else:
         ev.lifecycle = ev.phase = phase = None
     sgi = attrs["subgraph_index"] if has_sgi else None

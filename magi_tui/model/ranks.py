@@ -256,6 +256,8 @@ class Job(Struct):
     aspects: list[Aspect] = field(default_factory=list)
     #: the folder of a job of logs (None for run dirs)
     folder: str | None = None
+    #: the parallel topology its run folders name (MagiCompiler 2026: ``ws2``, ``ep6_cp2_dp1``), else None
+    topology: str | None = None
 
     @property
     def reference(self) -> RankRun:
@@ -279,7 +281,7 @@ class Job(Struct):
         ordered = sorted(self.ranks, key=lambda r: (r.rank not in div, r.rank))
         kinds = Counter(d.kind for d in self.divergences)
         return {
-            "label": self.label, "model_index": self.model_index,
+            "label": self.label, "model_index": self.model_index, "topology": self.topology,
             "source": "torch_trace" if self.folder is not None else "run_dirs", "folder": self.folder,
             "status": "diverged" if self.diverged else "consistent",
             "reference_rank": self.reference.rank,
@@ -369,6 +371,10 @@ def _diverge(job: Job) -> None:
 def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
     """Jobs (several ranks of one program) under ``path``, and the runs that belong to no job."""
     found = find_runs(path)
+    # ranks of one job: the same model (index and tag) and, in MagiCompiler's 2026 folders, the same
+    # topology (``…_rank_<r>_ws2``: a ws1 rerun of the model is another job). Each rank's newest run is the
+    # job's (its run_* folder is the rank's own second, so one job's ranks may sit in two); older ones are
+    # superseded
     groups: dict[tuple, dict[int, list[RunModel]]] = {}
     loners: list[str] = []
     for f in found:
@@ -379,14 +385,15 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
         run = RunModel(f.path)
         if hasattr(run.reader, "keep"):  # a TORCH_TRACE log: keep torch's records the aspects read
             run.reader.keep = RANK_RECORDS
-            key: tuple = ("log", str(f.path.parent), None)
+            key: tuple = ("log", str(f.path.parent), None, None)
         else:
-            key = ("run", n.tag or f.path.name, n.model_index)
+            key = ("run", n.tag or f.path.name, n.model_index, n.topology)
         run.load(fold=SideFold())  # streamed: what the comparison of ranks reads, no event list
         groups.setdefault(key, {}).setdefault(n.rank, []).append(run)
     reader = _GraphReader()
     jobs: list[Job] = []
-    for (src, label, mi), by_rank in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2] or 0)):
+    for (src, label, mi, topo), by_rank in sorted(groups.items(),
+                                                  key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2] or 0, kv[0][3] or "")):
         if len(by_rank) < 2:
             loners.extend(str(r.path) for runs in by_rank.values() for r in runs)
             continue
@@ -397,7 +404,8 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
             ranks.append(_rank_run(rank, runs[-1], reader))
             superseded.extend(str(r.path) for r in runs[:-1])
         folder = label if src == "log" else None
-        job = Job(Path(label).name if folder else label, mi, ranks, superseded=superseded, folder=folder)
+        job = Job(Path(label).name if folder else label, mi, ranks, superseded=superseded, folder=folder,
+                  topology=topo)
         _diverge(job)
         jobs.append(job)
     return jobs, loners
@@ -415,7 +423,8 @@ def ranks_lines(jobs: list[Job]) -> list[tuple[str, str]]:
         js = j.as_json()
         state = (f"DIVERGED: rank(s) {', '.join(map(str, j.divergent_ranks))} differ from rank {j.reference.rank}"
                  if j.diverged else f"consistent: every rank matches rank {j.reference.rank}")
-        where = f"logs in {j.folder}" if j.folder is not None else f"model {j.model_index}"
+        where = f"logs in {j.folder}" if j.folder is not None else f"model {j.model_index}" + (
+            f", topology {j.topology}" if j.topology else "")
         out.append(("head", f"{j.label} ({where}) · {len(j.ranks)} ranks · {state}"))
         agree = [ASPECTS[a.name][0] for a in j.aspects if a.status == "agree"]
         if agree:

@@ -30,9 +30,11 @@ def fmt_time(ts: float | None) -> str:
 
 
 def run_label(run: RunModel) -> str:
+    """``model_1 TwoLayerTransformer``; ``model_1 TinyBlock · ws2`` when the folder names a topology
+    (MagiCompiler 2026: ``…_rank_<r>_<topology>``), else the folder's name."""
     n = run.name_info
     if n.model_index is not None:
-        return f"model_{n.model_index}" + (f" {n.tag}" if n.tag else "")
+        return f"model_{n.model_index}" + (f" {n.tag}" if n.tag else "") + (f" · {n.topology}" if n.topology else "")
     return run.path.name
 
 
@@ -46,6 +48,7 @@ def run_row(run: RunModel) -> dict[str, Any]:
         "tag": n.tag,
         "model_index": n.model_index,
         "rank": n.rank,
+        "topology": n.topology,
         "events": run.event_count,
         "failures": len(run.triage.problems),
         "unrecovered_failures": sum(1 for c in run.triage.problems if not c.recovered),

@@ -1,0 +1,1 @@
+<torch._inductor.standalone_compile.CacheCompiledArtifact object at 0x7f8e88d8fe10>

@@ -1,0 +1,3 @@
+{   (None, 0, 'inductor_standalone'): (   'artifact_shape_None_subgraph_0',
+                                          '/home/user/mc2026/two_rank_no_split/magi_cache/model_1_TinyBlock_rank_0_ws2/ebaaf4fc57/artifact_shape_None_subgraph_0',
+                                          1)}
