@@ -42,12 +42,14 @@ MAX_EVENTS = 500  # per frame shown: the tree holds them all
 
 
 def entries_line(f: FrameRow) -> str:
-    """`` · entries 0/0 ×30 1.7ms (first call 1.1ms: lazy compile / warm-up; then 0.6ms over 29 call(s)), …
-    · eager ×7``: what each compiled entry served at run time, the first call's lazy work told apart."""
+    """`` · entries 0/0 ×30 1.7ms (1st 1.1ms), 0/1 ×20 3.0ms (1st 2.1ms) · eager ×7``: what each compiled entry
+    served at run time, the first call's share told apart (a backend's lazy compile / warm-up lands there)."""
     if not f.entries and f.eager_calls is None:
         return ""
     parts = [f"{e.compile_id} ×{'?' if e.calls is None else e.calls}"
-             + ("" if e.seconds is None else f" {e.time_text(fmt_seconds)}") for e in f.entries]
+             + ("" if e.seconds is None else f" {fmt_seconds(e.seconds)}")
+             + ("" if e.first_call_seconds is None or not e.calls or e.calls < 2 else
+                f" (1st {fmt_seconds(e.first_call_seconds)})") for e in f.entries]
     out = " · entries " + ", ".join(parts) if parts else ""
     return out + ("" if f.eager_calls is None else f" · eager ×{f.eager_calls}")
 
