@@ -33,7 +33,6 @@ sake. Nothing here imports Textual or torch.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
@@ -42,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from magi_tui.live.result_file import write_json_whole
 from magi_tui.live.trial import (
     MAX_KEEP,
     Judge,
@@ -383,19 +383,7 @@ class Bisector:
         """Write ``bisect.json`` (whole, through a temporary file: a reader never sees half of it); None, or
         why it could not. ``partial``: the result so far, marked interrupted (:meth:`BisectResult.partial_json`)."""
         res = self.result
-        data = json.dumps(res.partial_json() if partial else res.as_json(), indent=2, ensure_ascii=False) + "\n"
-        path = self.directory / BISECT_FILE
-        tmp = path.with_name(f".{BISECT_FILE}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(data, encoding="utf-8")
-            os.replace(tmp, path)
-        except OSError as exc:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
-            return f"cannot write {BISECT_FILE}: {exc.strerror or exc}"
-        return None
+        return write_json_whole(self.directory / BISECT_FILE, res.partial_json() if partial else res.as_json())
 
     def _run(self) -> BisectResult:
         res = self.result

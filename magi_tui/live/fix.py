@@ -22,7 +22,6 @@ folder, so any two can be compared with ``magi-tui compare``. Nothing here impor
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from magi_tui.live.result_file import write_json_whole
 from magi_tui.live.trial import (
     DEFAULT_ATOL,
     DEFAULT_RTOL,
@@ -443,16 +443,4 @@ def write_fix_json(result: FixResult, partial: bool = False) -> str | None:
     (:meth:`FixResult.partial_json`)."""
     if result.directory is None:
         return None
-    data = json.dumps(result.partial_json() if partial else result.as_json(), indent=2, ensure_ascii=False) + "\n"
-    path = result.directory / FIX_FILE
-    tmp = path.with_name(f".{FIX_FILE}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(data, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        return f"cannot write {FIX_FILE}: {exc.strerror or exc}"
-    return None
+    return write_json_whole(result.directory / FIX_FILE, result.partial_json() if partial else result.as_json())
