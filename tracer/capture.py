@@ -6,6 +6,12 @@ into a :class:`~magi_format.torch_records.TraceRecord` (a shallow copy of the me
 few facts only true right now: the recompile limit in force, whether the compile ids were ours) and
 hands it to the writer thread, where the mapping, the formatting and the disk writes happen.
 
+A compile's closing record (:data:`CLOSING_KINDS`: its ``compilation_metrics``) is written through
+(``BackgroundWriter.write_through``): the handler returns once it and everything before it is on disk, so a
+program that ends with ``os._exit`` right after a compile -- no atexit, the writer thread stopped
+mid-queue -- keeps that compile closed (issue 32.8). It costs the compiling thread what the writer thread
+had left of the compile's records when it closed.
+
 ``LimitHandler``: on ``torch._dynamo.convert_frame``, picks up torch's one warning when a frame hits the
 recompile limit (the only record naming the function then) as a
 :class:`~magi_format.torch_records.RecompileLimitNote`. Neither ever raises, and neither changes what torch logs.
@@ -26,6 +32,9 @@ TRACE_LOGGER = "torch.__trace"
 LIMIT_LOGGER = "torch._dynamo.convert_frame"
 _LIMIT_MSG = "torch._dynamo hit config."
 _FUNC_INFO = re.compile(r"^'(.*)' \((.*):(\d+)\)$")
+#: records that close a compile (forward, or its backward compiled later): written through at once
+CLOSING_KINDS = frozenset({"compilation_metrics", "bwd_compilation_metrics",
+                           "aot_autograd_backward_compilation_metrics"})
 
 
 def recompile_limit() -> Any:
@@ -71,6 +80,8 @@ class TraceHandler(logging.Handler):
             if payload is not None and not isinstance(payload, str):
                 payload = str(payload)
             self.writer.submit(TraceRecord(md, payload, record.created, context))
+            if key in CLOSING_KINDS:
+                self.writer.write_through()
         except Exception as exc:  # never break the compile
             self.writer.fail(exc)
 
@@ -104,6 +115,7 @@ class LimitHandler(logging.Handler):
                 function=m.group(1) if m else None, filename=m.group(2) if m else None,
                 lineno=int(m.group(3)) if m else None, reason=None if reason is None else str(reason),
                 timestamp=record.created))
+            self.writer.write_through()  # (the frame runs eagerly from here: nothing closes it later)
         except Exception as exc:
             self.writer.fail(exc)
 

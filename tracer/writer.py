@@ -2,8 +2,13 @@
 
 Every event is one ``os.write`` of one ``\\n``-terminated line on an ``O_APPEND`` descriptor (so a
 reader never sees half a line except while that single write is in flight, and a killed process
-leaves a valid prefix), written *before* the event's folder. Writing happens on one background
-thread fed by a queue, so the compiling thread only enqueues; ordering is the queue's order.
+leaves a valid prefix), written *before* the event's folder. Each file of the folder (``attributes.json``
+included) is written whole under a temporary name beside it and renamed into place, so a reader never
+sees a 0-byte or half file. Writing happens on one background thread fed by a queue, so the compiling
+thread only enqueues; ordering is the queue's order. :meth:`BackgroundWriter.write_through` writes what is
+queued from the calling thread, before it returns: the capture calls it on a compile's closing record, so
+a program that calls ``os._exit`` right after a compile (no atexit, no writer thread) keeps that compile
+closed.
 
 Any error (disk full, unwritable root, a bug in a mapper) becomes one warning and stops recording;
 it never reaches the user's program. The last line it still tries to write is a ``tracer_stopped``
@@ -12,10 +17,10 @@ point event (``reason``, ``error``), so a reader knows the run is incomplete. Im
 
 from __future__ import annotations
 
+import collections
 import errno
 import json
 import os
-import queue
 import threading
 import time
 import warnings
@@ -42,6 +47,22 @@ def write_runtime(run_dir: Path, data: dict[str, Any]) -> None:
     tmp = Path(run_dir) / (RUNTIME_FILE + ".tmp")
     tmp.write_text(json.dumps(json_safe(data), indent=1), encoding="utf-8")
     os.replace(tmp, Path(run_dir) / RUNTIME_FILE)
+
+
+def write_whole(path: Path, text: str) -> None:
+    """``text`` (UTF-8, unencodable characters replaced) at ``path``, whole or not at all: written under a
+    temporary name in the same folder (``.<name>.<pid>.tmp``), then renamed over ``path``."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", errors="replace") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 class TracerWarning(UserWarning):
@@ -91,9 +112,8 @@ class RunWriter:
             folder = folder / sub
         folder.mkdir(parents=True, exist_ok=True)
         for fname, text in files.items():
-            (folder / os.path.basename(fname)).write_text(text, encoding="utf-8", errors="replace")
-        (folder / "attributes.json").write_text(json.dumps(attrs, indent=2, ensure_ascii=False),
-                                                encoding="utf-8")
+            write_whole(folder / os.path.basename(fname), text)
+        write_whole(folder / "attributes.json", json.dumps(attrs, indent=2, ensure_ascii=False))
 
     def write_session(self, record: dict[str, Any]) -> None:
         """``session.json`` replaced whole (a reader never sees half of it)."""
@@ -123,15 +143,19 @@ def stop_reason(exc: BaseException) -> str:
 
 class BackgroundWriter:
     """A queue and one thread: producers ``submit`` typed records (:mod:`magi_format.torch_records`); the thread
-    turns each into events with ``translate`` (the session's ``TraceMapper.events``) and writes them."""
+    turns each into events with ``translate`` (the session's ``TraceMapper.events``) and writes them.
 
-    _STOP = object()
+    Records are taken off the queue and written under one lock (``_work``), by the thread or by a caller of
+    :meth:`write_through`, so they are written in the order they were submitted whoever writes them."""
 
     def __init__(self, writer: RunWriter,
                  translate: Callable[[Record], Iterable[EventSpec]] | None = None) -> None:
         self.writer = writer
         self.translate = translate or _as_is
-        self.queue: queue.Queue = queue.Queue()
+        self._items: collections.deque = collections.deque()  # (append / popleft: atomic)
+        self._wake = threading.Event()
+        self._work = threading.Lock()
+        self._stopping = False
         self.failed = False
         self.stop_error: str | None = None
         self._warned = False
@@ -140,16 +164,38 @@ class BackgroundWriter:
 
     def submit(self, record: Record) -> None:
         if not self.failed:
-            self.queue.put(record)
+            self._items.append(record)
+            self._wake.set()
+
+    def write_through(self, timeout: float = 30.0) -> bool:
+        """Write what is queued now from the calling thread (waiting, at most ``timeout`` s, for a record
+        the writer thread is writing): when it returns True, everything submitted before the call is on
+        disk. What a compile's closing record is written with (:mod:`tracer.capture`)."""
+        if not self._work.acquire(timeout=timeout):
+            return False
+        try:
+            self._drain()
+        finally:
+            self._work.release()
+        return True
 
     def _loop(self) -> None:
         while True:
-            item = self.queue.get()
+            self._wake.wait()
+            self._wake.clear()  # (a record submitted from here on sets it again)
+            with self._work:
+                self._drain()
+            if self._stopping and not self._items:
+                return
+
+    def _drain(self) -> None:
+        """Write every queued record, in order (``_work`` is held)."""
+        items = self._items
+        while items:
+            item = items.popleft()
+            if self.failed:
+                continue
             try:
-                if item is self._STOP:
-                    return
-                if self.failed:
-                    continue
                 ts = getattr(item, "timestamp", None)
                 for spec in self.translate(item) or ():
                     if len(spec) == 3:
@@ -157,8 +203,6 @@ class BackgroundWriter:
                     self.writer.write(*spec)
             except Exception as exc:  # never let the tracer break the program
                 self.fail(exc)
-            finally:
-                self.queue.task_done()
 
     def fail(self, exc: BaseException) -> None:
         """Stop recording: one warning, and a last ``tracer_stopped`` event if the disk still takes it."""
@@ -178,13 +222,12 @@ class BackgroundWriter:
                           f"{self.stop_error}{note}", TracerWarning, stacklevel=2)
 
     def flush(self, timeout: float = 30.0) -> None:
-        """Wait until everything submitted so far is written."""
-        end = time.monotonic() + timeout
-        while self.queue.unfinished_tasks and time.monotonic() < end and self._thread.is_alive():
-            time.sleep(0.005)
+        """Wait until everything submitted so far is written (written from here if the thread is gone)."""
+        self.write_through(timeout)
 
     def close(self) -> None:
         self.flush()
-        self.queue.put(self._STOP)
+        self._stopping = True
+        self._wake.set()
         self._thread.join(timeout=10)
         self.writer.close()

@@ -30,7 +30,7 @@ LOG_NAME_RE = lazy_re(r"^dedicated_log_torch_trace_(?:rank_(\d+)(?=[_.])|(?!rank
 _META_RANK_RE = lazy_re(rb'[,{] *"rank": *(\d{1,9}) *[,}]')
 #: bytes read from the head of a log for a rank in its metadata
 _RANK_SNIFF_BYTES = 1 << 16
-#: how a log compressed with gzip ends (opened directly: read from a private unpacked copy)
+#: how a log compressed with gzip ends (opened directly: read as a stream, ``torchtrace.gzstream``)
 GZ_SUFFIX = ".gz"
 #: the glog prefix of a record line (TORCH_TRACE.md §1 "Line format")
 GLOG_RE = re.compile(rb"^([VIWEC])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+) +(\d+) ([^\]\n]*):(\d+)\] ")

@@ -20,7 +20,13 @@ follower use it unchanged:
 * record types torch 2.13 does not emit are counted (:attr:`TraceLogReader.unknown_types`) and shown as
   ``fullgraph_trace_record`` events; known payloads the mapping has no event for (``fx_graph_runnable``,
   resume-function bytecode, …) become ``fullgraph_trace_artifact`` events, so every payload opens;
-* a truncated or replaced file starts over (``reset``), a deleted one keeps what was read.
+* a truncated or replaced file starts over (``reset``), a deleted one keeps what was read;
+* a ``.log.gz`` is read as a stream (:mod:`magi_tui.model.torchtrace.gzstream`): offsets are those of the
+  unpacked log, nothing is unpacked to disk, and a payload opened later is decompressed again;
+* runs of blank lines, of lines that are no record and of payload lines without a record are skipped a run
+  at a time (regex and ``bytes.count``, not a loop step a line), so a log padded with millions of them
+  reads at about the speed of decompressing it; a run of junk lines is one ``malformed`` entry after its
+  first line, and past :data:`MAX_MALFORMED_LISTED` entries bad lines are only counted.
 
 Records become events through the tracer's own mapping (``magi_format.torch_mapping.TraceMapper``), so
 a log and a run the tracer wrote from the same compile carry the same events. Of the JSON line the tracer
@@ -63,7 +69,7 @@ from magi_format.layout import timeline_record, timeline_times_json
 from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
 from magi_tui.model.events import Event, dict_event, name_kind, place_line
-from magi_tui.model.reader import Malformed, ReadResult, TimelineReader, open_followed
+from magi_tui.model.reader import Malformed, ReadResult, open_followed
 from magi_tui.model.torchtrace import GLOG_RE, GZ_SUFFIX, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
 CHUNK = 8 << 20
@@ -77,6 +83,16 @@ _BOM = b"\xef\xbb\xbf"
 MAX_UNPACKED_BYTES = 64 << 30
 #: a newline not followed by a tab: where a run of payload lines ends
 _PAYLOAD_END = re.compile(rb"\n(?!\t)")
+#: a run of blank lines (as the loop tells them: empty, or white space not starting with a tab), possessive
+_BLANK_RUN = re.compile(rb"(?:\n++|[ \r\x0b\x0c][ \t\r\x0b\x0c]*+\n)++")
+#: the end of a line before one that may be more than junk: a payload line, a blank line (as
+#: :data:`_BLANK_RUN` tells one), a glog prefix (:data:`GLOG_RE`'s)
+_MAYBE_NEXT = re.compile(rb"\n(?=\t|\n|[ \r\x0b\x0c][ \t\r\x0b\x0c]*+\n|[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\n]*:\d+\] )")
+#: blank lines after a record's payload are its own only if more payload follows; past this many bytes of
+#: them the record has ended (a log padded with blank lines is not read as one record growing without end)
+MAX_BLANK_RUN = 1 << 20
+#: malformed entries a reader lists; past them bad lines are only counted (``malformed_count``, ``stats``)
+MAX_MALFORMED_LISTED = 10_000
 _EPOCH_S = re.compile(rb'"start_time": (1\d{9}(?:\.\d+)?)')
 _EPOCH_US = re.compile(rb'"ts": (1\d{15})')
 #: events kept per unknown record type (the rest are only counted)
@@ -329,8 +345,9 @@ class TraceLogReader:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        #: the log as given; ``path`` is what is read (for a ``.log.gz``: a private unpacked copy)
+        #: the log as given (the same as ``path``; a ``.log.gz`` is read as a stream: :attr:`_gz`)
         self.source = self.path
+        self._gzipped = self.path.name.endswith(GZ_SUFFIX)
         self._lock = threading.Lock()
         self._tmp: str | None = None
         self._generation = 0
@@ -352,6 +369,7 @@ class TraceLogReader:
         self.seq = 0             # events returned so far
         self.partial = 0         # bytes of a record (or line) still being written
         self.malformed_count = 0
+        self._listed = 0         # malformed entries listed (MAX_MALFORMED_LISTED)
         self.exists = False
         self.more = False
         self.error: str | None = None
@@ -413,6 +431,13 @@ class TraceLogReader:
         self._unsettled_from = 0
         #: seqs of the last read's events something holds for their Event alone (:meth:`index_only`)
         self._index_only: set[int] = set()
+        #: a ``.log.gz``'s unpacked bytes, streamed (``gzstream.GzStream``): ``offset`` and every byte range
+        #: are offsets in the unpacked log
+        self._gz: Any = None
+        if self._gzipped:
+            from magi_tui.model.torchtrace.gzstream import GzStream
+
+            self._gz = GzStream(MAX_UNPACKED_BYTES)
         self._generation += 1
 
     # -- the TimelineReader interface ----------------------------------------------------------
@@ -422,16 +447,14 @@ class TraceLogReader:
         result = ReadResult()
         if self.lean:  # (a reader that keeps every event keeps their opening sites: see opening_site)
             self._opening = {}
-        if self.source.name.endswith(GZ_SUFFIX) and self.path == self.source:
-            why = self._unpack(result)
-            if why is not None:
-                self._error(result, why)
-                return result
         opened = open_followed(self, result, self._reset_locked)
         if opened is None:
             return result
         fd, st = opened
+        gz = self._gz
         try:
+            if gz is not None:
+                gz.keep_from(self.offset)
             if self._year_hint is None:
                 self._year_hint = self._epoch_in_log(fd) or st.st_mtime
             # the writer is gone: the file is quiet for SETTLED_S, or -- read once, not followed -- no process
@@ -439,14 +462,16 @@ class TraceLogReader:
             # writes is not). A followed log waits for the quiet: its writer may be elsewhere (NFS) or reopen it.
             self._settled = time.time() - st.st_mtime >= SETTLED_S or (
                 not self.followed and not self._held_for_writing(st))
+            read_from = self._read_from if gz is None else self._read_gz
             if self.lean:  # (one thread reads and folds it in: its events are placed under the lock once a
                 with self._lock:  # read, not once a record -- 210k of them in a 100k-frame log)
-                    self._read_from(fd, st.st_size, result, max_bytes)
+                    read_from(fd, st.st_size, result, max_bytes)
             else:
-                self._read_from(fd, st.st_size, result, max_bytes)
+                read_from(fd, st.st_size, result, max_bytes)
             if len(self._head) < _FINGERPRINT:
                 self._head = os.pread(fd, _FINGERPRINT, 0)
-            self.error = None
+            if gz is None or not self._gz_failed(gz, result):
+                self.error = None
         except OSError as exc:
             self._error(result, f"cannot read: {exc.strerror or exc}")
         except Exception as exc:  # a bug of ours must not take the viewer down: say so, keep what was read
@@ -509,18 +534,39 @@ class TraceLogReader:
         with self._lock:
             self._reset_state()
 
-    # the same identity rule as the run-dir reader (truncated / replaced / first bytes changed)
-    _check_identity = TimelineReader._check_identity
+    def _check_identity(self, fd: int, st: os.stat_result) -> str | None:
+        """The run-dir reader's rule (``TimelineReader._check_identity``: truncated / replaced / first bytes
+        changed); for a ``.log.gz`` it is the compressed file that must not shrink below what was read of it."""
+        if not self.exists:
+            return None
+        if self._ino is not None and self._ino != (st.st_dev, st.st_ino):
+            return "replaced"
+        if st.st_size < (self.offset if self._gz is None else self._gz.read_in):
+            return "truncated"
+        if self._head:
+            head = os.pread(fd, len(self._head), 0)
+            if head != self._head[: len(head)] or len(head) < min(len(self._head), st.st_size):
+                return "replaced"
+        return None
 
     def _error(self, result: ReadResult, reason: str) -> None:
         if reason != self.error:
             self.error = reason
             result.malformed.append(Malformed(0, reason, ""))
 
-    def _bad(self, result: ReadResult, line_no: int, reason: str, raw: bytes, stat_key: str) -> None:
-        self.malformed_count += 1
-        self.stats[stat_key] += 1
-        result.malformed.append(Malformed(line_no, reason, raw[:200].decode("utf-8", "replace")))
+    def _bad(self, result: ReadResult, line_no: int, reason: str, raw: bytes, stat_key: str,
+             lines: int = 1) -> None:
+        """``lines`` malformed lines from ``line_no`` on: counted, and listed as one entry (past
+        :data:`MAX_MALFORMED_LISTED` entries, counted only: a log of millions of bad records holds no
+        million entries)."""
+        self.malformed_count += lines
+        self.stats[stat_key] += lines
+        self._listed += 1
+        if self._listed <= MAX_MALFORMED_LISTED:
+            result.malformed.append(Malformed(line_no, reason, raw[:200].decode("utf-8", "replace")))
+        elif self._listed == MAX_MALFORMED_LISTED + 1:
+            result.malformed.append(Malformed(line_no, f"more malformed lines from here on: counted, not listed "
+                                                       f"(the first {MAX_MALFORMED_LISTED} are)", ""))
 
     # -- reading records -----------------------------------------------------------------------
     def _read_from(self, fd: int, size: int, result: ReadResult, max_bytes: int | None) -> None:
@@ -551,6 +597,61 @@ class TraceLogReader:
             want = max(1, min(CHUNK, budget))
         self.offset = pos
         self.partial = 0 if self.more else max(0, size - pos)
+
+    def _read_gz(self, fd: int, _size: int, result: ReadResult, max_bytes: int | None) -> None:
+        """:meth:`_read_from` for a ``.log.gz``: the unpacked bytes come from the stream (``fd`` is the gzip
+        file), as far as they go; its end is the end of the log."""
+        gz = self._gz
+        budget = max_bytes if max_bytes is not None else 1 << 62
+        pos = self.offset
+        self.more = False
+        want = max(1, min(CHUNK, budget))
+        while not (gz.done and pos >= gz.size):
+            if budget <= 0:
+                self.more = True
+                break
+            data = gz.read(fd, pos, want)
+            if not data:
+                break
+            at_eof = gz.done and pos + len(data) >= gz.size
+            consumed = self._parse(data, pos, at_eof, result)
+            if consumed == 0:
+                if at_eof:
+                    break  # a record still being written (a stream cut inside it, read again)
+                if len(data) >= MAX_RECORD_BYTES:
+                    consumed = self._skip_huge(data, pos, result)
+                else:
+                    want = len(data) * 2  # one record longer than the chunk: read it whole
+                    continue
+            pos += consumed
+            budget -= consumed
+            want = max(1, min(CHUNK, budget))
+        self.offset = pos
+        self.partial = 0 if self.more else max(0, gz.size - pos)
+
+    def _gz_failed(self, gz: Any, result: ReadResult) -> bool:
+        """What the gzip stream said once it ended early, as ``malformed`` notes (a cut or damaged stream,
+        bytes after it, a bomb refused), or as the error when nothing could be unpacked (not gzip at all):
+        True then."""
+        failed = False
+        for kind, detail, at in gz.take_notes():
+            name = self.source.name
+            if kind == "damaged" and at == 0:
+                self._error(result, f"cannot unpack: {literal(detail, 200)}")
+                failed = True
+            elif kind == "damaged":
+                result.malformed.append(Malformed(0, f"{name}: the gzip stream is damaged: what unpacked before "
+                                                     f"it is read ({literal(detail, 100)})", ""))
+            elif kind == "cut":
+                result.malformed.append(Malformed(0, f"{name} ends early (a cut gzip stream): what it holds "
+                                                     "is read", ""))
+            elif kind == "trailing":
+                result.malformed.append(Malformed(0, f"{name}: bytes after the gzip stream are ignored", ""))
+            else:
+                result.malformed.append(Malformed(0, f"{name}: refused past {MAX_UNPACKED_BYTES >> 30} GB "
+                                                     "unpacked: what came before is read", ""))
+        return failed or (self.error is not None and gz.done and gz.size == 0
+                          and self.error.startswith("cannot unpack"))
 
     def _skip_huge(self, data: bytes, base: int, result: ReadResult) -> int:
         """A line that makes a record over MAX_RECORD_BYTES: the records before it are whole (that line
@@ -596,33 +697,54 @@ class TraceLogReader:
         consumed, consumed_line = 0, line_no
         cur: _Pending | None = None
         blanks, blank_start = 0, 0  # blank lines after a record's payload: its own, if more payload follows
-        find, payload_end = data.find, _PAYLOAD_END.search
+        find, payload_end, count, blank_run = data.find, _PAYLOAD_END.search, data.count, _BLANK_RUN.match
         while pos < end_complete:
             start = pos
             if data[pos] == 9:  # "\t": this payload line and every one right after it
+                stop = payload_end(data, pos, end_complete).end()  # type: ignore[union-attr]  # "\n" ends it
                 if cur is not None:
-                    stop = payload_end(data, pos, end_complete).end()  # type: ignore[union-attr]  # "\n" ends it
                     cur.runs.append((base + start, base + stop, blanks))
                     blanks = 0
-                    line_no += data.count(b"\n", start, stop)
+                    line_no += count(b"\n", start, stop)
                     pos = stop
                     continue
-                nl = find(b"\n", pos)
-                pos = nl + 1
-                line_no += 1
+                n = count(b"\n", start, stop)  # (one entry for the run)
                 if not self._skip_tabs:
-                    self._bad(result, line_no, "payload line without a record", data[start:nl], "fail_glog")
+                    self._bad(result, line_no + 1, "payload line without a record" + (
+                        f" (and {n - 1} more after it)" if n > 1 else ""), data[start:find(b"\n", pos)],
+                        "fail_glog", n)
+                    self._skip_tabs = True  # (the run's tail in the next block is the same run)
+                line_no += n
+                pos = stop
                 consumed, consumed_line = pos, line_no
                 continue
             nl = find(b"\n", pos)
             pos = nl + 1
             line_no += 1
             raw = data[start:nl - 1] if data[nl - 1:nl] == b"\r" and nl > start else data[start:nl]
-            blank = not raw or raw.isspace()  # (strip() would copy the line)
-            if cur is not None and blank:
+            if not raw or raw.isspace():  # a blank line (strip() would copy it) and those right after it,
+                n = 1                     # at the regex engine's speed
+                if pos < end_complete:
+                    more = blank_run(data, pos, end_complete)
+                    if more is not None:
+                        n += count(b"\n", pos, more.end())
+                        line_no += n - 1
+                        pos = more.end()
+                if cur is None:
+                    self._skip_tabs = False
+                    consumed, consumed_line = pos, line_no
+                    continue
                 if not blanks:
                     blank_start = start
-                blanks += 1
+                blanks += n
+                if pos - blank_start <= MAX_BLANK_RUN:
+                    continue
+                cur.end = base + blank_start  # so many blank lines: the record ended before them
+                blanks = 0
+                self._finish(cur, data, base, result)
+                cur = None
+                self._skip_tabs = False
+                consumed, consumed_line = pos, line_no
                 continue
             if cur is not None:  # a new line ends the record before it
                 cur.end = base + (blank_start if blanks else start)
@@ -631,15 +753,24 @@ class TraceLogReader:
                 cur = None
             consumed, consumed_line = start, line_no - 1
             self._skip_tabs = False
-            if blank:
-                consumed, consumed_line = pos, line_no
-                continue
             if start == 0 and base == 0 and raw[:len(_BOM)] == b" " * len(_BOM):
                 raw = raw.lstrip(b" ")
             m = GLOG_RE.match(raw)
             if m is None:
                 self._bad(result, line_no, "not a TORCH_TRACE record line", raw, "fail_glog")
                 self._skip_tabs = True
+                nxt = _MAYBE_NEXT.search(data, pos - 1, end_complete)  # the lines after it that are junk too
+                stop = nxt.start() + 1 if nxt is not None else end_complete
+                if stop > pos:
+                    n = count(b"\n", pos, stop)
+                    if n > 1:  # one entry for them
+                        self._bad(result, line_no + 1, f"{n} more lines that are not TORCH_TRACE record lines "
+                                  f"(to line {line_no + n})", data[pos:find(b"\n", pos)], "fail_glog", n)
+                    else:
+                        self._bad(result, line_no + 1, "not a TORCH_TRACE record line",
+                                  data[pos:stop - 1].removesuffix(b"\r"), "fail_glog")
+                    line_no += n
+                    pos = stop
                 consumed, consumed_line = pos, line_no
                 continue
             cur = _Pending(base + start, line_no, m, raw, base + pos)
@@ -840,12 +971,16 @@ class TraceLogReader:
         except (ValueError, OverflowError):
             return None
 
-    @staticmethod
-    def _epoch_in_log(fd: int) -> float | None:
+    def _epoch_in_log(self, fd: int) -> float | None:
         """An epoch time from the log's first chunk: a ``compilation_metrics`` ``start_time`` (seconds)
         or a chromium event's ``ts`` (µs), so dates do not depend on when the file was copied."""
         try:
-            head = os.pread(fd, CHUNK, 0)
+            if self._gz is not None:
+                if self.offset:  # (asked at the first read, from the start)
+                    return None
+                head = self._gz.read(fd, 0, CHUNK)
+            else:
+                head = os.pread(fd, CHUNK, 0)
         except OSError:
             return None
         m = _search_at(_EPOCH_S, head)
@@ -853,40 +988,6 @@ class TraceLogReader:
             return float(m.group(1))
         m = _search_at(_EPOCH_US, head)
         return float(m.group(1)) / 1e6 if m else None
-
-    def _unpack(self, result: ReadResult) -> str | None:
-        """A ``.log.gz`` read from a private unpacked copy (bounded); None, or why it cannot be. A cut
-        stream gives what it holds (a malformed note says so), as ``zcat`` would."""
-        import zlib
-
-        dst = self.files_root / "unpacked.log"
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        total = 0
-        try:
-            st = os.stat(self.source)
-            with open(self.source, "rb") as raw, open(dst, "wb") as out:
-                while (chunk := raw.read(1 << 20)) and not d.eof:
-                    while chunk:  # at most CHUNK bytes out per step: a small bomb never fills memory
-                        data = d.decompress(chunk, CHUNK)
-                        total += len(data)
-                        if total > MAX_UNPACKED_BYTES:
-                            return f"refused: unpacks to more than {MAX_UNPACKED_BYTES >> 30} GB"
-                        out.write(data)
-                        chunk = d.unconsumed_tail
-        except FileNotFoundError:
-            return None  # read() says it is gone
-        except (OSError, zlib.error) as exc:
-            if total == 0:
-                return f"cannot unpack: {literal(str(exc), 200)}"
-            result.malformed.append(Malformed(0, f"{self.source.name}: the gzip stream is damaged: what "
-                                                 f"unpacked before it is read ({literal(str(exc), 100)})", ""))
-        else:
-            if not d.eof:
-                result.malformed.append(Malformed(0, f"{self.source.name} ends early (a cut gzip stream): "
-                                                     "what it holds is read", ""))
-        os.utime(dst, (st.st_atime, st.st_mtime))  # the copy is as settled as the log
-        self.path = dst
-        return None
 
     def _add_events(self, specs: list[tuple], ts: float | None, line_no: int, payload: str | None,
                     rng: _Range | None, result: ReadResult) -> None:
@@ -1216,12 +1317,12 @@ class TraceLogReader:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != self._ino:
                 return None
-            data = os.pread(fd, length, start)
+            data = os.pread(fd, length, start) if self._gz is None else self._gz.pread(fd, start, length)
         except OSError:
             return None
         finally:
             os.close(fd)
-        return data if len(data) == length else None
+        return data if data is not None and len(data) == length else None
 
     def _read_payload(self, rng: _Range) -> str | None:
         data = self._read_log(rng.start, rng.end - rng.start)
