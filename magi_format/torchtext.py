@@ -21,7 +21,10 @@ _GB_HEADER = lazy_re(r"^Graph break in user code at (.+):(\d+)\s*$", re.M)
 _GB_URL = lazy_re(r"/gb/gb(\d+)\.html")
 _LIMIT_TYPE = lazy_re(r"Limit type: (\w+)")
 _LIMIT_VALUE = lazy_re(r"currently set to (\d+)")
-_LIMIT_HIT = lazy_re(r"(recompile|cache) limit exceeded|FailOnRecompileLimitHit|hit config\.\w*limit",
+#: every release's spelling of "this frame reached its recompile limit": torch 2.13's GB0039 text, 2.10's
+#: ``fail_type: RecompileLimitExceeded`` / ``fail_reason: recompile_limit reached``, older ``cache_size_limit``
+_LIMIT_HIT = lazy_re(r"(recompile|cache) limit exceeded|FailOnRecompileLimitHit|hit config\.\w*limit"
+                        r"|RecompileLimitExceeded|CacheLimitExceeded|\b(recompile|cache_size|cache)_limit reached",
                         re.IGNORECASE)
 _TORCH_FOOTER = ("Set TORCHDYNAMO_VERBOSE=1", "Set TORCH_LOGS=", "You can suppress this exception")
 _DEFAULT_FRAMEWORK = lazy_re(r"[/\\](site|dist)-packages[/\\]torch[/\\]|^<frozen |(^|[/\\])runpy\.py$")

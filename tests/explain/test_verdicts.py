@@ -210,3 +210,28 @@ def test_the_ci_gate_fails_on_a_crash_and_a_raised_limit(runs):
         j = json.loads(proc.stdout)
         assert proc.returncode == 1 and j["result"] == "fail", (mode, j["broken"])
         assert any(line.startswith(budget) for line in j["broken"]), j["broken"]
+
+
+@pytest.mark.parametrize("fail_type, fail_reason", [
+    ("RecompileLimitExceeded", "recompile_limit reached"),     # torch 2.10's spelling
+    ("RecompileLimitExceeded", "cache_size_limit reached"),    # older releases name the limit so
+])
+def test_every_releases_spelling_of_a_limit_hit_is_a_fallback_not_a_crash(tmp_path, fail_type, fail_reason):
+    """A recompile-limit hit that went on eagerly is ``degraded``, exit 0, whatever the release calls it
+    (issue 33.9, a verdict: torch 2.10's spelling read as an unrecovered failure, exit 1). The log is torch
+    2.13's own, with the limit hit's metrics spelt as the older release spells them (the smallest faithful
+    transformation: only those two fields change)."""
+    import re
+
+    from tests.explain.realrun import torch_trace
+
+    log = torch_trace("eager.py", tmp_path / "log", {"EAGER_MODE": "limit"})
+    text = log.read_text()
+    old = re.compile(r'"fail_type": "Unsupported", "fail_reason": "Dynamo recompile limit exceeded[^"]*"')
+    assert old.search(text)
+    older = tmp_path / "older_release.log"
+    older.write_text(old.sub(f'"fail_type": "{fail_type}", "fail_reason": "{fail_reason}"', text))
+    for path in (log, older):
+        code, j = triage(path)
+        assert (code, j["status"], j["failures"]) == (0, "degraded", []), path.name
+        assert [e["cause"] for e in j["ran_eagerly"]] == ["recompile_limit"]
