@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from msgspec import Struct, field
 
-from magi_tui.model.discovery import find_runs
+from magi_tui.model.discovery import FoundRun, find_runs
 from magi_tui.model.run import RunModel
 
 CHROMIUM = "chromium_event"
@@ -43,13 +45,14 @@ class Process(Struct):
     rank: int | None
     run: str
     source: str                     # chromium_event | lifecycle_spans | none
+    program: int = 1                # which program (execution) it was, 1-based: the ranks of one job share one
     events: list[dict[str, Any]] = field(default_factory=list)
     dropped_ends: int = 0
     unfinished: int = 0
     is_log: bool = False
 
     def as_json(self) -> dict[str, Any]:
-        return {"pid": self.pid, "rank": self.rank, "run": self.run, "source": self.source,
+        return {"pid": self.pid, "rank": self.rank, "program": self.program, "run": self.run, "source": self.source,
                 "events": len(self.events), "unfinished": self.unfinished, "dropped_ends": self.dropped_ends}
 
 
@@ -183,6 +186,40 @@ def _load(path: Path, source: str) -> RunModel:
     return run.load()
 
 
+def _job_key(f: FoundRun) -> tuple:
+    """What the ranks of one job share (as ``magi-tui ranks`` groups them): a folder of per-rank logs, or the
+    model (tag, index) and, in MagiCompiler's 2026 folders, the topology."""
+    if os.path.isfile(f.path):  # a TORCH_TRACE log (a run dir, a debug folder: folders)
+        return ("log", str(f.path.parent))
+    n = f.name
+    return ("run", n.tag or f.path.name, n.model_index, n.topology)
+
+
+def programs(found: list[FoundRun]) -> list[int]:
+    """The program (one execution: 1, 2, … in path order) of each run. Runs of one job key (:func:`_job_key`)
+    with ranks of their own are one program; a rank seen again starts another (a rerun, in time order: a run
+    joins the newest program of its key that lacks its rank); a run without a rank is a program of its own."""
+    order = sorted(range(len(found)), key=lambda i: (found[i].name.run_time or 0.0, str(found[i].path)))
+    group: list[int] = [-1] * len(found)  # a group id per run, made in time order
+    ranks_of: list[set[int]] = []
+    by_key: dict[tuple, list[int]] = {}
+    for i in order:
+        rank = found[i].name.rank
+        gids = by_key.setdefault(_job_key(found[i]), []) if rank is not None else []
+        g = next((g for g in reversed(gids) if rank not in ranks_of[g]), None)
+        if g is None:
+            g = len(ranks_of)
+            ranks_of.append(set())
+            gids.append(g)
+        if rank is not None:
+            ranks_of[g].add(rank)
+        group[i] = g
+    number: dict[int, int] = {}
+    for g in group:  # numbered in path order
+        number.setdefault(g, len(number) + 1)
+    return [number[g] for g in group]
+
+
 def build_trace(path: str | Path, source: str = "auto") -> tuple[dict[str, Any], list[Process]] | None:
     """The trace of every run under ``path`` (None: no run). ``source``: ``auto`` (a log's chromium events
     where it has them, else lifecycle spans), ``chromium`` (chromium events only), ``spans`` (lifecycle
@@ -193,12 +230,14 @@ def build_trace(path: str | Path, source: str = "auto") -> tuple[dict[str, Any],
     if not found:
         return None
     ranks = [f.name.rank for f in found]
-    by_rank = all(r is not None for r in ranks) and len(set(ranks)) == len(ranks)
+    program = programs(found)
+    one_job = len(set(program)) == 1
+    by_rank = one_job and all(r is not None for r in ranks) and len(set(ranks)) == len(ranks)
     procs: list[Process] = []
     for i, f in enumerate(found):
         run = _load(f.path, source)
         pid = f.name.rank if by_rank and f.name.rank is not None else i
-        proc = Process(pid, f.name.rank, str(f.path), "none", is_log=hasattr(run.reader, "keep"))
+        proc = Process(pid, f.name.rank, str(f.path), "none", program[i], is_log=hasattr(run.reader, "keep"))
         raw = _chromium_events(run) if source != "spans" else []
         if raw:
             proc.source = CHROMIUM
@@ -211,10 +250,18 @@ def build_trace(path: str | Path, source: str = "auto") -> tuple[dict[str, Any],
         procs.append(proc)
     procs.sort(key=lambda p: p.pid)  # rank order, whichever rank's run dir was named first
     meta: list[dict[str, Any]] = []
+    size = Counter(program)
+    names = Counter(Path(p.run).name for p in procs)
     for p in procs:
-        label = f"rank {p.rank}" if p.rank is not None else f"run {p.pid}"
+        # a rank of a job of several; else, under a root of unrelated runs, a program of its own (all "rank 0"
+        # read as ranks of one job), or the one run
+        if one_job or size[p.program] > 1:
+            label = f"rank {p.rank}" if p.rank is not None else f"run {p.pid}"
+        else:
+            label = f"program {p.program}"
         rp = Path(p.run)
-        where = f"{rp.parent.name}/{rp.name}" if p.is_log else rp.name  # logs look alike: their folder too
+        # logs look alike, and so do the runs of one model traced again: their folder too
+        where = f"{rp.parent.name}/{rp.name}" if p.is_log or names[rp.name] > 1 else rp.name
         meta.append({"name": "process_name", "ph": "M", "pid": p.pid, "tid": 0,
                      "args": {"name": f"{label} · {where}"}})
         meta.append({"name": "process_sort_index", "ph": "M", "pid": p.pid, "tid": 0, "args": {"sort_index": p.pid}})

@@ -105,6 +105,10 @@ class MagiApp(App):
         self.mark: Mark | None = None
         if ansi or os.environ.get("MAGI_TUI_ANSI"):
             self.theme = "ansi-dark"
+        if self.no_color:  # greys that can be read, failures bold / reversed (ui/no_color.py)
+            from magi_tui.ui.no_color import use_readable_no_color
+
+            use_readable_no_color(getattr(self, "_filters", []))
         self.keymap_file = keymap_path(keymap)
         self.user_keymap, self.keymap_problems = load_keymap(self.keymap_file, keymap_ids())
         if self.user_keymap:

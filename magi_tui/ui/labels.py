@@ -135,5 +135,26 @@ def span_label(span: Span, *, recovered: bool = False, eager: bool = False, now:
     return t
 
 
+#: an attribute name's unit suffix -> milliseconds per unit (``duration_ms``, ``compile_time_s``, ``dur_us``)
+_DURATION_UNITS = (("_ms", 1.0), ("_seconds", 1000.0), ("_s", 1000.0), ("_us", 1e-3), ("_ns", 1e-6))
+#: names with a unit that are points in time, not durations (``start_us``: chromium's start)
+_NOT_DURATIONS = ("start", "timestamp", "epoch", "_at_", "time_since")
+
+
+def attr_duration(key: str, value: object) -> str | None:
+    """An attribute that is a duration, for people: ``duration_ms 8.994830000006004`` -> ``9.0ms``,
+    ``entire_frame_compile_time_s 1.2345`` -> ``1.23s``; None when ``key`` names no duration (no unit
+    suffix, a point in time) or ``value`` is not a finite number >= 0 (shown as it is)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        return None
+    k = key.lower()
+    if any(w in k for w in _NOT_DURATIONS):
+        return None
+    for suffix, ms in _DURATION_UNITS:
+        if k.endswith(suffix) and len(k) > len(suffix):
+            return fmt_ms(value * ms)
+    return None
+
+
 def now() -> float:
     return time.time()

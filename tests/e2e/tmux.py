@@ -23,6 +23,11 @@ class Tmux:
         return subprocess.run(["tmux", "-L", self.sock, "capture-pane", "-p"], capture_output=True,
                               text=True).stdout
 
+    def screen_ansi(self) -> str:
+        """The screen with its attributes and colours (``capture-pane -e``: SGR sequences as tmux keeps them)."""
+        return subprocess.run(["tmux", "-L", self.sock, "capture-pane", "-p", "-e"], capture_output=True,
+                              text=True).stdout
+
     def keys(self, *keys: str) -> None:
         subprocess.run(["tmux", "-L", self.sock, "send-keys", *keys], check=True)
 

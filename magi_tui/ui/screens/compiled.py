@@ -241,7 +241,8 @@ class CompiledFunctionsScreen(Screen):
         if mark is None or ref is None:
             self.notify("Mark a file with m, select another, then press d.", severity="warning")
             return
-        self.app.push_screen(DiffScreen(mark.ref, ref, left_run=mark.run_path, right_run=self.run_path))
+        self.app.push_screen(DiffScreen(mark.ref, ref, left_run=mark.run_path, right_run=self.run_path,
+                                        left_note="marked", right_note="current"))
 
 
 class _Refused:

@@ -43,8 +43,13 @@ class DiffScreen(Screen):
     ]
 
     def __init__(self, left: Any, right: Any, *, left_run: Path | None = None,
-                 right_run: Path | None = None, **kwargs: Any) -> None:
+                 right_run: Path | None = None, left_note: str = "", right_note: str = "",
+                 **kwargs: Any) -> None:
+        """``left`` is the base (−), ``right`` the new side (+); ``left_note`` / ``right_note`` say where
+        each came from (``marked`` / ``current``: ``m`` then ``d``, the mark is the base)."""
         super().__init__(**kwargs)
+        self.left_note = left_note
+        self.right_note = right_note
         self.left = left
         self.right = right
         self.left_run = left_run  # each side is read only inside its run
@@ -59,8 +64,13 @@ class DiffScreen(Screen):
         badge = " diff · noise masked (z) " if self.normalise else " diff "
         t = Text(badge, style="bold reverse", end="", no_wrap=True, overflow="ellipsis")
         t.append(" − ", style="bold red")
+        width = max(len(self.left_note), len(self.right_note))
+        if width:
+            t.append(f"{self.left_note:<{width}}  ", style="bold")
         t.append(literal(self.left_title, 160), style="red")
         t.append("\n" + " " * (len(badge) + 1) + "+ ", style="bold green")
+        if width:
+            t.append(f"{self.right_note:<{width}}  ", style="bold")
         t.append(literal(self.right_title, 160), style="green")
         return t
 

@@ -560,7 +560,9 @@ class RunScreen(Screen):
             if ref.path == mark.ref.path:
                 self.notify("That is the marked file itself: select another event.", severity="warning")
                 return
-            self.app.push_screen(lazy("DiffScreen")(mark.ref, ref, left_run=mark.run_path, right_run=self.run.path))
+            # the mark is the base (−), what is on screen now the new side (+)
+            self.app.push_screen(lazy("DiffScreen")(mark.ref, ref, left_run=mark.run_path, right_run=self.run.path,
+                                                    left_note="marked", right_note="current"))
             return
         if ev is None:
             self.notify("Select an event first.", severity="warning")

@@ -30,18 +30,37 @@ STATUS_STYLE = {"failed": "bold red", "interrupted": "bold red", "recovered": "y
 COLUMNS = ("started", "status", "label", "rank", "events", "failures", "duration", "path")
 
 
+def status_hint(n: int, sort_key: str) -> str:
+    """The line under the list: what the keys do, short enough for 80 columns (typing filters: the filter
+    box says so)."""
+    return f"{n} run(s) · Enter open · m mark, c compare · R ranks · s sort ({sort_key})"
+
+
 class RunsTable(DataTable):
     BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="scroll_top", bottom="scroll_bottom")
 
+    #: typing has started a filter, and the keys typed with it go to the filter too: the filter takes the
+    #: focus only after the keys already read (a word typed or pasted at once: ``item``) reach the table,
+    #: where ``m`` would mark a run and ``s`` sort. Back to keys once the table has the focus again.
+    typing = False
+
     def on_key(self, event) -> None:
         """Typing a printable character starts filtering (no need to reach for /)."""
-        if event.character and len(event.character) == 1 and event.character.isprintable() \
-                and event.character not in "jkgGqsr?/ " and event.key not in self.screen.active_bindings:
-            flt = self.screen.query_one("#runs-filter", Input)
-            flt.focus()
-            flt.value += event.character
-            flt.cursor_position = len(flt.value)
-            event.stop()
+        ch = event.character
+        if not (ch and len(ch) == 1 and ch.isprintable()):
+            return
+        if not self.typing and (ch in "jkgGqsr?/ " or event.key in self.screen.active_bindings):
+            return
+        self.typing = True
+        flt = self.screen.query_one("#runs-filter", Input)
+        flt.focus()
+        flt.value += ch
+        flt.cursor_position = len(flt.value)
+        event.stop()
+        event.prevent_default()
+
+    def on_focus(self) -> None:
+        self.typing = False
 
 
 class RunsScreen(Screen):
@@ -101,10 +120,12 @@ class RunsScreen(Screen):
     def _set_rows(self, rows: list[dict[str, Any]]) -> None:
         self.rows = rows
         self._render_rows()
-        n = len(rows)
+        self._show_status()
+
+    def _show_status(self) -> None:
+        n = len(self.rows)
         self.query_one("#runs-status", Static).update(
-            Text(f"{n} run(s) · Enter open · m mark, c compare · R ranks · s sort ({self.sort_key}) · type to filter",
-                 style="dim")
+            Text(status_hint(n, self.sort_key), style="dim")
             if n else Text(f"no runs under {literal(str(self.root))} "
                            "(a run is a directory with timeline_events/ or compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)", style="yellow"))
 
@@ -226,6 +247,8 @@ class RunsScreen(Screen):
         self.sort_key = order[(i + 1) % len(order)]
         self.sort_reverse = self.sort_key in ("started", "events", "failures", "duration")
         self._render_rows()
+        if self.rows:
+            self._show_status()
         self.notify(f"sorted by {self.sort_key}{' (descending)' if self.sort_reverse else ''}", timeout=2)
 
     def action_back(self) -> None:

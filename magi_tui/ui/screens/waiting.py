@@ -7,11 +7,14 @@ announced and ``N`` switches to it; ``Esc`` on the run comes back here.
 
 With ``magi-tui run`` the screen also owns the program (:class:`ProgramRunner`): it starts it, shows
 its output (``l``) until its run is known, opens that run (named by ``MAGI_RUN_DIR=`` on the tracer's
-stderr, or else the first run appearing under the root after the start) and says when it ends.
+stderr, or else the first run appearing under the root after the start) and says when it ends. Until then
+it says ``starting <program>…`` and for how long, over the program's output: the runs list (older runs
+under the root, not this program's) is shown once the run is open (``Esc`` on it), or the program ended.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,8 @@ from magi_tui.ui.widgets.process_log import ProcessLog
 
 SCAN_S = 0.5        # while waiting for the first run
 SCAN_FOLLOW_S = 1.0  # once following one: look for newer runs
+#: the runs list's own actions: nothing to act on while the program is starting (the list is not shown)
+LIST_ACTIONS = frozenset({"mark_run", "compare_runs", "sort", "filter", "reload", "ranks", "fix"})
 
 
 class WaitingScreen(RunsScreen):
@@ -51,6 +56,7 @@ class WaitingScreen(RunsScreen):
         self.initial: set[Path] = set()  # runs already there when we started (command mode: not ours)
         self._first_scan_done = False
         self._scan_timer = None
+        self._clock = None  # ticks the "starting … N s" line
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self):
@@ -76,6 +82,21 @@ class WaitingScreen(RunsScreen):
         if self.runner is not None:
             self.runner.subscribe(self._on_runner)
             self.run_worker(self.runner.run(), group="program", name="program", exit_on_error=False)
+            self._clock = self.set_interval(1.0, self._tick)
+            self.call_after_refresh(self._show_waiting)  # after the runs list took the focus
+
+    @property
+    def starting(self) -> bool:
+        """``magi-tui run`` before its program's run is open, while the program runs (or is being started)."""
+        r = self.runner
+        return r is not None and self.following is None and r.returncode is None
+
+    def _tick(self) -> None:
+        if self.starting:
+            self._show_waiting()
+        elif self._clock is not None:
+            self._clock.stop()
+            self._clock = None
 
     def on_unmount(self) -> None:
         if self.runner is not None:
@@ -86,18 +107,47 @@ class WaitingScreen(RunsScreen):
         if self._first_scan_done:
             self.action_reload()  # counts and statuses of the runs may have changed meanwhile
 
+    def _show_list(self, show: bool) -> None:
+        """The runs list (filter, table, its status line) shown, or hidden while the program starts."""
+        widgets = [self.query_one("#runs-filter"), self.query_one("#runs-table"), self.query_one("#runs-status")]
+        changed = widgets[1].display != show
+        for w in widgets:
+            w.display = show
+        if show and changed:
+            widgets[1].focus()
+        elif not show and (self.focused is None or self.focused in widgets):
+            for log in self.query("#process-output"):
+                log.focus()  # its keys scroll the program's output
+        if changed:
+            self.refresh_bindings()
+
     def _show_waiting(self) -> None:
         text = self.query_one("#waiting-text", Static)
-        if self.following is not None or self.rows:
+        r = self.runner
+        if self.starting:
+            assert r is not None
+            self._show_list(False)
+            text.display = True
+            program = literal(" ".join(self.command) if self.command else r.command_text, 200)
+            t = Text.assemble(("\n  starting ", ""), (program, "bold"), " …")
+            if r.started_at is not None:
+                t.append(f"  {max(0, int(time.time() - r.started_at))} s", style="cyan")
+            t.append("\n\n  Its run opens as soon as it starts compiling; its output is below.\n", style="dim")
+            text.update(t)
+            return
+        self._show_list(True)
+        ended_first = r is not None and r.returncode is not None and self.following is None
+        if self.following is not None or (self.rows and not ended_first):
             text.display = False
             return
         text.display = True
+        if ended_first:
+            assert r is not None and r.returncode is not None
+            text.update(Text(f"\n  The program {exit_text(r.returncode)} before any run appeared "
+                             "(its output is below).\n", style="bold red" if r.returncode else "yellow"))
+            return
         t = Text.assemble(("\n  waiting for a run under ", ""), (literal(str(self.root)), "bold"), " …\n")
-        r = self.runner
-        if r is not None and r.returncode is not None:
-            t.append(f"\n  The program {exit_text(r.returncode)} before any run appeared "
-                     "(its output is below).\n", style="bold red" if r.returncode else "yellow")
-        elif r is not None:
+        if r is not None:
             t.append(f"\n  program: {literal(r.command_text, 200)}\n", style="dim")
         else:
             t.append("\n  A run appears when a traced program starts compiling "
@@ -217,6 +267,8 @@ class WaitingScreen(RunsScreen):
     # -- actions -------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("toggle_log", "stop_program") and self.runner is None:
+            return False
+        if action in LIST_ACTIONS and self.starting:
             return False
         if action == "stop_program" and not self.runner.running:
             return False

@@ -25,7 +25,7 @@ from magi_tui.model.pairing import Span
 from magi_tui.model.run import RunModel
 from magi_tui.model.tree import CompileNode, Group
 from magi_tui.ui.actions import bindings
-from magi_tui.ui.labels import MARKS, failed_mark
+from magi_tui.ui.labels import MARKS, attr_duration, failed_mark
 from magi_tui.ui.widgets.file_view import FileView
 
 MAX_ATTR_VALUE = 400
@@ -84,6 +84,8 @@ class EventDetail(Vertical):
         self._shown: tuple | None = None
         self._opened: FileRef | None = None
         self._gen = 0  # tab ids must be unique while old tabs are still being removed
+        #: the attributes table shows a duration rounded: the raw map's tab (attributes.json) is offered
+        self.rounded = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-header")
@@ -165,14 +167,21 @@ class EventDetail(Vertical):
         return t
 
     def _attrs_table(self, attrs: dict[str, Any]) -> Table:
+        """The attributes, what failed and why first; a duration reads as one (``duration_ms 9.0ms``: its
+        raw number is in the ``attributes.json`` tab, which ``rounded`` then says to offer)."""
         table = Table.grid(padding=(0, 1))
         table.add_column(style="bold cyan", no_wrap=True)
         table.add_column(overflow="fold")
+        self.rounded = False
         # what failed and why first, at every size: the rest of the map may be cut at 80x24
         ordered = [k for k in WHY_FIRST if k in attrs] + [k for k in attrs if k not in WHY_FIRST]
         for k in ordered:
             v = attrs[k]
-            if isinstance(v, str):
+            shown = attr_duration(k, v) if isinstance(k, str) else None
+            if shown is not None:
+                self.rounded = True
+                val = shown
+            elif isinstance(v, str):
                 val = literal(v, MAX_ATTR_VALUE, multiline=True)  # a traceback keeps its lines
             else:
                 val = literal(json.dumps(v, ensure_ascii=False, default=str), MAX_ATTR_VALUE)
@@ -189,17 +198,26 @@ class EventDetail(Vertical):
         self.query_one("#detail-attrs", VerticalScroll).display = True
         self.query_one("#detail-attrs-table", Static).update(self._attrs_table(self.run.attributes(ev)))
         # the selected event's own files first (its graph before the rest), then its partner's;
-        # attributes.json is left out: the table above shows the same map
+        # attributes.json is left out (the table above shows the same map) unless the table rounded a
+        # duration: then the selected event's file comes last, with the raw numbers
         events = [ev] + [e for e in (span.events if span is not None else []) if e is not ev]
         refs: list[FileRef] = []
+        raw: FileRef | None = None
         for e in events:
-            own = [FileRef(e, name, path, problem, e.phase or "", self.run.files_root)
-                   for name, path, problem in self.run.files(e) if name != "attributes.json"]
+            own = []
+            for name, path, problem in self.run.files(e):
+                ref = FileRef(e, name, path, problem, e.phase or "", self.run.files_root)
+                if name != "attributes.json":
+                    own.append(ref)
+                elif e is ev and self.rounded and path is not None:
+                    raw = ref
             g = graph_file(own, e)
             if g is not None:
                 own.remove(g)
                 own.insert(0, g)
             refs.extend(own)
+        if raw is not None:
+            refs.append(raw)
         self._set_refs(refs, prefer=ev)
 
     def _set_refs(self, refs: list[FileRef], prefer: Event | None) -> None:
