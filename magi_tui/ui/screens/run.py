@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Static, Tab, Tabs
 
@@ -236,6 +237,15 @@ class RunScreen(Screen):
             self._show_update(pending)
 
     def _show_update(self, up: RunUpdate, *, initial: bool = False) -> None:
+        if not self._alive():
+            return  # the app closes (or the screen was popped) while the load still runs: nothing to show
+        try:
+            self._show_update_now(up, initial)
+        except NoMatches:
+            if self._alive():
+                raise  # a widget missing from a live screen is a bug, not a shutdown
+
+    def _show_update_now(self, up: RunUpdate, initial: bool) -> None:
         tree = self.query_one(EventTree)
         self._shown_at = time.perf_counter()
         if initial or up.reset:
