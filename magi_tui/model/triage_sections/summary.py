@@ -73,8 +73,8 @@ def look_first(run: RunModel, a: Analysis) -> list[Span]:
         if src and src[0]:
             path, place = src[0], _place(src[0], src[1])
         what = [Span(f"#{look.event.index} {literal(look.event.name, 60)}", "worst")]
-        if look.exception_type:
-            what.append(Span(f"  {literal(look.exception_type, 50)}"))
+        if look.exception_type:  # bold too: readable without colour (NO_COLOR)
+            what.append(Span(f"  {literal(look.exception_type, 50)}", "strong"))
         # a run dir's event folder; a log's LOG:line (a log has no folders: it named one inside timeline_events/)
         folder = look.folder if run.has_event_folders else run.where(look.event, look.folder)
         if folder:
