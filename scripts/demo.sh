@@ -43,6 +43,21 @@ fi
 stop_progress
 run=$(sed -n 's/^MAGI_RUN_DIR=//p' "$log" | tail -n 1)
 echo "traced in $((SECONDS - start)) s: ${run:-$root}"
+# a second run of the demo is no warm start when its graphs bypass the cache: say so, in torch's words
+if [ -n "$run" ]; then
+  .venv/bin/magi-tui triage --json "$run" 2>/dev/null | .venv/bin/python -c '
+import json, sys
+try:
+    c = json.load(sys.stdin)["cache"]
+except Exception:
+    sys.exit(0)
+n, why = c["counts"]["bypasses"], ", ".join(c["reasons"]["bypass"])
+if n and not c["counts"]["hits"] + c["counts"]["misses"]:
+    print(f"note: every graph of this demo bypassed the cache ({why}): running it again compiles again, it is not a warm start")
+elif n:
+    print(f"note: {n} cache bypass(es) ({why}): those graphs compile again on every run")
+' || true
+fi
 rm -f "$log"
 trap - EXIT
 exec .venv/bin/magi-tui "${run:-$root}"
