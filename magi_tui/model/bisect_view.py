@@ -1,7 +1,8 @@
 """What the app's bisect screen shows: a bisect's steps as lines, its culprit, the culprit's before/after graphs.
 
 The live bisect (:class:`magi_tui.live.bisect.Bisector`) hands the screen each step as it is made; a finished
-``bisect_<ts>/`` folder is read here from its ``bisect.json`` (:func:`magi_tui.model.bugreport.find_bisect`).
+``bisect_<ts>/`` folder is read here from its ``bisect.json`` (:func:`load_bisect`: typed and bounded, a damaged
+file said in one line).
 Either way a step is the JSON object the headless ``magi-tui bisect --json`` lists, so one function formats
 both. Nothing here imports Textual.
 """
@@ -9,11 +10,13 @@ both. Nothing here imports Textual.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from msgspec import Struct
+from msgspec import Meta, Struct
 
 from magi_format.safepath import UnsafePath, safe_join
+from magi_format.text import literal
+from magi_tui.model.safejson import Int
 
 __all__ = ["is_bisect_folder", "step_line", "culprit_lines", "outcome_line", "load_bisect", "GraphFile",
            "culprit_diff", "culprit_pass_diff", "graph_diff_lines", "MAX_PASS_DIFF_LINES"]
@@ -90,19 +93,124 @@ def is_bisect_folder(path: Path) -> bool:
     return f.is_file() and not f.is_symlink()
 
 
-def load_bisect(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """A finished bisect's result (``bisect.json`` in ``path`` or a parent), or a problem in words."""
-    # bugreport pulls in the whole analysis (checks, metrics); every launch asks is_bisect_folder
-    from magi_tui.model.bugreport import find_bisect
+# -- bisect.json, read back: typed and bounded (issue 32.6) ---------------------------------------------------
+#: bisect.json is read up to this many bytes (steps are ~300 bytes; the culprit's diff lines are bounded)
+MAX_BISECT_JSON = 8 << 20
 
+
+class _Step(Struct, omit_defaults=True):
+    backend: str | None = None
+    subsystem: str | None = None
+    limit: Int | None = None
+    verdict: str | None = None
+    seconds: float | None = None
+    run: str | None = None
+    change: str | None = None
+    why: str | None = None
+    graphs: Annotated[list[Int], Meta(max_length=100_000)] | None = None
+
+
+class _Side(Struct, omit_defaults=True):
+    run: str | None = None
+    file: str | None = None
+    limit: Int | None = None
+
+
+class _PassDiff(Struct, omit_defaults=True):
+    application: Int | None = None
+    event: str | None = None
+    file: str | None = None
+    before: _Side | None = None
+    after: _Side | None = None
+    added: Int | None = None
+    removed: Int | None = None
+    lines: Annotated[list[str], Meta(max_length=1000)] = []
+
+
+class _Graph(Struct, omit_defaults=True):
+    compile_id: str | None = None
+    frame_id: Int | None = None
+    frame: str | None = None
+    run: str | None = None
+    found_by: str | None = None
+    before: str | None = None
+    after: str | None = None
+    pass_diff: _PassDiff | None = None
+
+
+class _Culprit(Struct, omit_defaults=True):
+    backend: str | None = None
+    layer: str | None = None
+    subsystem: str | None = None
+    bisect_number: Int | None = None
+    applications: Int | None = None
+    debug_info: str | None = None
+    graph: _Graph | None = None
+    run: str | None = None
+
+
+class _Reference(Struct, omit_defaults=True):
+    deterministic: bool | None = None
+    why: str | None = None
+    moved: Annotated[list[str], Meta(max_length=1000)] = []
+
+
+class _AsReported(Struct, omit_defaults=True):
+    reproduces: bool | None = None
+    why: str | None = None
+    run: str | None = None
+
+
+class BisectFile(Struct, omit_defaults=True):
+    """``bisect.json`` (``magi_tui.live.bisect.BisectResult.as_json``): every field the bisect view reads, each
+    of its type; lists bounded in length."""
+
+    verdict: str | None = None
+    reproduced: bool | None = None
+    culprit: _Culprit | None = None
+    reference: _Reference | None = None
+    as_reported: _AsReported | None = None
+    advice: Annotated[list[str], Meta(max_length=1000)] = []
+    steps: Annotated[list[_Step], Meta(max_length=100_000)] = []
+    runs: Int | None = None
+    torch_bisector_runs: Int | None = None
+    error: str | None = None
+    directory: str | None = None
+    notes: Annotated[list[str], Meta(max_length=1000)] = []
+    interrupted: bool | None = None
+
+
+def _bisect_file(path: Path) -> Path | None:
+    """``bisect.json`` at ``path`` or in one of its three parents (a run a bisect made lies at
+    ``bisect_<ts>/magi_depyf/run_<ts>/model_<...>``), a regular file."""
     try:
-        f, obj = find_bisect(Path(path))
-    except OSError as exc:
-        return None, f"cannot read bisect.json: {exc.strerror or exc}"
-    if obj is None:
-        return None, f"no readable bisect.json in {path}"
-    if not isinstance(obj.get("steps", []), list):
-        return None, f"{f}: steps is not a list"
+        p = Path(path).resolve()
+        for d in [p, *list(p.parents)[:3]]:
+            f = d / "bisect.json"
+            if f.is_file() and not f.is_symlink():
+                return f
+    except (OSError, ValueError, RuntimeError):
+        return None
+    return None
+
+
+def load_bisect(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """A finished bisect's result (``bisect.json`` in ``path`` or a parent) as the dict the bisect view takes
+    (only :class:`BisectFile`'s fields, each of its type), or a problem in one line: none there, unreadable,
+    over :data:`MAX_BISECT_JSON` bytes, nested too deep, or not a bisect's result. Never raises."""
+    import msgspec
+
+    from magi_tui.model.safejson import JsonProblem, decode, read_bounded
+
+    f = _bisect_file(Path(path))
+    if f is None:
+        return None, f"no readable bisect.json in {literal(str(path), 300)}"
+    name = literal(str(f), 300)
+    try:
+        text = read_bounded(f, MAX_BISECT_JSON, f.parent, name=name)
+        obj: dict[str, Any] = msgspec.to_builtins(decode(text, BisectFile, name=name))
+    except JsonProblem as exc:
+        return None, str(exc)
     return obj, None
 
 

@@ -183,15 +183,14 @@ def read_head(path: Path | str, limit: int, root: Path | str | None = None) -> t
 
 def json_or_none(text: str | None) -> Any:
     """The JSON value of a file's text read with :func:`read_head`, or None when there is none (no text,
-    not JSON, nested too deep): a run's JSON files are facts when they parse, never errors."""
+    not JSON, nested deeper than :data:`~magi_tui.model.safejson.MAX_DEPTH`): a run's JSON files are facts
+    when they parse, never errors. The file's own type, when it has one, is read with
+    :func:`magi_tui.model.safejson.decode` and its Struct instead."""
     if not text:
         return None
-    import json  # here: a headless start whose answer parses no JSON text need not import it (~0.8 ms)
+    from magi_tui.model.safejson import decode_or_none
 
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
+    return decode_or_none(text)
 
 
 def file_size(path: Path | str, root: Path | str | None = None) -> tuple[int | None, str | None]:

@@ -26,11 +26,13 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from msgspec import Struct, field
+from msgspec import Meta, Struct, field
 
+from magi_format.text import literal
 from magi_tui.model.checks import Analysis, BreakEntry, RecompileInfo
+from magi_tui.model.safejson import Int
 from magi_tui.model.worklist import break_id, frames_by_key, recompile_id
 
 #: recompile kinds a dynamic source entry answers (a stride change is a layout, not a size)
@@ -400,35 +402,110 @@ def fix_lines(obj: dict[str, Any], width: int = 60) -> list[tuple[str, str, int 
     return out
 
 
+# -- fix.json, read back: typed and bounded (issue 32.6) ----------------------------------------------------
+class _Number(Struct, omit_defaults=True):
+    index: Int | None = None
+    first: Int | float | str | None = None
+    second: Int | float | str | None = None
+
+
+class _Reference(Struct, omit_defaults=True):
+    deterministic: bool | None = None
+    why: str | None = None
+    moved: Annotated[list[str], Meta(max_length=1000)] = []
+    numbers_moved: Annotated[list[_Number], Meta(max_length=1000)] = []
+    numbers_changed: Int | None = None
+    max_abs_diff: float | None = None
+
+
+class _Baseline(Struct, omit_defaults=True):
+    graph_breaks: Int | None = None
+    recompiles: Int | None = None
+    compile_s: float | None = None
+    exit_code: Int | None = None
+    run: str | None = None
+    worklist: Annotated[list[str], Meta(max_length=100_000)] = []
+
+
+class _Tried(Struct, omit_defaults=True):
+    """A change as ``fix.json`` lists it (``magi_tui.live.fix.Tried.as_json``)."""
+
+    change: str | None = None
+    key: str | None = None
+    env: dict[str, str] = {}
+    config: Annotated[list[str], Meta(max_length=1000)] = []
+    patch: str | None = None
+    code: str | None = None
+    graph_breaks: Int | None = None
+    recompiles: Int | None = None
+    compile_s: float | None = None
+    outputs_equal: bool | None = None
+    kept: bool | None = None
+    tried: bool | None = None
+    why: str | None = None
+    exit_code: Int | None = None
+    run: str | None = None
+    targets: Annotated[list[str], Meta(max_length=100_000)] = []
+    resolved: Annotated[list[str], Meta(max_length=100_000)] = []
+    patch_proven: bool | None = None
+    patch_why: str | None = None
+    patch_run: str | None = None
+
+
+class FixFile(Struct, omit_defaults=True):
+    """``fix.json`` (``magi_tui.live.fix.FixResult.as_json``): every field its readers use, each of its type."""
+
+    verdict: str | None = None
+    command: Annotated[list[str], Meta(max_length=10_000)] | None = None
+    directory: str | None = None
+    baseline: _Baseline | None = None
+    candidates: Annotated[list[_Tried], Meta(max_length=1000)] = []
+    best: _Tried | None = None
+    runs: Int | None = None
+    error: str | None = None
+    notes: Annotated[list[str], Meta(max_length=1000)] = []
+    advice: Annotated[list[str], Meta(max_length=1000)] = []
+    reference: _Reference | None = None
+    interrupted: bool | None = None
+    signal: str | None = None
+    trial_timeout_s: float | None = None
+
+
+def read_fix_json(path: Path) -> dict[str, Any]:
+    """One ``fix.json`` as the dict :func:`fix_lines` and the fix view take: only :class:`FixFile`'s fields,
+    each of its type (absent ones left out); :class:`~magi_tui.model.safejson.JsonProblem` (one line) when it
+    cannot be read, is over :data:`MAX_FIX_JSON` bytes, nests too deep or is not a fix result."""
+    import msgspec
+
+    from magi_tui.model.files import display_name
+    from magi_tui.model.safejson import decode, read_bounded
+
+    name = literal(str(path), 300) or display_name(path)
+    text = read_bounded(path, MAX_FIX_JSON, path.parent, name=name)
+    obj: dict[str, Any] = msgspec.to_builtins(decode(text, FixFile, name=name))
+    return obj
+
+
 def find_fix(path: str | Path) -> tuple[Path | None, dict[str, Any] | None, str | None]:
     """The newest ``fix.json`` at ``path`` (a fix folder, or a root holding ``fix_*`` folders, or a root whose
-    ``runs/`` holds them): ``(file, its JSON, None)`` or ``(None, None, why not)``."""
-    import json
-
-    from magi_tui.model.files import read_head
+    ``runs/`` holds them): ``(file, its JSON, None)`` or ``(None, None, why not)`` — why in one line, a damaged
+    or hostile file included (never an exception)."""
+    from magi_tui.model.safejson import JsonProblem
 
     p = Path(path)
-    found: list[Path] = []
+    found: list[tuple[float, str, Path]] = []
     for base in (p, p / "runs"):
-        f = base / FIX_FILE
-        if f.is_file() and not f.is_symlink():
-            found.append(f)
         try:
-            found += [d / FIX_FILE for d in base.glob("fix_*")
-                      if d.is_dir() and not d.is_symlink() and (d / FIX_FILE).is_file()
-                      and not (d / FIX_FILE).is_symlink()]
-        except OSError:
+            cands = [base / FIX_FILE, *(d / FIX_FILE for d in base.glob("fix_*") if d.is_dir() and not d.is_symlink())]
+            for f in cands:
+                if f.is_file() and not f.is_symlink():
+                    found.append((f.stat().st_mtime, str(f), f))
+        except (OSError, ValueError):
             continue
     if not found:
-        return None, None, f"no {FIX_FILE} under {p}: run magi-tui fix -o {p} -- python script.py"
-    newest = max(found, key=lambda f: (f.stat().st_mtime, str(f)))
-    text, problem = read_head(newest, MAX_FIX_JSON, newest.parent)
-    if text is None:
-        return None, None, problem
+        return None, None, literal(f"no {FIX_FILE} under {p}: run magi-tui fix -o {p} -- python script.py", 600)
+    newest = max(found)[2]
     try:
-        obj = json.loads(text)
-    except ValueError as exc:
-        return None, None, f"{newest}: not valid JSON ({exc})"
-    if not isinstance(obj, dict):
-        return None, None, f"{newest}: not a fix result"
-    return newest, obj, None
+        return newest, read_fix_json(newest), None
+    except JsonProblem as exc:
+        return None, None, str(exc)

@@ -40,6 +40,7 @@ from magi_tui.model.files import json_or_none
 from magi_tui.model.frames import parse_compile_id, short_frame
 from magi_tui.model.provenance import KernelProvenance, kernel_provenance  # noqa: F401 (its home since #13)
 from magi_tui.model.run import RunModel
+from magi_tui.model.safejson import metrics_or_none
 
 MAX_FILE_READS = 3000
 MAX_SMALL = 256 * 1024
@@ -360,7 +361,7 @@ class CompileInfoFold:
             if d is not None:
                 info.after_return_s = (info.after_return_s or 0.0) + d / 1000.0
         if lc == "backward_compile" and phase in ("after", "failed"):
-            m = json_or_none(_read(run, ev, "metrics.json", budget))
+            m = metrics_or_none(_read(run, ev, "metrics.json", budget))
             info.bwd_metrics = m if isinstance(m, dict) else {}
             return
         if phase is not None:
@@ -426,7 +427,7 @@ def _close(run: RunModel, info: CompileInfo, ev: Event, budget: list[int]) -> No
         info.frame = str(a["frame"])
     if isinstance(a.get("attempt"), int):
         info.attempt = a["attempt"]
-    m = json_or_none(_read(run, ev, "metrics.json", budget))
+    m = metrics_or_none(_read(run, ev, "metrics.json", budget))
     if isinstance(m, dict):
         info.metrics = m
         info.has_metrics = True

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Any, Callable, Iterable
+from typing import Annotated, Any, Callable, Iterable
 
-from msgspec import Struct, field
+import msgspec
+from msgspec import Meta, Struct, field
 
 from magi_format.layout import RUNTIME_FILE
-from magi_tui.model.files import json_or_none, read_head
+from magi_tui.model.files import json_or_none
 from magi_tui.model.frames import parse_compile_id
+from magi_tui.model.safejson import Int, JsonProblem, decode, read_bounded
 
 #: runtime.json is read up to this many bytes (an entry is ~200 bytes: 50k entries)
 MAX_RUNTIME_BYTES = 10 << 20
@@ -99,10 +101,33 @@ class RuntimeInfo(Struct):
 
 def _num(v: Any, kind: type) -> Any:
     if kind is int:
-        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
-    if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 and v == v and v != float("inf"):
-        return float(v)
+        return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 else None
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e300 and v == v:
+        return float(v)  # (an int over 1e300 would not convert: OverflowError)
     return None
+
+
+class _Entry(Struct, omit_defaults=True):
+    compile_id: str | None = None
+    frame_key: str | None = None
+    name: str | None = None
+    file: str | None = None
+    line: Int | None = None
+    calls: Int | None = None
+    seconds: float | None = None
+    first_call_seconds: float | None = None
+
+
+class RuntimeFile(Struct, omit_defaults=True):
+    """``runtime.json`` (``tracer/runtime.py``'s snapshot): every field read here, each of its type."""
+
+    version: Int | None = None
+    source: str | None = None
+    entries: Annotated[list[_Entry], Meta(max_length=1_000_000)] | None = None
+    eager_calls: dict[str, Int] | None = None
+    eager_calls_unattributed: Int | None = None
+    cache_lookups: dict[str, Int] | None = None
+    not_counted: Annotated[list[str], Meta(max_length=1000)] | None = None
 
 
 def from_runtime_json(data: Any) -> RuntimeInfo | None:
@@ -143,8 +168,11 @@ def read_runtime_file(run_dir: os.PathLike[str] | str) -> RuntimeInfo | None:
     path = os.path.join(run_dir, RUNTIME_FILE)
     if not os.path.lexists(path):
         return None
-    text, _problem = read_head(path, MAX_RUNTIME_BYTES, os.fspath(run_dir))
-    return from_runtime_json(json_or_none(text))
+    try:  # bounded (size, depth) and typed; a damaged or hostile file is no runtime info
+        data = decode(read_bounded(path, MAX_RUNTIME_BYTES, os.fspath(run_dir)), RuntimeFile)
+    except JsonProblem:
+        return None
+    return from_runtime_json(msgspec.to_builtins(data))
 
 
 def from_graph_execution(payloads: Iterable[str | None]) -> RuntimeInfo | None:

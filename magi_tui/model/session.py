@@ -11,7 +11,7 @@ from pathlib import Path
 from msgspec import Struct
 
 from magi_format.layout import SESSION_FILE, TIMELINE_DIR
-from magi_tui.model.files import json_or_none, read_head
+from magi_tui.model.safejson import Int, JsonProblem, decode, read_bounded
 
 _LIMIT = 65536  # ~120 bytes, or up to ~25 KB with an outcome's traceback: anything longer is not ours
 
@@ -118,44 +118,68 @@ class SessionRecord(Struct, frozen=True):
                 "was killed, or it still runs on that machine")
 
 
-def _number(v: object) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+# -- session.json, read back: typed and bounded (issue 32.6) -------------------------------------------------
+class _ExceptionFile(Struct):
+    type: str | None = None
+    message: str | None = None
+    origin: str | None = None
+    compile_id: str | None = None
+    in_graph: bool | None = None
+    file: str | None = None
+    line: Int | None = None
+    call_file: str | None = None
+    call_line: Int | None = None
+    traceback: str | None = None
 
 
-def _int(v: object) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+class _OutcomeFile(Struct):
+    ended_by: str | None = None
+    exit_code: Int | None = None
+    interrupted: bool | None = None
+    exception: _ExceptionFile | None = None
+    script: str | None = None
 
 
-def _str(v: object, limit: int = 20000) -> str | None:
-    return v[:limit] if isinstance(v, str) else None
+class SessionFile(Struct):
+    """``session.json`` as the tracer writes it (``tracer/writer.py``, ``tracer/outcome.py``): each field of its
+    type, or the file is not read."""
+
+    writer: str | None = None
+    pid: Int | None = None
+    host: str | None = None
+    started: float | None = None
+    ended: float | None = None
+    outcome: _OutcomeFile | None = None
 
 
-def _outcome(obj: object) -> Outcome | None:
-    """The record's ``outcome``, every field checked (a damaged or hostile file gives None, never a raise)."""
-    if not isinstance(obj, dict) or _str(obj.get("ended_by")) is None:
+def _cut(v: str | None, limit: int) -> str | None:
+    return None if v is None else v[:limit]
+
+
+def _outcome(o: _OutcomeFile | None) -> Outcome | None:
+    """The record's ``outcome`` (a damaged or hostile file gives None, never a raise)."""
+    if o is None or o.ended_by is None:
         return None
-    exc = obj.get("exception")
+    exc = o.exception
     pe = None
-    if isinstance(exc, dict) and _str(exc.get("type")):
-        origin = _str(exc.get("origin")) or "program"
+    if exc is not None and exc.type:
+        origin = exc.origin or "program"
         pe = ProgramException(
-            _str(exc.get("type"), 300) or "?", _str(exc.get("message"), 4000) or "",
+            exc.type[:300], _cut(exc.message, 4000) or "",
             origin if origin in ("compile", "compiled_code", "program") else "program",
-            _str(exc.get("compile_id"), 100), exc.get("in_graph") is True, _str(exc.get("file"), 2000),
-            _int(exc.get("line")), _str(exc.get("call_file"), 2000), _int(exc.get("call_line")),
-            _str(exc.get("traceback")) or "")
-    return Outcome(_str(obj.get("ended_by"), 40) or "?", _int(obj.get("exit_code")),
-                   obj.get("interrupted") is True, pe, _str(obj.get("script"), 2000))
+            _cut(exc.compile_id, 100), exc.in_graph is True, _cut(exc.file, 2000), exc.line,
+            _cut(exc.call_file, 2000), exc.call_line, _cut(exc.traceback, 20000) or "")
+    return Outcome(o.ended_by[:40] or "?", o.exit_code, o.interrupted is True, pe, _cut(o.script, 2000))
 
 
 def read_session(run_dir: Path) -> SessionRecord | None:
-    """The run's session record, or None when it has none (or not one of ours)."""
-    text, _problem = read_head(run_dir / TIMELINE_DIR / SESSION_FILE, _LIMIT, run_dir)
-    obj = json_or_none(text)
-    if not isinstance(obj, dict) or obj.get("writer") != "magi-tui tracer":
+    """The run's session record, or None when it has none, or not one of ours (nor a readable one: over
+    :data:`_LIMIT` bytes, nested too deep, a field of another type)."""
+    try:
+        rec = decode(read_bounded(run_dir / TIMELINE_DIR / SESSION_FILE, _LIMIT, run_dir), SessionFile)
+    except JsonProblem:
         return None
-    pid = obj.get("pid")
-    host = obj.get("host")
-    return SessionRecord(pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
-                         host if isinstance(host, str) else None, _number(obj.get("started")),
-                         _number(obj.get("ended")), _outcome(obj.get("outcome")))
+    if rec.writer != "magi-tui tracer":
+        return None
+    pid = rec.pid if rec.pid is not None and 0 < rec.pid < 2**31 else None  # (os.kill takes no bigger one)
+    return SessionRecord(pid, rec.host, rec.started, rec.ended, _outcome(rec.outcome))

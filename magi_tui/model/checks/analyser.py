@@ -36,6 +36,7 @@ from magi_tui.model.files import FileProblem, open_regular
 from magi_tui.model.frames import CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
 from magi_tui.model.run import RunModel
 from magi_tui.model.runtime import runtime_info, runtime_stamp
+from magi_tui.model.safejson import metrics_or_none
 from magi_tui.model.triage import raised_into_program
 
 LOG_NAMES = ("run.log", "stderr.log", "stderr.txt", "output.log")
@@ -115,17 +116,10 @@ class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
         for row in self.frames.values():
             ev = self.fold.frames[row.key].first_closer
             if row.file is None and ev is not None:
-                text = _read_event_file(run, ev, "metrics.json", self.budget)
-                if text:
-                    import json  # here: a run whose frames need no metrics.json never imports it
-
-                    try:
-                        m = json.loads(text)
-                    except ValueError:
-                        m = {}
-                    if isinstance(m, dict):
-                        row.file = _s(m.get("co_filename"))
-                        row.line = _int(m.get("co_firstlineno"))
+                m = metrics_or_none(_read_event_file(run, ev, "metrics.json", self.budget))  # typed, or None
+                if m is not None:
+                    row.file = _s(m.get("co_filename"))
+                    row.line = _int(m.get("co_firstlineno"))
         for row in self.frames.values():
             code = CodeId(row.name, row.file, row.line)
             row.frame = code.label

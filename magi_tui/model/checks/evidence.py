@@ -12,6 +12,7 @@ from magi_tui.model.checks.results import Analysis, FrameRow
 from magi_tui.model.events import Event
 from magi_tui.model.frames import parse_compile_id
 from magi_tui.model.run import RunModel
+from magi_tui.model.safejson import metrics_or_none
 
 MAX_TEXT = 64 * 1024
 
@@ -39,13 +40,7 @@ def failure_source(run: RunModel, ev: Event) -> tuple[str | None, int | None, st
             return f, _int(ln), "raised"
     m = None
     if "metrics.json" in (ev.files or ()):
-        text = _read_event_file(run, ev, "metrics.json", [1])
-        import json  # here: a headless start that reads no metrics.json need not import it
-
-        try:
-            m = json.loads(text) if text else None
-        except ValueError:
-            m = None
+        m = metrics_or_none(_read_event_file(run, ev, "metrics.json", [1]))  # typed and bounded, or None
     if isinstance(m, dict):
         if _s(m.get("fail_user_frame_filename")):
             return str(m["fail_user_frame_filename"]), _int(m.get("fail_user_frame_lineno")), "raised"

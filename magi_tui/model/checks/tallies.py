@@ -12,6 +12,7 @@ from magi_tui.model.checks.evidence import (
 )
 from magi_tui.model.checks.state import AnalyserState
 from magi_tui.model.frames import parse_compile_id
+from magi_tui.model.safejson import metrics_or_none
 
 
 class TalliesMixin(AnalyserState):
@@ -74,18 +75,12 @@ class TalliesMixin(AnalyserState):
                    "Inductor compile": 0.0, "Inductor codegen": 0.0}
         seen_metrics = False
         for ev in fold.metrics_events:
-            text = _read_event_file(run, ev, "metrics.json", self.budget)
-            import json  # here: a headless start that reads no metrics.json need not import it
-
-            try:
-                m = json.loads(text) if text else None
-            except ValueError:
-                m = None
+            m = metrics_or_none(_read_event_file(run, ev, "metrics.json", self.budget))  # typed, bounded, or None
             if isinstance(m, dict):
                 seen_metrics = True
                 if m.get("has_guarded_code") is False:  # for the silent fallbacks: read once, here
                     self.unguarded.append((ev, m))
-                if m.get("cudagraph_skip_reason"):
+                if str(m.get("cudagraph_skip_reason") or "").strip():  # (a blank reason names none)
                     self.cudagraph_skips.append((ev, m))
                 ent = m.get("entire_frame_compile_time_s")
                 be = m.get("backend_compile_time_s")

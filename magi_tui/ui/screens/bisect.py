@@ -90,7 +90,10 @@ class BisectScreen(Screen):
 
     @work(thread=True, exclusive=True)
     def _load(self) -> None:
-        obj, problem = load_bisect(self.path)
+        try:
+            obj, problem = load_bisect(self.path)
+        except Exception as exc:  # load_bisect says a damaged file in words: this would be our bug, said
+            obj, problem = None, f"cannot read bisect.json: {type(exc).__name__}: {exc}"
         self._post(self._show_loaded, obj, problem)
 
     # -- showing -------------------------------------------------------------------------------
@@ -122,10 +125,14 @@ class BisectScreen(Screen):
         if obj is None:
             self._status(problem or "no bisect result", "yellow")
             return
-        for s in obj.get("steps") or []:
-            if isinstance(s, dict):
-                self._add_step(s)
-        self._finish(obj)
+        try:
+            for s in obj.get("steps") or []:
+                if isinstance(s, dict):
+                    self._add_step(s)
+            self._finish(obj)
+        except Exception as exc:  # a typed result cannot do this: our bug, said in the status line, not raised
+            self.result = None
+            self._status(f"cannot show bisect.json: {type(exc).__name__}: {exc}", "yellow")
 
     def _status(self, text: str, style: str) -> None:
         self.query_one("#bisect-status", Static).update(Text(literal(text), style=style, no_wrap=True,

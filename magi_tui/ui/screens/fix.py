@@ -67,15 +67,19 @@ class FixScreen(Screen):
         self.app.call_from_thread(self._show, path, obj, problem)
 
     def _show(self, path: Path | None, obj: dict[str, Any] | None, problem: str | None) -> None:
-        self.result = obj
         table = self.query_one(FixTable)
         table.clear_options()
         self.row_objects = []
-        cands = [c for c in (obj or {}).get("candidates") or [] if isinstance(c, dict)]
         options = []
-        for style, text, i in (fix_lines(obj, width=44) if obj else []):
-            options.append(Option(Text(literal(text) or " ", style=STYLES.get(style, ""), overflow="fold")))
-            self.row_objects.append(cands[i] if i is not None and i < len(cands) else None)
+        try:
+            cands = [c for c in (obj or {}).get("candidates") or [] if isinstance(c, dict)]
+            for style, text, i in (fix_lines(obj, width=44) if obj else []):
+                options.append(Option(Text(literal(text) or " ", style=STYLES.get(style, ""), overflow="fold")))
+                self.row_objects.append(cands[i] if i is not None and i < len(cands) else None)
+        except Exception as exc:  # find_fix hands a typed result: this would be our bug, said, not raised
+            obj, options, self.row_objects = None, [], []
+            problem = f"cannot show the fix result {path}: {type(exc).__name__}: {exc}"
+        self.result = obj
         table.add_options(options)
         table.highlighted = 0 if options else None
         status = self.query_one("#fix-status", Static)
