@@ -313,8 +313,8 @@ def make_server(command: str, *, host: str, port: int, title: str, public_url: s
             for sig in (signal.SIGINT, signal.SIGTERM):
                 try:
                     loop.add_signal_handler(sig, stop.set)
-                except (NotImplementedError, RuntimeError):
-                    pass
+                except (NotImplementedError, RuntimeError):  # no signal handlers on this loop (not the main
+                    pass                                       # thread, or Windows): Ctrl-C ends the process as usual
             runner = web.AppRunner(await self._make_app(), handle_signals=False, access_log_class=AccessLog,
                                    keepalive_timeout=header_timeout)
             await runner.setup()
