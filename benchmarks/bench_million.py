@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 _ORJSON_LOOP = "import orjson,sys\nwith open(sys.argv[1],'rb') as fh:\n    objs=[orjson.loads(l) for l in fh]\n"
-_BARE = "import magi_tui.cli, magi_tui.model.report\n"
+_BARE = "import magi_tui.cli, magi_tui.model.outputs.report\n"
 
 
 def child_tui_load(run: str) -> None:

@@ -49,7 +49,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-_BARE = "import magi_tui.cli, magi_tui.model.report, magi_tui.model.torchtrace.reader, magi_format.torch_mapping\n"
+_BARE = "import magi_tui.cli, magi_tui.model.outputs.report, magi_tui.model.sources.torchtrace.reader, magi_format.torch_mapping\n"
 
 
 def _whole_process(cmd: list[str], timeout: float, ok: tuple[int, ...] = (0, 1)) -> dict:

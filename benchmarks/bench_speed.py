@@ -218,7 +218,7 @@ def child_diff(a: str, b: str) -> dict:
     import difflib
     import gc
 
-    from magi_tui.model.diff import compute_diff, read_side
+    from magi_tui.model.analysis.diff import compute_diff, read_side
 
     gc.collect()
     c0 = _cpu()

@@ -277,7 +277,7 @@ def write_trace_log(path: str | Path, n_frames: int, **kw) -> Path:
 def write_run_from_log(log: str | Path, run: str | Path) -> Path:
     """A run directory holding the events the TORCH_TRACE reader makes of ``log`` (the lines the tracer
     writes for the same records, FORMAT.md part B: every event carries its ``compile_id``)."""
-    from magi_tui.model.torchtrace.reader import TraceLogReader
+    from magi_tui.model.sources.torchtrace.reader import TraceLogReader
 
     reader = TraceLogReader(log)
     te = Path(run) / "timeline_events"

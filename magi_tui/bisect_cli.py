@@ -1,7 +1,7 @@
 """``magi-tui bisect`` and ``magi-tui report``: their options, text and exit codes (docs/HEADLESS.md).
 
 Kept out of ``cli.py`` so that file stays the list of commands; the work is in
-:mod:`magi_tui.live.bisect` (the bisect) and :mod:`magi_tui.model.bugreport` (the bundle).
+:mod:`magi_tui.live.bisect` (the bisect) and :mod:`magi_tui.model.outputs.bugreport` (the bundle).
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def _close_app(app: Any) -> None:
 
 
 def run_report_command(args: argparse.Namespace, fail: Callable) -> int:
-    from magi_tui.model.bugreport import ReportError, build_report, write_report
+    from magi_tui.model.outputs.bugreport import ReportError, build_report, write_report
 
     try:
         report = build_report(Path(args.path))

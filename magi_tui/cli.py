@@ -57,7 +57,7 @@ def _load_runs(path: Path, stream: bool = False, fold=None):
     command that reads only the analysis and the reports (``triage``, ``runs``, ``check``), each event
     is folded in and dropped (``RunModel.load(fold=...)``), so memory follows the answer, not the run."""
     from magi_tui.model import RunModel, find_runs
-    from magi_tui.model.checks import TimelineFold
+    from magi_tui.model.analysis.checks import TimelineFold
 
     if not path.exists():
         raise SystemExit(_fail(f"no such file or directory: {path}"))
@@ -76,7 +76,7 @@ def _fail(msg: str, code: int = 2) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from magi_tui.model.report import fmt_duration, run_row
+    from magi_tui.model.outputs.report import fmt_duration, run_row
 
     path = Path(args.path) if args.path else _default_path()
     runs = _load_runs(path, stream=True)
@@ -95,13 +95,13 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-#: the ``--fail-on`` help; the names are the model's (model/checks/rules.py: RULES and FAIL_ON_KINDS)
+#: the ``--fail-on`` help; the names are the model's (model/analysis/checks/rules.py: RULES and FAIL_ON_KINDS)
 FAIL_ON_HELP = ("also exit 1 on these (comma-separated): rule ids (magi-tui check --list-rules) or the kinds "
                 "recovered, recompile, graph-break, fallback")
 
 
 def _fail_on(value: str | None) -> tuple[str, ...]:
-    from magi_tui.model.checks import UnknownRule, parse_fail_on
+    from magi_tui.model.analysis.checks import UnknownRule, parse_fail_on
 
     try:
         return parse_fail_on(value)
@@ -112,7 +112,7 @@ def _fail_on(value: str | None) -> tuple[str, ...]:
 def triage_exit_code(runs, fail_on: tuple[str, ...] | frozenset = frozenset()) -> int:
     """0: no unrecovered failure; 1: an unrecovered failure or an incomplete run (or what ``--fail-on``
     adds: a named rule that does not hold, a named kind that does); 2: no usable run (docs/HEADLESS.md)."""
-    from magi_tui.model.checks import analyse, failing
+    from magi_tui.model.analysis.checks import analyse, failing
 
     if not runs or all(r.error for r in runs):
         return 2
@@ -128,7 +128,7 @@ def triage_exit_code(runs, fail_on: tuple[str, ...] | frozenset = frozenset()) -
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
-    from magi_tui.model.report import triage_document, triage_text
+    from magi_tui.model.outputs.report import triage_document, triage_text
 
     fail_on = _fail_on(args.fail_on)
     path = Path(args.path) if args.path else _default_path()
@@ -156,7 +156,7 @@ def cmd_why(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Run vs run (docs/HEADLESS.md): exit 0 when compared, 2 on unusable input."""
-    from magi_tui.model.compare import compare_runs, compare_text, one_run
+    from magi_tui.model.outputs.compare import compare_runs, compare_text, one_run
 
     # streamed: each run's events folded into its analysis and its side of the comparison, then dropped
     # (two 100k-frame logs kept whole were 1.2 GB)
@@ -177,7 +177,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_export_trace(args: argparse.Namespace) -> int:
     """Chrome trace-event JSON of every run under PATH, one process per rank: exit 0 written, 1 written but
     holding no timed event, 2 unusable input or an output that cannot be written."""
-    from magi_tui.model.chrome_trace import build_trace, trace_bytes
+    from magi_tui.model.outputs.chrome_trace import build_trace, trace_bytes
 
     path = Path(args.path)
     if not path.exists():
@@ -208,7 +208,7 @@ def cmd_export_trace(args: argparse.Namespace) -> int:
 
 def cmd_ranks(args: argparse.Namespace) -> int:
     """Rank vs rank: exit 0 when every rank agrees, 1 when ranks diverge, 2 on unusable input."""
-    from magi_tui.model.ranks import find_jobs, ranks_json, ranks_lines
+    from magi_tui.model.outputs.ranks import find_jobs, ranks_json, ranks_lines
 
     path = Path(args.path) if args.path else _default_path()
     if not path.exists():
@@ -226,7 +226,7 @@ def cmd_ranks(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """The CI gate: exit 0 when every budget holds, 1 when one is broken, 2 on unusable input."""
-    from magi_tui.model.budget import PolicyError, check, junit_xml, load_policy, rules_table
+    from magi_tui.model.outputs.budget import PolicyError, check, junit_xml, load_policy, rules_table
 
     if args.list_rules:
         rows = rules_table()
@@ -243,7 +243,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     path = Path(args.path) if args.path else _default_path()
     # streamed, as triage is (a 100k-frame log kept every event: 416 MB): the budgets read the analysis, and
     # against a baseline each side of the comparison too (compare.sides.SideFold)
-    from magi_tui.model.compare.sides import SideFold
+    from magi_tui.model.outputs.compare.sides import SideFold
 
     side = SideFold if args.baseline else None
     runs = _load_runs(path, stream=True, fold=side)
@@ -276,8 +276,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_metrics(args: argparse.Namespace) -> int:
     """Per compile id: times, guards, graph size, restarts, dynamic shapes (docs/HEADLESS.md). Exit 0;
     2 on unusable input."""
+    from magi_tui.model.analysis.metrics import CompileInfoFold, compile_infos, metrics_table
+    from magi_tui.model.analysis.provenance import kernel_provenance
     from magi_tui.model.json_stream import Lazy
-    from magi_tui.model.metrics import CompileInfoFold, compile_infos, kernel_provenance, metrics_table
 
     path = Path(args.path) if args.path else _default_path()
     # streamed: each event folded into its compile's facts and dropped unless the compile shows it (a

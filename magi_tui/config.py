@@ -35,7 +35,7 @@ def keymap_file_problem(explicit: str | os.PathLike[str] | None) -> str | None:
     """Why a keymap the user named (``--keymap`` / ``$MAGI_TUI_KEYMAP``) cannot be used at all -- missing,
     not a regular file, unreadable -- or None. The CLI exits 2 with it before starting the app; a default
     keymap that is absent is no problem."""
-    from magi_tui.model.files import FileProblem, read_settings
+    from magi_tui.model.sources.files import FileProblem, read_settings
 
     if not explicit and not os.environ.get("MAGI_TUI_KEYMAP"):
         return None
@@ -49,7 +49,7 @@ def keymap_file_problem(explicit: str | os.PathLike[str] | None) -> str | None:
 
 def load_keymap(path: Path, known: set[str]) -> tuple[dict[str, str], list[str]]:
     """``({binding id: keys}, [problems])`` from a keymap file."""
-    from magi_tui.model.files import FileProblem, read_settings
+    from magi_tui.model.sources.files import FileProblem, read_settings
 
     problems: list[str] = []
     try:

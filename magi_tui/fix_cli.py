@@ -1,7 +1,7 @@
 """``magi-tui fix``: its options, table and exit codes (docs/HEADLESS.md).
 
 Kept out of ``cli.py`` so that file stays the list of commands; the work is in :mod:`magi_tui.live.fix`
-(the runs) and :mod:`magi_tui.model.fixes` (the candidates).
+(the runs) and :mod:`magi_tui.model.outputs.fixes` (the candidates).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ def add_parser(sub, cmd_fix: Callable) -> None:
 
 
 def result_text(res) -> str:
-    """The table and the candidates (:func:`magi_tui.model.fixes.fix_lines`, as the app shows them)."""
-    from magi_tui.model.fixes import fix_lines
+    """The table and the candidates (:func:`magi_tui.model.outputs.fixes.fix_lines`, as the app shows them)."""
+    from magi_tui.model.outputs.fixes import fix_lines
 
     lines = [text for _style, text, _i in fix_lines(res.as_json())]
     if res.directory:

@@ -193,7 +193,7 @@ def test_unexpected_error_is_one_line(capsys, tmp_path, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("something odd")
 
-    monkeypatch.setattr("magi_tui.model.report.triage_text", boom)
+    monkeypatch.setattr("magi_tui.model.outputs.report.triage_text", boom)
     monkeypatch.delenv("MAGI_TUI_DEBUG", raising=False)
     code, out, err = run_cli(capsys, "triage", str(tmp_path / "r"))
     assert code == 2 and err == "magi-tui: RuntimeError: something odd\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from magi_tui.model import RunModel
-from magi_tui.model.checks import RULE_IDS, RULES, analyse
+from magi_tui.model.analysis.checks import RULE_IDS, RULES, analyse
 from tests.support.cli import run_cli
 from tests.support.paths import FIXTURES, ROOT, TORCH_TRACE
 

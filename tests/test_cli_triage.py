@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from magi_tui.model import RunModel  # noqa: E402
-from magi_tui.model.checks import analyse  # noqa: E402
+from magi_tui.model.analysis.checks import analyse  # noqa: E402
 from tests.support.cli import run_cli
 from tests.support.paths import COLD, FIXTURES
 from tests.support.timeline import ev_line, write_run
@@ -143,7 +143,7 @@ def test_run_strings_shown_literally(capsys, tmp_path):
 
 @needs_fixtures
 def test_fail_checks_match_exit_1_on_every_fixture(capsys):
-    from magi_tui.model.discovery import find_runs
+    from magi_tui.model.sources.discovery import find_runs
 
     for found in find_runs(FIXTURES):
         code, out, _ = run_cli(capsys, "triage", str(found.path), "--json")

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from magi_tui.cli import main
-from magi_tui.model.chrome_trace import build_trace
+from magi_tui.model.outputs.chrome_trace import build_trace
 from tests.support.timeline import lc, write_run
 
 

@@ -20,7 +20,7 @@ import pytest
 from magi_format.text import json_literal
 from magi_tui.model import RunModel, find_runs, json_stream
 from magi_tui.model.json_stream import Lazy, encode, materialize, write_json
-from magi_tui.model.report import triage_document, triage_json
+from magi_tui.model.outputs.report import triage_document, triage_json
 from tests.hostile.hostile_run import build_root
 from tests.support.paths import ROOT, SHARED
 

@@ -36,13 +36,13 @@ def test_contract_package_is_dependency_free():
 
 
 def test_model_never_loads_textual_or_torch():
-    mods = _top(_modules_after("import magi_tui.model, magi_tui.model.report"))
+    mods = _top(_modules_after("import magi_tui.model, magi_tui.model.outputs.report"))
     assert "textual" not in mods and "torch" not in mods and "tracer" not in mods
 
 
 @pytest.mark.usefixtures("fixtures_dir")
 def test_reading_a_log_never_loads_the_tracer():
-    mods = _top(_modules_after("from magi_tui.model.torchtrace import reader\nreader._mapping()"))
+    mods = _top(_modules_after("from magi_tui.model.sources.torchtrace import reader\nreader._mapping()"))
     assert "tracer" not in mods and "torch" not in mods and "textual" not in mods
 
 
@@ -126,3 +126,109 @@ def test_model_record_types_are_structs():
     found = [f"{p.relative_to(ROOT)}:{line}" for p in sorted((ROOT / "magi_tui" / "model").rglob("*.py"))
              for line, mod in _imports(p) if mod == "dataclasses"]
     assert not found, f"dataclasses in the model (make them msgspec.Struct): {found}"
+
+
+# -- the model's wings and no import circle -------------------------------------------------------------------
+
+#: ``magi_tui/model/`` in wings, imports one way: sources -> core -> analysis -> outputs. The core's records
+#: (events, the line layout) are what sources produce, so a source may import those; the run model (``run``,
+#: ``triage``) assembles the sources. Nothing imports a wing above its own.
+_CORE_RECORDS = {"magi_tui.model.events", "magi_tui.model.msgspec_import", "magi_tui.model.json_stream"}
+_WING_MAY_IMPORT = {
+    "sources": ("sources",),
+    "core": ("sources", "core"),
+    "analysis": ("sources", "core", "analysis"),
+    "outputs": ("sources", "core", "analysis", "outputs"),
+}
+
+
+def _product_modules() -> dict[str, Path]:
+    out = {}
+    for package in ("magi_format", "magi_tui", "tracer"):
+        for p in (ROOT / package).rglob("*.py"):
+            parts = list(p.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = p
+    return out
+
+
+def _edges(mods: dict[str, Path]) -> dict[str, set[str]]:
+    """Every product module each module imports: at the top, deferred inside functions, or for types only
+    (a type-only import is still a circle a reader has to hold in their head)."""
+    edges: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        got: set[str] = set()
+        for _line, imported in _imports(path):
+            while imported and imported not in mods:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name:
+                got.add(imported)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):  # ``from pkg import module``
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in mods:
+                got |= {f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in mods}
+        edges[name] = got - {name}
+    return edges
+
+
+def _wing(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] != ["magi_tui", "model"] or len(parts) == 2:
+        return None
+    return parts[2] if parts[2] in ("sources", "analysis", "outputs") else "core"
+
+
+def test_model_wings_import_one_way():
+    edges = _edges(_product_modules())
+    offenders = []
+    for mod, deps in sorted(edges.items()):
+        wing = _wing(mod)
+        if wing is None:
+            continue
+        for dep in sorted(deps):
+            if dep == "magi_tui.model":
+                offenders.append(f"{mod} imports the package facade (import the module it needs)")
+                continue
+            dwing = _wing(dep)
+            if dwing is None or dwing in _WING_MAY_IMPORT[wing] or dep in _CORE_RECORDS:
+                continue
+            offenders.append(f"{mod} ({wing}) imports {dep} ({dwing})")
+    assert not offenders, "model/ wings import one way (sources -> core -> analysis -> outputs):\n" + \
+        "\n".join(offenders)
+
+
+def test_no_import_circle_in_the_product():
+    edges = _edges(_product_modules())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w.startswith(v + ".") or v.startswith(w + "."):
+                continue  # a package and its own modules
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                circles.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in circles)

@@ -189,7 +189,7 @@ class BisectResult:
         if self.error:
             return f"could not bisect: {self.error}"
         if not self.reproduced:
-            from magi_tui.model.bisect_view import outcome_line
+            from magi_tui.model.outputs.bisect_view import outcome_line
 
             return f"{outcome_line(self.as_json())} ({self.runs} run(s))"
         c = self.culprit or {}
@@ -235,7 +235,7 @@ def run_facts(run_dir: Path | None) -> RunFacts:
     if run_dir is None or not Path(run_dir).is_dir():
         return facts
     from magi_tui.model import RunModel
-    from magi_tui.model.checks import analyse
+    from magi_tui.model.analysis.checks import analyse
 
     run = RunModel(run_dir).load(keep=True)
     frames = set()
@@ -582,7 +582,7 @@ class Bisector:
         """What application ``n`` alone changed: the first graph of ``compile_id`` that differs between the
         run with applications ``0..n-1`` and the run with ``0..n`` (both already made: none is run here); or
         why there is none, in words."""
-        from magi_tui.model.bisect_view import graph_diff_lines
+        from magi_tui.model.outputs.bisect_view import graph_diff_lines
 
         before = self.memo.get((tuple(self.command), before_ov))
         after = self.memo.get((tuple(self.command), after_ov)) or bad_run

@@ -1,7 +1,7 @@
 """``magi-tui fix``: try the changes triage suggests, re-run the program with each, keep what is proven.
 
 1. The program runs once, traced (the baseline).
-2. Its analysis gives candidates (:mod:`magi_tui.model.fixes`): environment variables and config lines
+2. Its analysis gives candidates (:mod:`magi_tui.model.outputs.fixes`): environment variables and config lines
    for its recompiles and graph breaks, each with a patch for the user's script. When there is one, the
    baseline runs again, alone, before any of them (:func:`magi_tui.live.trial.check_determinism`): a program
    whose two runs print other numbers (random numbers without a seed, timestamps, pids) is
@@ -43,7 +43,8 @@ from magi_tui.live.trial import (
     new_trials_dir,
     run_trial,
 )
-from magi_tui.model.fixes import FIX_FILE, Candidate, combine, config_patch, derive, patched, refine
+from magi_tui.model.outputs.fixes import Candidate, combine, config_patch, derive, patched, refine
+from magi_tui.model.sources.fix_file import FIX_FILE
 
 DEFAULT_MAX_RUNS = 8
 
@@ -162,9 +163,9 @@ def _score(t: Tried) -> tuple:
 
 def measure(result: TrialResult) -> Measure:
     """Breaks, recompiles and compile time of a trial's run directory."""
-    from magi_tui.model.checks import analyse
+    from magi_tui.model.analysis.checks import analyse
+    from magi_tui.model.analysis.worklist import worklist
     from magi_tui.model.run import RunModel
-    from magi_tui.model.worklist import worklist
 
     m = Measure(exit_code=result.returncode, run=None if result.run_dir is None else str(result.run_dir))
     if result.run_dir is None or not Path(result.run_dir).is_dir():
@@ -184,7 +185,7 @@ def measure(result: TrialResult) -> Measure:
 
 def run_guards(run_dir: str | None, limit: int = 64) -> list[list[str]]:
     """The guard lines of every cache entry a trial's run recorded (``compiled_functions/*/entry_*/guards.txt``)."""
-    from magi_tui.model.guards import read_guards
+    from magi_tui.model.analysis.guards import read_guards
 
     if not run_dir:
         return []

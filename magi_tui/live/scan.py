@@ -6,7 +6,7 @@ from pathlib import Path
 
 from magi_format.layout import TIMELINE_DIR
 from magi_format.runname import parse_run_name
-from magi_tui.model.discovery import find_runs, is_run_dir
+from magi_tui.model.sources.discovery import find_runs, is_run_dir
 
 
 def run_started(path: Path) -> float:

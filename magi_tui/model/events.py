@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from magi_format.names import PHASES, SCOPE_RE, parse_name
 
-if TYPE_CHECKING:
-    from magi_tui.model.pairing import Span
-
-__all__ = ["Event", "PHASES", "KINDS", "kind_of", "name_kind"]
+__all__ = ["Event", "Span", "PHASES", "KINDS", "kind_of", "name_kind"]
 
 #: attribute keys copied onto the Event (cheap to keep, needed for labels and triage)
 _KEEP_FULL_ATTRS_IF = ("exception_type", "reason", "restart_reason", "reasons", "fail_type", "error_type")
@@ -624,7 +621,7 @@ def dict_event(name: str, seq: int, files: tuple, ts: float | None, attrs: dict[
     return ev
 
 
-#: the attributes a line's fast decoder reads (:mod:`magi_tui.model.reader`): :class:`Attrs`' fields,
+#: the attributes a line's fast decoder reads (:mod:`magi_tui.model.sources.reader`): :class:`Attrs`' fields,
 #: in its order, the six an Event field comes from typed strictly (msgspec checks them in C; a line
 #: whose values are of another type is refused and goes the careful way, :func:`make_event`'s own).
 #: Frozen: hashable, so that a line's attributes, its duration set aside, are the key of its shape
@@ -717,3 +714,50 @@ def line_event(name: str, idx: int | None, files: tuple | None, ts: float | None
     else:
         ev.attrs = None
     return ev
+
+
+class Span:
+    """One lifecycle: its ``before`` (None for an orphan end) and its closing event (None while open)."""
+
+    __slots__ = ("before", "end", "depth", "group")
+
+    def __init__(self, before: Event | None, depth: int) -> None:
+        self.before = before
+        self.end: Event | None = None
+        self.depth = depth
+        #: the tree's group that shows it (a ``model.tree.Group``; typed loosely so that the records know
+        #: nothing of the tree)
+        self.group: object | None = None
+
+    @property
+    def first(self) -> Event:
+        return self.before if self.before is not None else self.end  # type: ignore[return-value]
+
+    @property
+    def events(self) -> list[Event]:
+        return [e for e in (self.before, self.end) if e is not None]
+
+    @property
+    def status(self) -> str:
+        """``open``, ``ok``, ``failed`` or ``skip``."""
+        if self.end is None:
+            return "open"
+        return {"after": "ok", "failed": "failed", "skip": "skip"}.get(self.end.phase or "", "ok")
+
+    @property
+    def lifecycle(self) -> str:
+        return self.first.lifecycle or self.first.frag
+
+    @property
+    def duration_ms(self) -> float | None:
+        """Measured duration of a closed span (the writer's own figure when it gave one)."""
+        if self.end is None:
+            return None
+        if self.end.duration_ms is not None:
+            return self.end.duration_ms
+        if self.before is not None and self.before.timestamp is not None and self.end.timestamp is not None:
+            return max(0.0, (self.end.timestamp - self.before.timestamp) * 1000.0)
+        return None
+
+    def __repr__(self) -> str:  # pragma: no cover
+        return f"Span({self.lifecycle}, {self.status}, {[e.index for e in self.events]})"

@@ -8,57 +8,7 @@ the tree shows as one node and what the diff view compares (before graph vs afte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from magi_tui.model.events import Event
-
-if TYPE_CHECKING:
-    from magi_tui.model.tree import Group
-
-
-class Span:
-    """One lifecycle: its ``before`` (None for an orphan end) and its closing event (None while open)."""
-
-    __slots__ = ("before", "end", "depth", "group")
-
-    def __init__(self, before: Event | None, depth: int) -> None:
-        self.before = before
-        self.end: Event | None = None
-        self.depth = depth
-        self.group: Group | None = None
-
-    @property
-    def first(self) -> Event:
-        return self.before if self.before is not None else self.end  # type: ignore[return-value]
-
-    @property
-    def events(self) -> list[Event]:
-        return [e for e in (self.before, self.end) if e is not None]
-
-    @property
-    def status(self) -> str:
-        """``open``, ``ok``, ``failed`` or ``skip``."""
-        if self.end is None:
-            return "open"
-        return {"after": "ok", "failed": "failed", "skip": "skip"}.get(self.end.phase or "", "ok")
-
-    @property
-    def lifecycle(self) -> str:
-        return self.first.lifecycle or self.first.frag
-
-    @property
-    def duration_ms(self) -> float | None:
-        """Measured duration of a closed span (the writer's own figure when it gave one)."""
-        if self.end is None:
-            return None
-        if self.end.duration_ms is not None:
-            return self.end.duration_ms
-        if self.before is not None and self.before.timestamp is not None and self.end.timestamp is not None:
-            return max(0.0, (self.end.timestamp - self.before.timestamp) * 1000.0)
-        return None
-
-    def __repr__(self) -> str:  # pragma: no cover
-        return f"Span({self.lifecycle}, {self.status}, {[e.index for e in self.events]})"
+from magi_tui.model.events import Event, Span
 
 
 def _matches(span: Span, ev: Event) -> bool:

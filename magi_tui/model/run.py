@@ -19,18 +19,18 @@ from msgspec import Struct, field
 
 from magi_format.layout import TIMELINE_DIR, TIMELINE_FILE
 from magi_format.runname import parse_run_name
-from magi_tui.model.debugdir import debug_run_name, debug_run_root
-from magi_tui.model.events import Event, KeptAttrs
-from magi_tui.model.files import read_head
-from magi_tui.model.layout import event_files, event_folder_rel
-from magi_tui.model.pairing import Pairer, Span
-from magi_tui.model.reader import Malformed, ReadResult, TimelineReader
-from magi_tui.model.torchtrace import is_trace_log, log_run_name
+from magi_tui.model.events import Event, KeptAttrs, Span
+from magi_tui.model.pairing import Pairer
+from magi_tui.model.sources.debugdir import debug_run_name, debug_run_root
+from magi_tui.model.sources.files import read_head
+from magi_tui.model.sources.layout import event_files, event_folder_rel
+from magi_tui.model.sources.reader import Malformed, ReadResult, TimelineReader
+from magi_tui.model.sources.torchtrace import is_trace_log, log_run_name
 from magi_tui.model.tree import Group, RunTree
 from magi_tui.model.triage import Failure, Triage, TriageBuilder, raised_into_program
 
 if TYPE_CHECKING:
-    from magi_tui.model.session import Outcome
+    from magi_tui.model.sources.session import Outcome
 
 TIMELINE = (TIMELINE_DIR, TIMELINE_FILE)
 #: a streamed load's read: small enough that its events are still in the CPU's caches when they are folded
@@ -104,12 +104,12 @@ class RunModel:
             p = p.parent.parent
         self.path = p
         if is_trace_log(p):  # a TORCH_TRACE log: same events, read by magi_tui/model/torchtrace
-            from magi_tui.model.torchtrace.reader import TraceLogReader
+            from magi_tui.model.sources.torchtrace.reader import TraceLogReader
 
             self.name_info = log_run_name(p)
             self.reader: TimelineReader | TraceLogReader = TraceLogReader(p)
         elif (root := debug_run_root(p)) is not None:  # TORCH_COMPILE_DEBUG output: read by model/debugdir
-            from magi_tui.model.debugdir.reader import DebugDirReader
+            from magi_tui.model.sources.debugdir.reader import DebugDirReader
 
             self.path = p = root
             self.name_info = debug_run_name(p)
@@ -360,13 +360,13 @@ class RunModel:
         return "ok", why
 
     def session_cut_short(self) -> str | None:
-        """Why the tracer's session record (:mod:`magi_tui.model.session`) marks this run cut short, or None.
+        """Why the tracer's session record (:mod:`magi_tui.model.sources.session`) marks this run cut short, or None.
         Read until it says the session ended (then it never changes); only runs of ours have one."""
         if not isinstance(self.reader, TimelineReader):
             return None
         rec = getattr(self, "_session", None)
         if rec is None or rec.ended is None:
-            from magi_tui.model.session import read_session
+            from magi_tui.model.sources.session import read_session
 
             rec = self._session = read_session(self.path)
         return rec.cut_short() if rec is not None else None

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from msgspec import Struct, field
 
-from magi_tui.model.events import Event
-from magi_tui.model.pairing import Span
+from magi_tui.model.events import Event, Span
 
 TreeItem = Span | Event
 
@@ -108,7 +107,9 @@ class RunTree:
             self.mark_failed(group)
         return group, new
 
-    def mark_failed(self, group: Group) -> None:
+    def mark_failed(self, group: object) -> None:
+        """Count a failure in ``group`` (a span's ``group``, which this tree set)."""
+        assert isinstance(group, Group)
         group.failed += 1
         self._compiles[(group.session, group.compile_id)].failed += 1
 

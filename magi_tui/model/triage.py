@@ -25,9 +25,9 @@ from typing import Any
 from msgspec import Struct, field
 
 from magi_format.names import EXPORT_ISSUE, RECOMPILE_LIMIT_HIT, TRACER_STOPPED
-from magi_tui.model.events import Event
-from magi_tui.model.layout import event_folder_rel
-from magi_tui.model.pairing import Pairer, Span
+from magi_tui.model.events import Event, Span
+from magi_tui.model.pairing import Pairer
+from magi_tui.model.sources.layout import event_folder_rel
 
 #: exceptions with which Dynamo gives up tracing a frame it then runs eagerly (torch._dynamo.exc); a
 #: backend / Inductor exception (BackendCompilerFailed, InductorError, …) is a compiler crash instead

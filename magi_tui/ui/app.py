@@ -16,8 +16,8 @@ from textual.command import Hit, Hits, Provider
 
 from magi_format.text import literal
 from magi_tui.config import keymap_path, load_keymap
-from magi_tui.model.bisect_view import is_bisect_folder
-from magi_tui.model.discovery import find_runs, normalise
+from magi_tui.model.outputs.bisect_view import is_bisect_folder
+from magi_tui.model.sources.discovery import find_runs, normalise
 from magi_tui.ui.actions import bindings, display_keys, keymap_ids, palette_acts
 from magi_tui.ui.mark import Mark
 from magi_tui.ui.screens import lazy

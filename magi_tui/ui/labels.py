@@ -13,8 +13,7 @@ import time
 from rich.text import Text
 
 from magi_format.text import fmt_ms, literal
-from magi_tui.model.events import Event
-from magi_tui.model.pairing import Span
+from magi_tui.model.events import Event, Span
 
 
 def plain(text: object, style: str = "", limit: int | None = None) -> Text:

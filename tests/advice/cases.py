@@ -1,4 +1,4 @@
-"""The proving programs of the recompile advice table (``magi_tui/model/advice.py``).
+"""The proving programs of the recompile advice table (``magi_tui/model/analysis/advice.py``).
 
 Each case runs one small program on real torch twice: as it recompiles ("before"), and with the advice
 followed ("after"), and counts Dynamo's recompiles both times. Run as a script (``python
@@ -13,7 +13,7 @@ one per compile of a frame, resume functions included, whether or not it made a 
 ``backend="eager"``: guards and recompiles are Dynamo's, so no Inductor compile time is spent.
 
 Where the advice names a value (``TORCH_COMPILE_DYNAMIC_SOURCES="G['K']"``), the "after" run takes it from
-magi-tui's reading of the "before" run's reason (:func:`magi_tui.model.guards.parse_reason`), so what is
+magi-tui's reading of the "before" run's reason (:func:`magi_tui.model.analysis.guards.parse_reason`), so what is
 proven is what the user reads. Importing this module does not import torch (the test module lists the
 cases without it).
 """
@@ -63,7 +63,7 @@ def run(fn: Callable, calls: list, *, dynamic: bool | None = None, dynamo: dict 
 
 def reason_of(result: dict) -> Any:
     """magi-tui's reading of the first reason of the first recompile of a run."""
-    from magi_tui.model.guards import parse_reason
+    from magi_tui.model.analysis.guards import parse_reason
 
     return parse_reason(result["reasons"][0])
 
@@ -620,7 +620,7 @@ def main(names: list[str]) -> None:
     import torch as _torch
 
     torch = _torch
-    from magi_tui.model.guards import parse_reason
+    from magi_tui.model.analysis.guards import parse_reason
 
     out: dict[str, Any] = {"torch": torch.__version__, "_count_check": count_check()}
     for name in names or list(CASES):

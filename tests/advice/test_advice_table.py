@@ -1,4 +1,4 @@
-"""Every → line of a recompile comes from one table (``magi_tui/model/advice.py``), and every entry of it is
+"""Every → line of a recompile comes from one table (``magi_tui/model/analysis/advice.py``), and every entry of it is
 proven on the pinned torch (issue 31.6): ``cases.py`` runs each entry's programs before and after following
 the advice, in one process, and each entry's proofs must leave fewer recompiles (its ``stays`` the same
 count: "expected, not a problem", or a setting the text says does not help). A new kind of advice without a
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from magi_tui.model.advice import PROVEN_ON, TABLE
-from magi_tui.model.guards import KINDS, advice_for, advise
+from magi_tui.model.analysis.advice import PROVEN_ON, TABLE
+from magi_tui.model.analysis.guards import KINDS, advice_for, advise
 from tests.advice.cases import CASES
 from tests.support import ahead
 

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from magi_tui.model.advice import TABLE
-from magi_tui.model.checks.results import RecompileInfo as Recompile
-from magi_tui.model.guards import KINDS, advise, parse_reason
+from magi_tui.model.analysis.advice import TABLE
+from magi_tui.model.analysis.checks.results import RecompileInfo as Recompile
+from magi_tui.model.analysis.guards import KINDS, advise, parse_reason
 
 _HINT = ("(HINT: torch.compile considers integer attributes of the nn.Module to be static. If you are observing "
          "recompilation, you might want to make this integer dynamic using "

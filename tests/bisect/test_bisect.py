@@ -20,7 +20,7 @@ import pytest
 from magi_tui.cli import main
 from magi_tui.live.bisect import BISECT_FILE, Bisector
 from magi_tui.live.trial import Judge, Overrides, TrialResult, compare_numbers, parse_numbers
-from magi_tui.model.bugreport import build_report, write_report
+from magi_tui.model.outputs.bugreport import build_report, write_report
 from tests.support import ahead
 
 PROGRAMS = Path(__file__).parent / "programs"

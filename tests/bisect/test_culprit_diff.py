@@ -19,7 +19,7 @@ from magi_tui.bisect_cli import result_text
 from magi_tui.live import bisect as bisect_module
 from magi_tui.live.bisect import Bisector
 from magi_tui.live.trial import Application, Overrides, TrialResult
-from magi_tui.model.bisect_view import culprit_diff, culprit_lines, culprit_pass_diff, graph_diff_lines
+from magi_tui.model.outputs.bisect_view import culprit_diff, culprit_lines, culprit_pass_diff, graph_diff_lines
 from tests.support.timeline import record_run
 
 BASE = """\

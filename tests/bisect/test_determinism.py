@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from magi_tui.live.bisect import BISECT_FILE
-from magi_tui.model.bisect_view import culprit_lines
+from magi_tui.model.outputs.bisect_view import culprit_lines
 from tests.support.cli import run_cli
 
 STUB_TRACER = """\

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from magi_tui.cli import main
-from magi_tui.model import bugreport
+from magi_tui.model.outputs import bugreport
 from tests.support import ahead
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,7 +25,7 @@ def _trace(root: Path, program: str, **env: str) -> subprocess.Popen:
 
 
 def _run_dirs(root: Path) -> list[Path]:
-    from magi_tui.model.discovery import find_runs
+    from magi_tui.model.sources.discovery import find_runs
 
     return [r.path for r in find_runs(root)]
 

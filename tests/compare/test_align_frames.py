@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from magi_tui.model.checks.results import FrameRow
-from magi_tui.model.compare.sides import align_frames
+from magi_tui.model.analysis.checks.results import FrameRow
+from magi_tui.model.outputs.compare.sides import align_frames
 
 
 def _rows(rng: random.Random, n: int, tag: str) -> list[FrameRow]:

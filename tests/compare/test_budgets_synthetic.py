@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from magi_tui.model.budget import check, junit_xml, parse_policy
-from magi_tui.model.compare import compare_runs
+from magi_tui.model.outputs.budget import check, junit_xml, parse_policy
+from magi_tui.model.outputs.compare import compare_runs
 from magi_tui.model.run import RunModel
 from tests.support.timeline import ev_line, write_run
 
@@ -92,7 +92,7 @@ def test_compare_failures_new_and_fixed_and_limit_hit(tmp_path):
 
 
 def test_a_killed_compile_and_a_run_with_nothing_recorded_break_the_default_budgets(tmp_path):
-    from magi_tui.model.budget import load_policy
+    from magi_tui.model.outputs.budget import load_policy
     from tests.support.paths import FIXTURES
 
     default = load_policy(None)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from magi_tui.model.cache_explain import change, explain_misses, parse_components, run_lookups
-from magi_tui.model.compare import compare_lines, compare_runs
-from magi_tui.model.report import triage_json
+from magi_tui.model.analysis.cache_explain import change, explain_misses, parse_components, run_lookups
+from magi_tui.model.outputs.compare import compare_lines, compare_runs
+from magi_tui.model.outputs.report import triage_json
 from magi_tui.model.run import RunModel
 from tests.support import ahead
 

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from magi_tui.cli import main
-from magi_tui.model.budget import BUDGET_KEYS, PolicyError, parse_policy
+from magi_tui.model.outputs.budget import BUDGET_KEYS, PolicyError, parse_policy
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 

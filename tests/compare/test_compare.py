@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from magi_tui.cli import main
-from magi_tui.model.compare import compare_runs, compare_text
+from magi_tui.model.outputs.compare import compare_runs, compare_text
 from magi_tui.model.run import RunModel
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from magi_tui.cli import main
-from magi_tui.model.discovery import find_runs
 from magi_tui.model.run import RunModel
+from magi_tui.model.sources.discovery import find_runs
 from tests.support.trace_events import check_trace
 
 

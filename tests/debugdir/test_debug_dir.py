@@ -154,7 +154,7 @@ async def test_d_on_an_after_event_diffs_before_to_after(debug_root):
 def test_what_is_refused_or_left_out_is_said(debug_root, tmp_path, monkeypatch):
     """Hostile round 3, item 6: a linked ``torchinductor/`` listed the outside folder's names, a stage file
     that is a link and the folders past the cap were dropped without a word."""
-    from magi_tui.model.debugdir import reader as debug_reader
+    from magi_tui.model.sources.debugdir import reader as debug_reader
 
     src = run_dir(debug_root)
     outside = tmp_path / "outside"
@@ -188,7 +188,7 @@ def test_what_is_refused_or_left_out_is_said(debug_root, tmp_path, monkeypatch):
 def test_what_a_debug_dir_cannot_know_is_not_recorded_never_zero(debug_root):
     """The program broke once; a debug dir does not record graph breaks, so no green "no graph breaks"
     (issue 20.10): "not recorded here", null counts, and the TORCH_TRACE log of the same run named."""
-    from magi_tui.model.report import triage_json
+    from magi_tui.model.outputs.report import triage_json
 
     j = triage_json(RunModel(run_dir(debug_root)).load())
     assert not any(c["level"] == "ok" and "graph break" in c["message"] for c in j["checks"])
@@ -209,7 +209,7 @@ def test_an_empty_debug_dir_says_why(tmp_path):
     proc = subprocess.run([sys.executable, "prog.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    from magi_tui.model.report import triage_json, triage_text
+    from magi_tui.model.outputs.report import triage_json, triage_text
 
     run = RunModel(run_dir(tmp_path / "torch_compile_debug")).load()
     j = triage_json(run)

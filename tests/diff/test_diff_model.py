@@ -9,9 +9,9 @@ import random
 
 import pytest
 
-from magi_tui.model.diff import compute_diff, default_normalise, diff_files, intraline, opcodes, read_side
-from magi_tui.model.guards import diff_guards, normalise_guard_line, normalise_noise
-from magi_tui.model.textfile import MAX_LINE_CHARS, TextFile
+from magi_tui.model.analysis.diff import compute_diff, default_normalise, diff_files, intraline, opcodes, read_side
+from magi_tui.model.analysis.guards import diff_guards, normalise_guard_line, normalise_noise
+from magi_tui.model.sources.textfile import MAX_LINE_CHARS, TextFile
 from tests.support.paths import COLD, FIXTURES
 
 CF = FIXTURES / "recompile_explain" / "compiled_functions"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from magi_tui.model.checks import analyse
-from magi_tui.model.report import triage_json
+from magi_tui.model.analysis.checks import analyse
+from magi_tui.model.outputs.report import triage_json
 from magi_tui.model.run import RunModel
 
 torch = pytest.importorskip("torch")
@@ -102,7 +102,7 @@ def test_per_frame_time_includes_backend_work_after_dynamo_returns(tmp_path):
     compile_only = sum(p["seconds"] for p in ct["phases"] if p["phase"] == "compile")
     assert frame.compile_s > compile_only  # the pieces' compiles, which ran after Dynamo returned, count
     assert abs(sum(ct["per_frame"].values()) + ct["unattributed_s"] - ct["total_s"]) < 1e-6
-    from magi_tui.model.metrics import compile_infos
+    from magi_tui.model.analysis.metrics import compile_infos
 
     (info,) = compile_infos(model)  # compile info says it too (torch's metrics end when Dynamo returns)
     assert info.after_return_s and abs(info.after_return_s - (frame.compile_s - compile_only)) < 1e-6

@@ -8,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from magi_tui.model.guards import diff_guards, reason_from_diff
+from magi_tui.model.analysis.guards import diff_guards, reason_from_diff
 
 HEAD = ("| | +- TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, "
         "AutogradCPU), ")

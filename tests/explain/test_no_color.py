@@ -7,7 +7,7 @@ import pytest
 from rich.style import Style
 from rich.text import Text
 
-from magi_tui.model.checks import analyse
+from magi_tui.model.analysis.checks import analyse
 from magi_tui.model.run import RunModel
 from tests.support.paths import TORCH_TRACE
 

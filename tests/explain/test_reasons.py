@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from magi_tui.model.guards import KINDS, dynamic_source_entry, parse_reason, user_expr
+from magi_tui.model.analysis.guards import KINDS, dynamic_source_entry, parse_reason, user_expr
 
 RECORDED = json.loads((Path(__file__).with_name("reasons_torch.json")).read_text())["reasons"]
 
@@ -127,7 +127,7 @@ def test_a_function_changed_in_a_shared_wrapper_is_not_an_object_to_reuse():
 
 
 def test_the_functions_a_guard_diff_shows_changed_are_named_where_torch_describes_them():
-    from magi_tui.model.guards import diff_guards, functions_changed
+    from magi_tui.model.analysis.guards import diff_guards, functions_changed
 
     for (old, new), want in ((_FUNC_213, [("L['fn']", None, None)]),
                              (_FUNC_211, [("L['func']", "forward (modeling_llama.py:436)",

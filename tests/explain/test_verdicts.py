@@ -183,7 +183,7 @@ def test_a_torch_trace_log_says_the_end_is_not_recorded_here(tmp_path):
 
 
 def test_calls_per_entry_tell_the_first_calls_lazy_work_from_run_time(runs):
-    from magi_tui.model.runtime import EntryCalls
+    from magi_tui.model.analysis.runtime import EntryCalls
 
     program_rc, path = runs["lazy"]
     assert program_rc == 0

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from magi_tui.model.fixes import FIX_FILE, fix_lines
+from magi_tui.model.outputs.fixes import fix_lines
+from magi_tui.model.sources.fix_file import FIX_FILE
 from tests.support.cli import run_cli
 
 STUB_TRACER = """\

@@ -185,7 +185,7 @@ def test_a_float_gets_its_setting_tried_and_its_code_change_shown_never_called_p
     """Issue 31.7: for a float compiled as a constant, fix tries ``specialize_float=False`` (a setting torch
     2.13 reads) and shows the code change (a 0-d tensor argument) without running or calling it proven; a
     patch's diff is printed only when its own run proved it."""
-    from magi_tui.model.fixes import fix_lines
+    from magi_tui.model.outputs.fixes import fix_lines
 
     code, out = fixed
     by_key = {c["key"]: c for c in out["candidates"]}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from magi_tui.model.fixes import config_patch, siblings, tensor_sizes
+from magi_tui.model.outputs.fixes import config_patch, siblings, tensor_sizes
 
 
 def test_patch_goes_after_import_torch(tmp_path):
@@ -43,7 +43,7 @@ def test_ids_of_real_logs_hold_no_values():
     import pytest
 
     from magi_tui.cli import _load_runs
-    from magi_tui.model.report import triage_json
+    from magi_tui.model.outputs.report import triage_json
     from tests.support.paths import TORCH_TRACE
 
     if not TORCH_TRACE.is_dir():

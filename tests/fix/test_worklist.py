@@ -32,7 +32,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, Path]:
     """item_break.py traced twice as it is, and once with TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1."""
-    from magi_tui.model.discovery import find_runs
+    from magi_tui.model.sources.discovery import find_runs
 
     base = tmp_path_factory.mktemp("worklist")
     procs = {"a1": _trace(base / "a1", "item_break.py"), "a2": _trace(base / "a2", "item_break.py"),

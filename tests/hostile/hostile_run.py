@@ -70,7 +70,7 @@ def build_hostile_run(run: Path, outside: Path, *, huge_bytes: int = 0, bytecode
     """One run dir with every hostile thing in it (``huge_bytes``: size of the one-line artifact).
 
     ``bytecode_hazards``: the functions' ``bytecode_info.txt`` is a FIFO / a link out of the run
-    (read by the triage's frame analysis, ``model/frames.py``)."""
+    (read by the triage's frame analysis, ``model/analysis/frames.py``)."""
     te = run / "timeline_events"
     files = te / "files"
     secret = outside / "secret.txt"

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from magi_format.safepath import UnsafePath, is_inside, safe_join
-from magi_tui.model import files
-from magi_tui.model.compiled_functions import compiled_functions_problem, index_compiled_functions
-from magi_tui.model.diff import diff_files, read_side
-from magi_tui.model.layout import event_files, event_folder
+from magi_tui.model.analysis.compiled_functions import compiled_functions_problem, index_compiled_functions
+from magi_tui.model.analysis.diff import diff_files, read_side
 from magi_tui.model.run import RunModel
-from magi_tui.model.textfile import MAX_LINE_BYTES, MAX_LINE_CHARS, TextFile
+from magi_tui.model.sources import files
+from magi_tui.model.sources.layout import event_files, event_folder
+from magi_tui.model.sources.textfile import MAX_LINE_BYTES, MAX_LINE_CHARS, TextFile
 from tests.hostile.hostile_run import LONG, SECRET, build_hostile_run, build_linked_cf_run, outside_dir
 
 
@@ -259,7 +259,7 @@ def test_a_timeline_linked_out_of_the_run_is_not_read(tmp_path):
 def test_a_timeline_swapped_for_a_link_out_of_the_run_is_refused_on_the_next_read(tmp_path):
     """The reader checks where the timeline leads only when it leads to another file than last time: a
     timeline read once, then replaced by a link leading outside, is refused at the next read."""
-    from magi_tui.model.reader import TimelineReader
+    from magi_tui.model.sources.reader import TimelineReader
 
     line = {"index": 0, "name": "fullgraph_before_x", "relative_time": "0.0ms", "files": [],
             "attributes": {"scope": "fullgraph"}, "datetime": "x", "timestamp": 1.0}
@@ -279,7 +279,7 @@ def test_a_timeline_swapped_for_a_link_out_of_the_run_is_refused_on_the_next_rea
 
 
 def test_diff_marks_changes_in_the_shown_text():
-    from magi_tui.model.diff import Row
+    from magi_tui.model.analysis.diff import Row
     from magi_tui.ui.widgets.diff_view import DiffView, _display
 
     row = Row("replace", 1, "\tx = \x1b[31m1", 1, "\tx = \x1b[31m2")

@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from magi_format.text import literal
-from magi_tui.model import files
-from magi_tui.model.compiled_functions import compiled_functions_problem, index_compiled_functions
-from magi_tui.model.diff import compute_diff, diff_files, read_side
-from magi_tui.model.discovery import find_runs, normalise
-from magi_tui.model.layout import event_folder, event_folder_rel, list_event_folders
+from magi_tui.model.analysis.compiled_functions import compiled_functions_problem, index_compiled_functions
+from magi_tui.model.analysis.diff import compute_diff, diff_files, read_side
 from magi_tui.model.run import RunModel
+from magi_tui.model.sources import files
+from magi_tui.model.sources.discovery import find_runs, normalise
+from magi_tui.model.sources.layout import event_folder, event_folder_rel, list_event_folders
 from tests.hostile.hostile_run import ESC, HOSTILE, LONG, SECRET, build_hostile_run, outside_dir
 from tests.support.paths import COLD
 

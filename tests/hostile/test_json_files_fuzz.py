@@ -9,8 +9,8 @@ characters, NaN, a wrong top-level type, duplicate keys, bytes damaged — and r
   ``MAGI_TUI_DEBUG`` set, so its last-line-of-defence handler re-raises instead of hiding a bug) on a small run
   holding the damaged ``metrics.json`` / ``runtime.json`` / ``session.json``, or whose root holds the damaged
   ``fix.json`` (triage says what a fix proved);
-* :func:`magi_tui.model.fixes.find_fix` and the lines the fix screen shows; the bisect view's loader
-  (:func:`magi_tui.model.bisect_view.load_bisect`) and everything the bisect screen asks of its result;
+* :func:`magi_tui.model.sources.fix_file.find_fix` and the lines the fix screen shows; the bisect view's loader
+  (:func:`magi_tui.model.outputs.bisect_view.load_bisect`) and everything the bisect screen asks of its result;
 * a sample of both on the real screens (Pilot): a notice, never a traceback, nothing unsafe on screen.
 
 Held: no exception escapes, no case takes long against the valid file read the same way (an anchor measured
@@ -308,7 +308,8 @@ def _one_line(problem: str | None) -> str:
 def _fix_reader(world: dict, rng: random.Random) -> str:
     """find_fix, the lines the fix view shows of the result (at its width and the CLI's), and what the view
     reads of a change (its run, the baseline's run); every tenth case also through triage (what fix proved)."""
-    from magi_tui.model.fixes import find_fix, fix_lines
+    from magi_tui.model.outputs.fixes import fix_lines
+    from magi_tui.model.sources.fix_file import find_fix
 
     path, obj, problem = find_fix(world["root"])
     assert (obj is None) == (problem is not None) == (path is None)
@@ -331,7 +332,7 @@ def _fix_reader(world: dict, rng: random.Random) -> str:
 def _bisect_reader(world: dict, rng: random.Random) -> str:
     """The bisect view's loader (from the folder, or from a run three levels below it) and everything the bisect
     screen asks of what it loaded: each step's line and style, the culprit's lines, its run, both diffs."""
-    from magi_tui.model.bisect_view import (
+    from magi_tui.model.outputs.bisect_view import (
         culprit_diff,
         culprit_lines,
         culprit_pass_diff,
@@ -510,7 +511,7 @@ async def test_damaged_fix_and_bisect_files_on_the_screens(world):
 
 def test_the_cases_cover_every_kind_of_damage(world):
     """What :func:`mutate` makes of a valid file: each kind of damage the issue names, often enough."""
-    from magi_tui.model.safejson import too_deep
+    from magi_tui.model.sources.safejson import too_deep
 
     rng = random.Random(7)
     seen: dict[str, int] = dict.fromkeys(["not JSON", "nested deep", "huge number", "NaN", "control or bidi",
@@ -565,7 +566,7 @@ def test_a_deeply_nested_metrics_json_is_no_metrics_not_a_crash(world, monkeypat
     ("", "is empty"),
 ])
 def test_a_damaged_fix_json_is_said_in_one_line(tmp_path, text, said):
-    from magi_tui.model.fixes import find_fix
+    from magi_tui.model.sources.fix_file import find_fix
 
     (tmp_path / "fix.json").write_text(text, encoding="utf-8", errors="surrogatepass")
     path, obj, problem = find_fix(tmp_path)
@@ -574,16 +575,16 @@ def test_a_damaged_fix_json_is_said_in_one_line(tmp_path, text, said):
 
 
 def test_an_oversized_fix_json_is_not_read(tmp_path, monkeypatch):
-    from magi_tui.model import fixes
+    from magi_tui.model.sources import fix_file
 
-    monkeypatch.setattr(fixes, "MAX_FIX_JSON", 1000)
+    monkeypatch.setattr(fix_file, "MAX_FIX_JSON", 1000)
     (tmp_path / "fix.json").write_text(json.dumps({"notes": ["x" * 2000]}))
-    assert "is over 1,000 bytes: not read" in fixes.find_fix(tmp_path)[2]
+    assert "is over 1,000 bytes: not read" in fix_file.find_fix(tmp_path)[2]
 
 
 def test_nan_and_infinity_in_a_bisect_json_are_read(world, tmp_path):
     """Python's json writes NaN and Infinity (msgspec refuses them): read through the stdlib, then typed."""
-    from magi_tui.model.bisect_view import culprit_lines, load_bisect, step_line
+    from magi_tui.model.outputs.bisect_view import culprit_lines, load_bisect, step_line
 
     obj = json.loads(json.dumps(world["bisects"][1]))
     obj["steps"][0]["seconds"] = float("nan")
@@ -597,9 +598,10 @@ def test_nan_and_infinity_in_a_bisect_json_are_read(world, tmp_path):
 
 def test_the_valid_files_read_as_before(world):
     """Typed, a valid file gives its readers what the raw JSON gave them."""
-    from magi_tui.model.bisect_view import culprit_lines, load_bisect, step_line
-    from magi_tui.model.fixes import find_fix, fix_lines
-    from magi_tui.model.safejson import metrics_or_none
+    from magi_tui.model.outputs.bisect_view import culprit_lines, load_bisect, step_line
+    from magi_tui.model.outputs.fixes import fix_lines
+    from magi_tui.model.sources.fix_file import find_fix
+    from magi_tui.model.sources.safejson import metrics_or_none
 
     _path, fix, problem = find_fix(world["root"])
     assert problem is None and fix_lines(fix) == fix_lines(world["fix"])

@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from magi_format.text import UNSAFE_CHARS
-from magi_tui.model.budget import check, junit_xml, parse_policy
+from magi_tui.model.outputs.budget import check, junit_xml, parse_policy
 from magi_tui.model.run import RunModel
 from tests.support.paths import ROOT
 from tests.support.timeline import ev_line, write_run

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from magi_format.runname import RunName, model_dir_name, parse_run_name
-from magi_tui.model.cache_explain import run_misses_explained
-from magi_tui.model.checks import analyse
-from magi_tui.model.discovery import find_runs
-from magi_tui.model.magi_cache import parse_host_slots, parse_indices, read_sidecars
-from magi_tui.model.ranks import find_jobs, ranks_json
-from magi_tui.model.report import run_label, run_row, triage_json
+from magi_tui.model.analysis.cache_explain import run_misses_explained
+from magi_tui.model.analysis.checks import analyse
+from magi_tui.model.outputs.ranks import find_jobs, ranks_json
+from magi_tui.model.outputs.report import run_label, run_row, triage_json
 from magi_tui.model.run import RunModel
+from magi_tui.model.sources.discovery import find_runs
+from magi_tui.model.sources.magi_cache import parse_host_slots, parse_indices, read_sidecars
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from magi_tui.model import frames as F
+from magi_tui.model.analysis import frames as F
 
 
 def _by_regex(cid: str) -> tuple[str, int, int] | None:

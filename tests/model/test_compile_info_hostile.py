@@ -8,7 +8,14 @@ import os
 
 from magi_format.names import lifecycle_event, point_event
 from magi_tui.model import RunModel
-from magi_tui.model.metrics import compile_infos, detail_lines, metrics_table, stack_trie, trie_lines, write_reproducer
+from magi_tui.model.analysis.metrics import (
+    compile_infos,
+    detail_lines,
+    metrics_table,
+    stack_trie,
+    trie_lines,
+    write_reproducer,
+)
 from tests.support.timeline import record_run
 
 C = {"scope": "fullgraph", "compile_id": "0/0", "attempt": 0, "frame": "f", "source": "torch_trace"}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from magi_tui.model.report import triage_json, triage_text
+from magi_tui.model.outputs.report import triage_json, triage_text
 from magi_tui.model.run import RunModel
 from tests.support import ahead
 from tests.support.traced import ROOT, traced_run

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from magi_tui.model import RunModel, find_runs, index_compiled_functions
-from magi_tui.model.discovery import SKIP_DIRS
-from magi_tui.model.layout import event_files, event_folder, list_event_folders
+from magi_tui.model.sources.discovery import SKIP_DIRS
+from magi_tui.model.sources.layout import event_files, event_folder, list_event_folders
 from tests.support.paths import COLD, WARM
 
 # fixture dir -> (number of runs, statuses)
@@ -269,7 +269,7 @@ def _walk(fn, depth=0):
 
 
 def test_compiled_functions_resume_fns_deduplicated_and_bounded(fx):
-    from magi_tui.model.compiled_functions import MAX_RESUME_DEPTH
+    from magi_tui.model.analysis.compiled_functions import MAX_RESUME_DEPTH
 
     fns = {f.name: f for f in index_compiled_functions(fx / "recompile_explain")}
     walked = list(_walk(fns["toy_with_break"]))
@@ -377,7 +377,7 @@ def test_discovery_never_walks_into_runs_or_caches(tmp_path, monkeypatch):
         (mc / "a.bin").write_text("")
     n_files = sum(len(fs) + len(ds) for _, ds, fs in os.walk(root))
     assert n_files > 5000
-    import magi_tui.model.discovery as discovery
+    import magi_tui.model.sources.discovery as discovery
 
     listed: list[str] = []
     real_scandir = os.scandir

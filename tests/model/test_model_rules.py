@@ -4,8 +4,8 @@ hand-written timelines in the writer's exact shape."""
 from __future__ import annotations
 
 from magi_tui.model import RunModel
-from magi_tui.model.layout import event_files, event_folder, event_folder_rel, list_event_folders
-from magi_tui.model.report import triage_json
+from magi_tui.model.outputs.report import triage_json
+from magi_tui.model.sources.layout import event_files, event_folder, event_folder_rel, list_event_folders
 from tests.support.timeline import ev_line, lc, write_run
 
 
@@ -201,7 +201,7 @@ def test_folder_not_written_yet(tmp_path):
 
 # -- odd values that once escaped as exceptions -----------------------------------------------------
 def test_non_finite_and_huge_numbers_are_not_times(tmp_path):
-    from magi_tui.model.report import fmt_duration, fmt_time, run_row
+    from magi_tui.model.outputs.report import fmt_duration, fmt_time, run_row
 
     run_dir = write_run(tmp_path / "r", [
         '{"index": 0, "name": "fullgraph_before_x", "attributes": {"lifecycle_name": "x"}, "timestamp": Infinity}\n',

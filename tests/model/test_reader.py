@@ -9,8 +9,8 @@ import threading
 import pytest
 
 from magi_tui.model import RunModel
-from magi_tui.model import reader as reader_mod
-from magi_tui.model.reader import TimelineReader
+from magi_tui.model.sources import reader as reader_mod
+from magi_tui.model.sources.reader import TimelineReader
 from tests.support.timeline import ev_line, lc, write_run
 
 

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from magi_tui.model import RunModel
-from magi_tui.model.reader import TimelineReader
-from magi_tui.model.report import run_row, triage_json, triage_text
+from magi_tui.model.outputs.report import run_row, triage_json, triage_text
+from magi_tui.model.sources.reader import TimelineReader
 from tests.support.timeline import ev_line, lc
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import secrets
 import string
 
-from magi_tui.model.redact import MARK, Redactor, looks_random, secret_name
+from magi_tui.model.outputs.redact import MARK, Redactor, looks_random, secret_name
 
 HOME = "/home/alice"
 #: what an ordinary training command looks like: nothing in it may change (except the home folder)

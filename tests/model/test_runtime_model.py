@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from magi_tui.model.report import triage_json, triage_text
+from magi_tui.model.analysis.runtime import from_graph_execution, from_runtime_json, read_runtime_file
+from magi_tui.model.outputs.report import triage_json, triage_text
 from magi_tui.model.run import RunModel
-from magi_tui.model.runtime import from_graph_execution, from_runtime_json, read_runtime_file
 from tests.support import ahead
 
 

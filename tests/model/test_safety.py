@@ -12,7 +12,7 @@ from magi_format.safepath import UnsafePath, is_inside, safe_join
 from magi_format.text import literal
 from magi_tui.cli import main
 from magi_tui.model import RunModel, index_compiled_functions
-from magi_tui.model.layout import event_files, event_folder
+from magi_tui.model.sources.layout import event_files, event_folder
 from tests.support.timeline import ev_line, write_run
 
 

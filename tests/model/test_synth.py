@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from synth import synthetic_lines, write_synthetic_run  # noqa: E402
 
 from magi_tui.model import RunModel  # noqa: E402
-from magi_tui.model.layout import event_files  # noqa: E402
+from magi_tui.model.sources.layout import event_files  # noqa: E402
 
 
 def test_synthetic_run_reads_like_a_real_one(tmp_path):

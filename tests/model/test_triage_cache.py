@@ -5,9 +5,9 @@ finding. The kind rules live in one place (``events.kind_of``)."""
 from __future__ import annotations
 
 from magi_tui.model import RunModel
-from magi_tui.model.checks import analyse
+from magi_tui.model.analysis.checks import analyse
 from magi_tui.model.events import KINDS, kind_of, name_kind
-from magi_tui.model.report import triage_json, triage_text
+from magi_tui.model.outputs.report import triage_json, triage_text
 from tests.support.paths import COLD, WARM
 from tests.support.timeline import ev_line, lc, write_run
 
@@ -63,7 +63,7 @@ def test_magi_load_results_and_stores(fx):
 
 
 def test_eager_nocache_skipped_store_reasons(fx):
-    from magi_tui.model.discovery import find_runs
+    from magi_tui.model.sources.discovery import find_runs
 
     (found,) = find_runs(fx / "eager_nocache")
     a = analyse(RunModel(found.path).load())

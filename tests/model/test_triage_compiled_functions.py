@@ -5,10 +5,10 @@ functions, and consecutive entries' guards are compared with addresses and gener
 from __future__ import annotations
 
 from magi_tui.model import RunModel
-from magi_tui.model.checks import analyse
-from magi_tui.model.frames import analyse_compiled_functions
-from magi_tui.model.guards import diff_guards, normalise_guard_line, read_guards
-from magi_tui.model.report import triage_json, triage_text
+from magi_tui.model.analysis.checks import analyse
+from magi_tui.model.analysis.frames import analyse_compiled_functions
+from magi_tui.model.analysis.guards import diff_guards, normalise_guard_line, read_guards
+from magi_tui.model.outputs.report import triage_json, triage_text
 
 
 def test_recompile_explain_counts_from_cache_entries_and_resume_functions(fx):

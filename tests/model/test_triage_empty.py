@@ -8,9 +8,9 @@ import shutil
 
 from magi_tui.cli import triage_exit_code
 from magi_tui.model import RunModel
-from magi_tui.model.checks import analyse
-from magi_tui.model.discovery import find_runs
-from magi_tui.model.report import triage_json, triage_text
+from magi_tui.model.analysis.checks import analyse
+from magi_tui.model.outputs.report import triage_json, triage_text
+from magi_tui.model.sources.discovery import find_runs
 
 DYNAMO_FAILURE = "dynamo_failure/magi_depyf/run_20261122_112215/model_1_Breaks_rank_0"
 

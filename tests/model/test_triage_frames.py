@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from magi_tui.model import RunModel
-from magi_tui.model.checks import analyse
-from magi_tui.model.report import triage_json, triage_text
+from magi_tui.model.analysis.checks import analyse
+from magi_tui.model.outputs.report import triage_json, triage_text
 from tests.support.paths import ROOT as REPO
 from tests.support.timeline import ev_line, write_run
 

@@ -7,8 +7,8 @@ import json
 
 from magi_tui.cli import main
 from magi_tui.model import RunModel
-from magi_tui.model.checks import analyse
-from magi_tui.model.report import triage_json, triage_text
+from magi_tui.model.analysis.checks import analyse
+from magi_tui.model.outputs.report import triage_json, triage_text
 from tests.support.timeline import ev_line, write_run
 
 
@@ -83,7 +83,7 @@ def test_a_run_log_that_is_a_link_is_not_shown(fx_copy, tmp_path):
     secret.write_text("SECRET\n")
     root = fx_copy("dynamo_failure")
     (root.parent / "run.log").symlink_to(secret)
-    from magi_tui.model.discovery import find_runs
+    from magi_tui.model.sources.discovery import find_runs
 
     (found,) = find_runs(root)
     a = analyse(RunModel(found.path).load())

@@ -10,7 +10,7 @@ pytest.importorskip("textual")
 from test_triage_frames import TRACE_LOGS, trace_run  # noqa: E402
 
 from magi_tui.model import RunModel  # noqa: E402
-from magi_tui.model.checks import analyse  # noqa: E402
+from magi_tui.model.analysis.checks import analyse  # noqa: E402
 from magi_tui.ui.app import MagiApp  # noqa: E402
 from magi_tui.ui.widgets.triage_panel import TriagePanel  # noqa: E402
 from tests.support.paths import FIXTURES

@@ -8,8 +8,8 @@ import pytest
 
 from magi_tui.cli import triage_exit_code
 from magi_tui.model import RunModel
-from magi_tui.model.checks import analyse
-from magi_tui.model.report import triage_json, triage_text
+from magi_tui.model.analysis.checks import analyse
+from magi_tui.model.outputs.report import triage_json, triage_text
 from tests.support.paths import COLD, WARM
 from tests.support.timeline import ev_line, lc, write_run
 
@@ -105,7 +105,7 @@ def test_restart_point_events_from_our_tracer_are_restarts(tmp_path):
 
 @pytest.mark.parametrize("name", ["aot"])
 def test_real_failure_fixture_is_failed(fx, name):
-    from magi_tui.model.discovery import find_runs
+    from magi_tui.model.sources.discovery import find_runs
 
     (found,) = find_runs(fx / name)
     run = RunModel(found.path).load()

@@ -1,4 +1,4 @@
-"""The triage findings are built once (model/triage_sections.py) and the panel, the text report and
+"""The triage findings are built once (model/outputs/triage_sections.py) and the panel, the text report and
 ``triage --json`` show that one structure: the same sections in the same order with the same counts,
 the rows' jump targets are the events n / p step through, and names stay literal in every span."""
 
@@ -9,9 +9,9 @@ import json
 import pytest
 
 from magi_tui.model import RunModel
-from magi_tui.model.checks import analyse
-from magi_tui.model.report import triage_json, triage_text
-from magi_tui.model.triage_sections import ROLES, triage_sections
+from magi_tui.model.analysis.checks import analyse
+from magi_tui.model.outputs.report import triage_json, triage_text
+from magi_tui.model.outputs.triage_sections import ROLES, triage_sections
 from tests.support.cli import run_cli
 from tests.support.paths import FIXTURES, TORCH_TRACE
 from tests.support.timeline import ev_line, write_run

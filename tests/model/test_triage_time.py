@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from magi_tui.model import RunModel
-from magi_tui.model.checks import analyse
-from magi_tui.model.report import triage_text
+from magi_tui.model.analysis.checks import analyse
+from magi_tui.model.outputs.report import triage_text
 from tests.support.paths import COLD
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from magi_tui.model import RunModel
-from magi_tui.model import provenance as pv
-from magi_tui.model.metrics import compile_infos, kernel_provenance
+from magi_tui.model.analysis import provenance as pv
+from magi_tui.model.analysis.metrics import compile_infos
+from magi_tui.model.analysis.provenance import kernel_provenance
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 PROGRAM = Path(__file__).with_name("fused_program.py").read_text().splitlines()

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from magi_tui.model import provenance as pv
+from magi_tui.model.analysis import provenance as pv
 from magi_tui.ui.app import MagiApp
 from magi_tui.ui.widgets.detail import EventDetail
 from magi_tui.ui.widgets.file_view import FileLines, FileView

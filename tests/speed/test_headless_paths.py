@@ -20,8 +20,8 @@ import pytest
 from magi_format.text import json_literal
 from magi_tui.cli import _dump_json
 from magi_tui.model import RunModel, find_runs
-from magi_tui.model.pairing import Span
-from magi_tui.model.report import triage_json
+from magi_tui.model.events import Span
+from magi_tui.model.outputs.report import triage_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from synth import write_synthetic_run  # noqa: E402
@@ -157,7 +157,7 @@ def test_json_printed_as_bytes_is_the_same_text(capsys):
 
 
 def _streamed(path: Path) -> RunModel:
-    from magi_tui.model.checks import TimelineFold
+    from magi_tui.model.analysis.checks import TimelineFold
 
     return RunModel(path).load(fold=TimelineFold())
 
@@ -179,8 +179,8 @@ def _odd_runs(tmp_path: Path) -> list[Path]:
 def _check_answers(run: RunModel, baseline: RunModel | None = None) -> tuple[str, str, str]:
     """What ``magi-tui check`` prints of one run with every budget and --fail-on rule (against ``baseline``
     when given): JSON, text, JUnit."""
-    from magi_tui.model.budget import check, junit_xml, load_policy
-    from magi_tui.model.checks import FAIL_ON_KINDS, RULES
+    from magi_tui.model.analysis.checks import FAIL_ON_KINDS, RULES
+    from magi_tui.model.outputs.budget import check, junit_xml, load_policy
 
     policy = load_policy(None).with_fail_on(tuple(r.id for r in RULES) + tuple(FAIL_ON_KINDS))
     report = check([run], policy, [baseline] if baseline is not None else None)
@@ -189,7 +189,8 @@ def _check_answers(run: RunModel, baseline: RunModel | None = None) -> tuple[str
 
 def _metrics_answers(run: RunModel) -> tuple[str, str]:
     """What ``magi-tui metrics`` prints of one run: the JSON (every compile, its kernels) and the table."""
-    from magi_tui.model.metrics import compile_infos, kernel_provenance, metrics_table
+    from magi_tui.model.analysis.metrics import compile_infos, metrics_table
+    from magi_tui.model.analysis.provenance import kernel_provenance
 
     infos = compile_infos(run)
     return (_dump_json([{**i.as_json(), "provenance": [k.as_json() for k in kernel_provenance(run, i)]}
@@ -197,14 +198,14 @@ def _metrics_answers(run: RunModel) -> tuple[str, str]:
 
 
 def _metrics_streamed(path: Path) -> RunModel:
-    from magi_tui.model.metrics import CompileInfoFold
+    from magi_tui.model.analysis.metrics import CompileInfoFold
 
     return RunModel(path).load(fold=CompileInfoFold())
 
 
 def _compare_answers(a: RunModel, b: RunModel) -> tuple[str, str]:
     """What ``magi-tui compare`` prints of two runs: the JSON and the whole text."""
-    from magi_tui.model.compare import compare_runs, compare_text
+    from magi_tui.model.outputs.compare import compare_runs, compare_text
 
     c = compare_runs(a, b)
     return _dump_json(c.as_json()), compare_text(c, show_all=True)
@@ -212,21 +213,21 @@ def _compare_answers(a: RunModel, b: RunModel) -> tuple[str, str]:
 
 def _rank_answers(run: RunModel) -> tuple:
     """What the comparison of ranks reads of one rank's run (``ranks._rank_run``)."""
-    from magi_tui.model.compare import _GraphReader
-    from magi_tui.model.ranks import _rank_run
+    from magi_tui.model.outputs.compare import _GraphReader
+    from magi_tui.model.outputs.ranks import _rank_run
 
     rr = _rank_run(0, run, _GraphReader())
     return (rr.compile_ids, rr.graphs, rr.cache, rr.recompile_reasons, rr.aspects, rr.keys)
 
 
 def _side_streamed(path: Path) -> RunModel:
-    from magi_tui.model.compare.sides import SideFold
+    from magi_tui.model.outputs.compare.sides import SideFold
 
     return RunModel(path).load(fold=SideFold())
 
 
 def test_a_streamed_load_gives_the_same_answer(fx, tmp_path):
-    from magi_tui.model.report import run_row, triage_text
+    from magi_tui.model.outputs.report import run_row, triage_text
 
     paths = _runs(fx, tmp_path) + _odd_runs(tmp_path)
     for path in paths:
@@ -287,7 +288,7 @@ def test_a_streamed_log_gives_the_same_answer(tmp_path):
     on every recorded log and on a synthetic one of many compiles."""
     from synth import write_trace_log
 
-    from magi_tui.model.report import run_row, triage_text
+    from magi_tui.model.outputs.report import run_row, triage_text
     from tests.support.paths import TORCH_TRACE
 
     logs = sorted((Path(__file__).resolve().parents[1] / "torchtrace" / "logs").glob("*.log"))

@@ -25,7 +25,7 @@ LEAN = ("typing_extensions", "inspect", "ast", "dataclasses", "shutil", "bz2", "
         "json", "textual", "rich", "torch", "tracer")
 #: our modules a timeline run's answer does not need: graph-break and guard grammars (no breaks nor
 #: recompiles here), the debug-dir reader, the other commands' command lines
-OURS_NOT_NEEDED = {"magi_format.torchtext", "magi_tui.model.guards", "magi_tui.model.debugdir.reader",
+OURS_NOT_NEEDED = {"magi_format.torchtext", "magi_tui.model.analysis.guards", "magi_tui.model.sources.debugdir.reader",
                    "magi_tui.bisect_cli", "magi_tui.fix_cli"}
 
 _PROBE = """

@@ -88,9 +88,9 @@ def test_the_analysis_reads_a_bounded_number_of_event_files_listed_but_missing(t
     and a file that is simply absent costs one lstat."""
     from synth import write_run_from_log
 
-    from magi_tui.model import checks
-    from magi_tui.model.layout import event_folder_rel
-    from magi_tui.model.report import triage_json
+    from magi_tui.model.analysis import checks
+    from magi_tui.model.outputs.report import triage_json
+    from magi_tui.model.sources.layout import event_folder_rel
 
     log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 300)
     run_dir = write_run_from_log(log, tmp_path / "model_1_Fuzz_rank_0")
@@ -110,8 +110,8 @@ def test_the_analysis_reads_a_bounded_number_of_event_files_listed_but_missing(t
 
 
 def test_a_logs_frames_have_their_file_and_line_from_metrics_without_copies_written(tmp_path, monkeypatch):
-    from magi_tui.model.report import triage_json
-    from magi_tui.model.torchtrace.reader import TraceLogReader
+    from magi_tui.model.outputs.report import triage_json
+    from magi_tui.model.sources.torchtrace.reader import TraceLogReader
 
     log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 20)
     monkeypatch.setattr(TraceLogReader, "_write_copy", lambda *a: (_ for _ in ()).throw(AssertionError("copy")))
@@ -126,7 +126,7 @@ def test_a_long_logs_lines_and_small_files_read_back_from_compressed_blocks(tmp_
     back; metrics.json and the stacks are made from their record, re-read from the log, when opened."""
     import json
 
-    from magi_tui.model.torchtrace.reader import _LineStore
+    from magi_tui.model.sources.torchtrace.reader import _LineStore
 
     monkeypatch.setattr(_LineStore, "BLOCK", 4 << 10)  # the small files of 1500 frames fill a few
     log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 1500)

@@ -17,9 +17,9 @@ import msgspec
 import pytest
 
 from magi_tui.model import RunModel
-from magi_tui.model import reader as reader_mod
 from magi_tui.model.events import Attrs, KeptAttrs, kind_of
-from magi_tui.model.reader import ReadResult, TimelineReader
+from magi_tui.model.sources import reader as reader_mod
+from magi_tui.model.sources.reader import ReadResult, TimelineReader
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from synth import write_synthetic_run  # noqa: E402

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from magi_tui.model.torchtrace import name_rank
+from magi_tui.model.sources.torchtrace import name_rank
 
 JOBS = Path(__file__).resolve().parent / "jobs"
 #: 2 ranks; rank 1 takes another branch (a graph break, one all_reduce run eagerly)

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from magi_tui.model import RunModel, find_runs
-from magi_tui.model.report import triage_json
+from magi_tui.model.outputs.report import triage_json
 from tests.support.paths import COLD, ROOT
 from tests.torchtrace.logkit import BREAKS_LOG, DYNAMIC_LOG
 

@@ -15,7 +15,7 @@ import pytest
 
 from magi_tui.cli import main
 from magi_tui.model import RunModel
-from magi_tui.model.metrics import compile_infos, stack_trie, write_reproducer
+from magi_tui.model.analysis.metrics import compile_infos, stack_trie, write_reproducer
 from magi_tui.ui.app import MagiApp
 from magi_tui.ui.screens.compile_info import CompileInfoScreen
 from magi_tui.ui.screens.run import RunScreen

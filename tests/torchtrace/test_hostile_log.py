@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from magi_tui.model import RunModel
-from magi_tui.model.report import triage_json
+from magi_tui.model.outputs.report import triage_json
 from magi_tui.ui.app import MagiApp
 from tests.support.pilot import loaded_run_screen, screen_text, unsafe_on_screen, wait_for
 from tests.torchtrace.logkit import make_record

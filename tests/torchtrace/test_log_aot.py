@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from magi_tui.model import RunModel
-from magi_tui.model import provenance as pv
+from magi_tui.model.analysis import provenance as pv
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import RECORDED, records
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from magi_tui.model import RunModel
-from magi_tui.model.compare.comparison import compare_runs
+from magi_tui.model.outputs.compare.comparison import compare_runs
 from tests.support.paths import ROOT
 
 LOGS = ROOT / "tests" / "torchtrace" / "logs" / "cuda_2_11"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from magi_tui.model import RunModel
-from magi_tui.model.report import triage_json, triage_text
+from magi_tui.model.outputs.report import triage_json, triage_text
 from tests.torchtrace.logkit import RECORDED, kind, records, retag, write_log
 
 REASON = "skipping cudagraphs due to mutated inputs (1 instances). Found from : \n   File \"jit_reset.py\", line 6"

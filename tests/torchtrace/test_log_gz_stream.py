@@ -14,9 +14,9 @@ import zlib
 import pytest
 
 from magi_tui.model import RunModel
-from magi_tui.model.checks import TimelineFold
-from magi_tui.model.torchtrace import gzstream
-from magi_tui.model.torchtrace.reader import TraceLogReader
+from magi_tui.model.analysis.checks import TimelineFold
+from magi_tui.model.sources.torchtrace import gzstream
+from magi_tui.model.sources.torchtrace.reader import TraceLogReader
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import RECORDED, records, settle, write_log
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from magi_tui.model import RunModel
-from magi_tui.model.torchtrace import reader as reader_mod
+from magi_tui.model.sources.torchtrace import reader as reader_mod
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import RECORDED, make_record, records, write_log
 
@@ -44,7 +44,7 @@ def test_a_big_record_is_not_held_four_times(tmp_path):
     probe = "print(next(ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('VmHWM')))"
     code = (f"from magi_tui.model import RunModel\nr = RunModel({str(log)!r}).load()\n"
             "assert len(r.events) == 1 and not r.malformed, (r.events, r.malformed)\n" + probe)
-    base = f"import magi_tui.model\nimport magi_tui.model.torchtrace.reader\n{probe}"
+    base = f"import magi_tui.model\nimport magi_tui.model.sources.torchtrace.reader\n{probe}"
 
     def hwm(src: str) -> int:
         out = subprocess.run([sys.executable, "-c", src], cwd=ROOT, capture_output=True, text=True, timeout=120,

@@ -18,7 +18,7 @@ import pytest
 from magi_format.layout import timeline_record
 from magi_format.text import json_safe
 from magi_tui.model import RunModel
-from magi_tui.model.torchtrace.reader import TraceLogReader
+from magi_tui.model.sources.torchtrace.reader import TraceLogReader
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import BREAKS_LOG, DYNAMIC_LOG, make_record, records, write_log
 

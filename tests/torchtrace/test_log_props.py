@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from magi_tui.model.torchtrace.reader import TraceLogReader
+from magi_tui.model.sources.torchtrace.reader import TraceLogReader
 from tests.torchtrace.logkit import RECORDED, records
 
 RECS = records(RECORDED / "jit_reset.log")[:60] + records(RECORDED / "export.log")[-6:]

@@ -14,7 +14,7 @@ import pytest
 from magi_format.names import frag
 from magi_tui.model import RunModel
 from magi_tui.model.events import Event
-from magi_tui.model.report import triage_json
+from magi_tui.model.outputs.report import triage_json
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import BREAKS_LOG, DYNAMIC_LOG, kind, make_record, records
 
@@ -223,7 +223,7 @@ def test_event_lines_are_the_writers_lines():
     import msgspec
 
     from magi_format.layout import timeline_record
-    from magi_tui.model.torchtrace.reader import TraceLogReader
+    from magi_tui.model.sources.torchtrace.reader import TraceLogReader
 
     for log in (BREAKS_LOG, DYNAMIC_LOG):
         reader = TraceLogReader(log)
@@ -245,7 +245,7 @@ def test_compile_before_sites_are_handed_over_as_their_lines_read(lean):
     back (the fold reads them instead of making and decoding the lines again); None for other events.
     A lean (streamed) reader hands over only the last read's; one that keeps every event (the app's,
     whose analysis folds them after the load) those of every read."""
-    from magi_tui.model.torchtrace.reader import TraceLogReader
+    from magi_tui.model.sources.torchtrace.reader import TraceLogReader
 
     reader = TraceLogReader(BREAKS_LOG)
     reader.lean = lean
@@ -271,7 +271,7 @@ def test_epoch_search_is_the_regexs():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from magi_tui.model.torchtrace.reader import _EPOCH_S, _EPOCH_US, _search_at
+    from magi_tui.model.sources.torchtrace.reader import _EPOCH_S, _EPOCH_US, _search_at
 
     parts = st.sampled_from([b'"start_time": ', b'"ts": ', b"1", b"17639827", b"1763982759", b".5", b"x",
                              b"1763982759123456", b'"start_time": 9', b'"ts":'])
@@ -303,7 +303,7 @@ def test_lean_reader_keeps_the_lines_and_files_of_the_events_still_held(hostile,
     reader that keeps every event gives them, and its Events are the same; one asked for before ``settle``
     is kept at once; what no one held is never stored (nor encoded: a lean reader encodes the attributes of
     an event when it keeps it, so one msgspec refuses -- a lone surrogate -- takes the careful way then)."""
-    from magi_tui.model.torchtrace.reader import TraceLogReader
+    from magi_tui.model.sources.torchtrace.reader import TraceLogReader
 
     log = _surrogate_log(tmp_path) if hostile else BREAKS_LOG
 
@@ -351,7 +351,7 @@ def test_lean_reader_keeps_no_line_for_an_event_held_for_its_index_alone():
     fold holds each frame's first event for its index and name) is not kept by a lean reader: its line reads
     None and it lists no file. Held by anything else too, or not so marked, it is kept and reads back as a
     reader that keeps every event gives it."""
-    from magi_tui.model.torchtrace.reader import TraceLogReader
+    from magi_tui.model.sources.torchtrace.reader import TraceLogReader
 
     full = TraceLogReader(BREAKS_LOG)
     want: dict[int, bytes | None] = {}
@@ -398,6 +398,6 @@ def test_lean_reader_keeps_no_line_for_an_event_held_for_its_index_alone():
 ])
 def test_tlparse_compile_id_spelling(ids, want):
     """A record's compile id as tlparse spells it (``compile_ids``: the ids ``runs`` and ``ranks`` list)."""
-    from magi_tui.model.torchtrace.reader import tlparse_compile_id
+    from magi_tui.model.sources.torchtrace.reader import tlparse_compile_id
 
     assert tlparse_compile_id({"dynamo_start": {}, **ids}) == want

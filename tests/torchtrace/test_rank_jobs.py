@@ -21,9 +21,9 @@ import pytest
 
 from magi_tui.cli import main
 from magi_tui.model import RunModel
-from magi_tui.model.discovery import find_runs
-from magi_tui.model.ranks import find_jobs
-from magi_tui.model.torchtrace import is_log_name, log_rank, metadata_rank, name_rank
+from magi_tui.model.outputs.ranks import find_jobs
+from magi_tui.model.sources.discovery import find_runs
+from magi_tui.model.sources.torchtrace import is_log_name, log_rank, metadata_rank, name_rank
 from tests.torchtrace.jobkit import BRANCH2, SHAPE3
 from tests.torchtrace.jobkit import rank_logs as _logs
 from tests.torchtrace.oracle import tlparse_bin

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from magi_tui.model import RunModel
-from magi_tui.model.metrics import compile_infos, kernel_provenance, stack_trie, write_reproducer
+from magi_tui.model.analysis.metrics import compile_infos, stack_trie, write_reproducer
+from magi_tui.model.analysis.provenance import kernel_provenance
 from tracer import explain_compilation
 
 torch = pytest.importorskip("torch")

@@ -17,7 +17,7 @@ import pytest
 
 from magi_format.torch_records import UserEvent
 from magi_tui.model import RunModel
-from magi_tui.model.checks import analyse
+from magi_tui.model.analysis.checks import analyse
 from tracer import writer as writer_mod
 from tracer.writer import BackgroundWriter, RunWriter, TracerWarning
 

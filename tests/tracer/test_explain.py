@@ -261,7 +261,7 @@ def test_cache_entries_are_recorded_most_recently_used_first_with_leaf_guard_cou
     assert "TENSOR_MATCH 2" in overview  # x and y, once each
     assert guards.count("NO_TENSOR_ALIASING") == 2 and "NO_TENSOR_ALIASING 1" in overview  # one guard, shown twice
     # the viewer's compiled_functions browser counts them the same way (it said "0 guards" on torch 2.13)
-    from magi_tui.model.compiled_functions import index_compiled_functions
+    from magi_tui.model.analysis.compiled_functions import index_compiled_functions
 
     (fn,) = [x for x in index_compiled_functions(run.path) if x.name == "f"]
     assert [e.guard_leaves for e in fn.entries] == counts

@@ -201,7 +201,7 @@ async def test_after_f_the_failures_exception_is_on_screen_at_every_size(tmp_pat
 
 
 async def test_triage_panel_ranks_where_compile_time_went():
-    from magi_tui.model.checks import analyse
+    from magi_tui.model.analysis.checks import analyse
     from magi_tui.ui.labels import BAR_WIDTH, time_bar
 
     app = MagiApp(COLD)

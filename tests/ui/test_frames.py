@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from magi_tui.model.checks import analyse
-from magi_tui.model.frames import short_frame
+from magi_tui.model.analysis.checks import analyse
+from magi_tui.model.analysis.frames import short_frame
 from magi_tui.ui.app import MagiApp
 from magi_tui.ui.screens.frames import FramesScreen, FramesTable
 from magi_tui.ui.screens.run import RunScreen

@@ -9,7 +9,7 @@ import pytest
 
 import magi_tui.ui.widgets.triage_panel as triage_panel
 from magi_tui.model import RunModel
-from magi_tui.model.checks import analyse
+from magi_tui.model.analysis.checks import analyse
 from magi_tui.ui.app import MagiApp
 from magi_tui.ui.widgets.triage_panel import TriagePanel
 from tests.support.paths import FIXTURES

@@ -21,7 +21,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from magi_format.text import literal
-from magi_tui.model.bisect_view import culprit_diff, culprit_lines, culprit_pass_diff, load_bisect, step_line
+from magi_tui.model.outputs.bisect_view import culprit_diff, culprit_lines, culprit_pass_diff, load_bisect, step_line
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.screens import lazy
 from magi_tui.ui.screens.run import RunScreen

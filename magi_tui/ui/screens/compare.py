@@ -1,6 +1,6 @@
 """The compare screen: run A against run B (what ``magi-tui compare A B`` prints, as a list to move in).
 
-The comparison is built by the model (:func:`magi_tui.model.compare.compare_runs`) in a thread worker.
+The comparison is built by the model (:func:`magi_tui.model.outputs.compare.compare_runs`) in a thread worker.
 Rows about a pass or piece present on both sides open the side-by-side diff of the graph after it,
 A against B (``d`` or Enter); a frame row says so instead.
 """
@@ -18,7 +18,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from magi_format.text import literal
-from magi_tui.model.compare import PassCompare, compare_rows, compare_runs
+from magi_tui.model.outputs.compare import PassCompare, compare_rows, compare_runs
 from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.screens.diff import DiffScreen

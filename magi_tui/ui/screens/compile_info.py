@@ -5,7 +5,7 @@ the compile phases drawn as bars, the user stack that triggered it, its guards. 
 trie instead (which user call stacks triggered which compiles); ``r`` writes the highlighted compile's
 runnable reproducer next to the run and shows the command.
 
-Everything is read by the model (:mod:`magi_tui.model.metrics`) in thread workers.
+Everything is read by the model (:mod:`magi_tui.model.analysis.metrics`) in thread workers.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from magi_format.text import literal
-from magi_tui.model.metrics import (
+from magi_tui.model.analysis.metrics import (
     STATUS_STYLE,
     TABLE_HEAD,
     CompileInfo,
@@ -33,7 +33,7 @@ from magi_tui.model.metrics import (
     trie_lines,
     write_reproducer,
 )
-from magi_tui.model.provenance import kernel_provenance
+from magi_tui.model.analysis.provenance import kernel_provenance
 from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.widgets.footer import MagiFooter

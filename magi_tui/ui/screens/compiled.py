@@ -2,8 +2,8 @@
 compiled fns / resume fns, with the chosen file on the right (overview.md rendered as Markdown). An entry
 says which compile made it and, for a run our tracer recorded, the calls it served and their seconds.
 
-Files are indexed and read by the model (:mod:`magi_tui.model.compiled_functions`,
-:mod:`magi_tui.model.files`) in thread workers: nothing outside the run directory is listed or shown
+Files are indexed and read by the model (:mod:`magi_tui.model.analysis.compiled_functions`,
+:mod:`magi_tui.model.sources.files`) in thread workers: nothing outside the run directory is listed or shown
 (a link out of it, a FIFO or a device is named and refused), and Markdown links are not followed."""
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from textual.widgets import ContentSwitcher, Footer, Markdown, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from magi_format.text import fmt_seconds, literal
-from magi_tui.model import files
-from magi_tui.model.compiled_functions import (
+from magi_tui.model.analysis.compiled_functions import (
     CompiledFn,
     Entry,
     Function,
     compiled_functions_problem,
     index_compiled_functions,
 )
-from magi_tui.model.runtime import EntryCalls, read_runtime_file
+from magi_tui.model.analysis.runtime import EntryCalls, read_runtime_file
+from magi_tui.model.sources import files
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.widgets.file_view import FileView
 

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from magi_format.text import literal
-from magi_tui.model.diff import Diff, compute_diff, default_normalise, diff_files
+from magi_tui.model.analysis.diff import Diff, compute_diff, default_normalise, diff_files
 from magi_tui.ui.actions import bindings
 from magi_tui.ui.widgets.diff_view import DiffView
 from magi_tui.ui.widgets.key_bar import KeyBar

@@ -2,7 +2,7 @@
 recompiles and compile time before → after, whether the outputs stayed equal and whether it was kept, best
 first; then each change's environment and config lines and the best one's patch.
 
-Read by the model (:func:`magi_tui.model.fixes.find_fix`, the same lines as the CLI's table) in a thread
+Read by the model (:func:`magi_tui.model.sources.fix_file.find_fix`, the same lines as the CLI's table) in a thread
 worker. Enter on a change opens its run; ``c`` compares the baseline run with it.
 """
 
@@ -19,7 +19,8 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from magi_format.text import literal
-from magi_tui.model.fixes import find_fix, fix_lines
+from magi_tui.model.outputs.fixes import fix_lines
+from magi_tui.model.sources.fix_file import find_fix
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.screens import lazy
 from magi_tui.ui.screens.compare import STYLES

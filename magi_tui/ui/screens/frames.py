@@ -3,7 +3,7 @@ bypass, compile seconds, the recompile limit, the calls its compiled entries ser
 eagerly (a run our tracer recorded) — sortable (``s``), the frame's entries and events below; Enter on an
 event shows it in the run's tree.
 
-The rows are the triage analysis's (:func:`magi_tui.model.checks.analyse`, the same the CLI's
+The rows are the triage analysis's (:func:`magi_tui.model.analysis.checks.analyse`, the same the CLI's
 ``frames`` section prints), computed in a thread worker: it may read ``compiled_functions/``.
 """
 
@@ -19,9 +19,9 @@ from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
 from magi_format.text import fmt_seconds, literal
-from magi_tui.model.checks import FrameRow, analyse, frame_events
+from magi_tui.model.analysis.checks import FrameRow, analyse, frame_events
+from magi_tui.model.analysis.frames import short_frame
 from magi_tui.model.events import Event
-from magi_tui.model.frames import short_frame
 from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.labels import event_label

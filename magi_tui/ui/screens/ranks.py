@@ -3,7 +3,7 @@ which aspects the ranks agree on and, for each that differs, the groups of ranks
 divergent first, and every divergence (compile ids on some ranks only, different graphs, cache patterns,
 recompile reasons).
 
-Built by the model (:func:`magi_tui.model.ranks.find_jobs`) in a thread worker; Enter on a rank row
+Built by the model (:func:`magi_tui.model.outputs.ranks.find_jobs`) in a thread worker; Enter on a rank row
 opens that rank's run.
 """
 
@@ -20,7 +20,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from magi_format.text import literal
-from magi_tui.model.ranks import RankRun, find_jobs, ranks_lines
+from magi_tui.model.outputs.ranks import RankRun, find_jobs, ranks_lines
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.screens.compare import STYLES
 from magi_tui.ui.screens.run import RunScreen

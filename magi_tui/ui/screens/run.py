@@ -41,7 +41,7 @@ from magi_tui.ui.widgets.triage_panel import TriagePanel
 
 if TYPE_CHECKING:  # imported where used: a run read once never follows, a P / K is a key away
     from magi_tui.live.follower import RunFollower
-    from magi_tui.model.provenance import Jump
+    from magi_tui.model.analysis.provenance import Jump
 
 LOAD_FIRST_BYTES = 1 << 18  # the first read (~700 events): the first screen comes after it
 LOAD_READ_BYTES = 1 << 20   # each later read (~2,700 events: a few ms to fold in on the UI loop)
@@ -614,7 +614,7 @@ class RunScreen(Screen):
 
     @work(thread=True, exclusive=True, group="bug-report")
     def _write_bug_report(self) -> None:
-        from magi_tui.model.bugreport import ReportError, write_report_beside
+        from magi_tui.model.outputs.bugreport import ReportError, write_report_beside
 
         try:
             path = write_report_beside(self.run.path)
@@ -648,7 +648,7 @@ class RunScreen(Screen):
     @work(thread=True, group="provenance")
     def _provenance_step(self, ev: Event, name: str, line: int, direction: int,
                          here: tuple[Event, str, int, frozenset[int]], token: int) -> None:
-        from magi_tui.model.provenance import follow, reverse
+        from magi_tui.model.analysis.provenance import follow, reverse
 
         try:
             res: Jump | str = (follow if direction > 0 else reverse)(self.run, ev, name, line)

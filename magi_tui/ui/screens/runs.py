@@ -16,9 +16,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from magi_format.text import literal
-from magi_tui.model.discovery import find_runs
-from magi_tui.model.report import fmt_duration, fmt_time, run_label
+from magi_tui.model.outputs.report import fmt_duration, fmt_time, run_label
 from magi_tui.model.run import RunModel
+from magi_tui.model.sources.discovery import find_runs
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.screens import lazy
 from magi_tui.ui.screens.run import RunScreen

@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Footer, Static
 from magi_format.text import literal
 from magi_tui.live.runner import ProgramExited, ProgramRunner, RunDirAnnounced, RunnerEvent, exit_text
 from magi_tui.live.scan import newest, scan_root
-from magi_tui.model.discovery import normalise
+from magi_tui.model.sources.discovery import normalise
 from magi_tui.ui.actions import bindings
 from magi_tui.ui.screens.command import CommandRunScreen, stop_program, typing_in_field
 from magi_tui.ui.screens.run import RunScreen

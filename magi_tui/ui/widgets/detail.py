@@ -20,8 +20,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, Tab, Tabs
 
 from magi_format.text import fmt_ms, literal
-from magi_tui.model.events import Event
-from magi_tui.model.pairing import Span
+from magi_tui.model.events import Event, Span
 from magi_tui.model.run import RunModel
 from magi_tui.model.tree import CompileNode, Group
 from magi_tui.ui.actions import bindings

@@ -1,6 +1,6 @@
 """Side-by-side (or unified) diff view that stays fast on 20k-line graphs.
 
-Line API: each visible row is built on demand from a precomputed :class:`~magi_tui.model.diff.Diff`;
+Line API: each visible row is built on demand from a precomputed :class:`~magi_tui.model.analysis.diff.Diff`;
 syntax highlighting and the within-line change marks are computed per visible row and cached. Each
 side carries a marker column (``-`` removed, ``+`` added) and the changed tokens of a changed line are
 underlined (bold, on a stronger background), so the diff reads the same with no colour (``NO_COLOR``
@@ -34,7 +34,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from magi_format.text import literal
-from magi_tui.model.diff import Diff, Row, intraline
+from magi_tui.model.analysis.diff import Diff, Row, intraline
 from magi_tui.ui.actions import bindings, vim_bindings
 
 MARK = {"equal": " ", "replace": "~", "delete": "-", "insert": "+", "fold": " "}

@@ -17,8 +17,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from magi_format.text import literal
-from magi_tui.model.events import Event
-from magi_tui.model.pairing import Span
+from magi_tui.model.events import Event, Span
 from magi_tui.model.run import RunModel, RunUpdate
 from magi_tui.model.tree import CompileNode, Group
 from magi_tui.model.triage import Failure

@@ -11,7 +11,7 @@ view follows; it appears on the first move, on the top line shown (a cursor scro
 starts again there), a click puts it on a line. Lines can be marked (the FX nodes a kernel fused):
 a ``▶`` in the gutter and a background, so they show without colour too.
 
-The widget never opens, stats or parses a file itself: :mod:`magi_tui.model.files` does (inside the
+The widget never opens, stats or parses a file itself: :mod:`magi_tui.model.sources.files` does (inside the
 run, regular files only, bounded lines, pretty JSON). A small file is opened at once (one bounded
 read); a bigger one is indexed in a thread worker, and searches run in a worker too, so a huge file
 never blocks the event loop.
@@ -36,8 +36,8 @@ from textual.widgets import Input
 from textual.worker import get_current_worker
 
 from magi_format.text import literal
-from magi_tui.model import files
-from magi_tui.model.textfile import TextFile
+from magi_tui.model.sources import files
+from magi_tui.model.sources.textfile import TextFile
 from magi_tui.ui.actions import bindings, vim_bindings
 
 WINDOW = 200            # lines lexed together

@@ -1,7 +1,7 @@
 """The triage panel: what happened, did it match expectations, where to look first, and why.
 
 The checks, the graph-break worklist, the recompiles explained and the frames all come from the model
-(:mod:`magi_tui.model.checks`, the same analysis ``magi-tui triage`` prints). Failures are listed one per
+(:mod:`magi_tui.model.analysis.checks`, the same analysis ``magi-tui triage`` prints). Failures are listed one per
 cascade with the enclosing failed lifecycles folded under them; a Dynamo restart is listed under
 Restarts, not as a failure. Choosing a row (Enter) asks the screen to jump to that event. Sections show
 their first ``CAP`` rows so a recompile storm cannot make the panel slow (an OptionList measures every row
@@ -19,9 +19,9 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from magi_format.text import literal
-from magi_tui.model.checks import Analysis, Check, analyse
+from magi_tui.model.analysis.checks import Analysis, Check, analyse
+from magi_tui.model.outputs.triage_sections import Row, failure_spans, folded_row, triage_sections, triage_summary
 from magi_tui.model.run import RunModel, gc_held
-from magi_tui.model.triage_sections import Row, failure_spans, folded_row, triage_sections, triage_summary
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.labels import time_bar
 from magi_tui.ui.messages import EventMessage
@@ -33,7 +33,7 @@ REANALYSE_S = 1.0
 THREAD_MIN_S = 0.03
 #: threaded analyses overtaken by updates in a row before the next one is done on the loop
 MAX_RACES = 3
-#: how the panel shows each role of the model's spans (model/triage_sections.py ROLES)
+#: how the panel shows each role of the model's spans (model/outputs/triage_sections.py ROLES)
 ROLE_STYLE = {"": "", "dim": "dim", "label": "magenta", "warn": "yellow", "bad": "red", "strong": "bold",
               "key": "bold yellow", "path": "cyan", "good": "green", "worst": "bold red", "changed": "bold reverse",
               "alarm": "bold reverse red", "title": "bold underline", "bar": "cyan", "info": "cyan"}

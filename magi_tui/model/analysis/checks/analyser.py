@@ -1,0 +1,270 @@
+"""The analysis of one run (:func:`analyse`, memoised per run on what it has read): frames, the
+graph-break worklist, recompiles explained, recompile limits, cache, compile time, status, and what
+ran eagerly; the checks are then made by the rules (:mod:`magi_tui.model.analysis.checks.rules`)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import weakref
+
+from magi_tui.model.analysis.checks.breaks import BreaksMixin
+from magi_tui.model.analysis.checks.compiled_nothing import compiled_nothing
+from magi_tui.model.analysis.checks.evidence import (
+    MAX_FILE_READS,
+    _int,
+    _read_event_file,
+    _s,
+    event_attrs,
+    failure_source,
+    fallback_reason,
+    not_recorded,
+    run_status,
+)
+from magi_tui.model.analysis.checks.fold import n_ids, timeline_fold
+from magi_tui.model.analysis.checks.recompiles import RecompilesMixin
+from magi_tui.model.analysis.checks.results import (
+    Analysis,
+    BreakEntry,
+    EagerFrame,
+    FrameRow,
+)
+from magi_tui.model.analysis.checks.rules import run_rules
+from magi_tui.model.analysis.checks.tallies import TalliesMixin
+from magi_tui.model.analysis.fallbacks import fallbacks
+from magi_tui.model.analysis.frames import CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
+from magi_tui.model.analysis.runtime import runtime_info, runtime_stamp
+from magi_tui.model.events import Event
+from magi_tui.model.run import RunModel
+from magi_tui.model.sources.files import FileProblem, open_regular
+from magi_tui.model.sources.safejson import metrics_or_none
+from magi_tui.model.triage import raised_into_program
+
+LOG_NAMES = ("run.log", "stderr.log", "stderr.txt", "output.log")
+
+
+_MEMO: "weakref.WeakKeyDictionary[RunModel, tuple[tuple, Analysis]]" = weakref.WeakKeyDictionary()
+_CF_MEMO: "weakref.WeakKeyDictionary[RunModel, tuple[tuple, CfIndex]]" = weakref.WeakKeyDictionary()
+
+
+def _cf_stamp(run: RunModel) -> tuple:
+    try:
+        st = os.stat(run.path / "compiled_functions")
+        return (st.st_mtime_ns, st.st_ino)
+    except OSError:
+        return (None,)
+
+
+def compiled_index(run: RunModel) -> CfIndex:
+    stamp = _cf_stamp(run)
+    got = _CF_MEMO.get(run)
+    if got is not None and got[0] == stamp:
+        return got[1]
+    idx = analyse_compiled_functions(run.path) if stamp != (None,) else CfIndex()
+    _CF_MEMO[run] = (stamp, idx)
+    return idx
+
+
+def analyse(run: RunModel) -> Analysis:
+    """The run's analysis (memoised on the events read so far and ``compiled_functions/``)."""
+    stamp = (run.event_count, len(run.malformed), run.partial_line, run.error, _cf_stamp(run),
+             runtime_stamp(run.path),
+             len(run.triage.failures) and sum(1 for f in run.triage.failures if f.recovered))
+    got = _MEMO.get(run)
+    if got is not None and got[0] == stamp:
+        return got[1]
+    a = _Analyser(run).build()
+    _MEMO[run] = (stamp, a)
+    return a
+
+
+class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
+    def __init__(self, run: RunModel) -> None:
+        self.run = run
+        self.t = run.triage
+        self.cf = compiled_index(run)
+        self.budget = [MAX_FILE_READS]
+        #: (compile end event, its metrics.json) of the compiles that left no guarded code
+        self.unguarded: list[tuple[Event, dict]] = []
+        #: (compile end event, its metrics.json) of the compiles whose metrics carry a cudagraph skip reason
+        self.cudagraph_skips: list[tuple[Event, dict]] = []
+        self.frames: dict[str, FrameRow] = {}
+        self.cid_frame: dict[str, str] = {}
+        self.fold = timeline_fold(run)
+
+    # frames ------------------------------------------------------------------------------------
+    def _timeline_frames(self) -> None:
+        run = self.run
+        for fkey, f in self.fold.frames.items():
+            # compiles that ran (a ``compile`` lifecycle); a recompile or limit-hit event names the next
+            # compile id even when that compile never happens (the frame fell back to eager)
+            row = self.frames[fkey] = FrameRow(frame="", key=fkey, name=f.name, first_event=f.first_event,
+                                              compile_s=f.compile_s,
+                                              compiles=n_ids(f.compile_ids) or n_ids(f.any_ids))
+            if f.asked:  # read by a bound fold (TimelineFold.bind) as it came
+                row.asked = True
+                row.file, row.line = f.file, f.line
+            elif f.first_before is not None:  # once per frame: the attributes are re-read from the file
+                row.asked = True
+                a = event_attrs(run, f.first_before)
+                row.file = _s(a.get("co_filename"))
+                row.line = _int(a.get("co_firstlineno"))
+        for row in self.frames.values():
+            if not row.name:
+                row.name = "?"
+        # where the code object is: from metrics.json of its first compile when no attribute said
+        for row in self.frames.values():
+            ev = self.fold.frames[row.key].first_closer
+            if row.file is None and ev is not None:
+                m = metrics_or_none(_read_event_file(run, ev, "metrics.json", self.budget))  # typed, or None
+                if m is not None:
+                    row.file = _s(m.get("co_filename"))
+                    row.line = _int(m.get("co_firstlineno"))
+        for row in self.frames.values():
+            code = CodeId(row.name, row.file, row.line)
+            row.frame = code.label
+            same = self.cf.by_name(row.name)
+            if len(same) == 1:
+                row.cf_rel = same[0].rel
+
+    def _cf_frames(self) -> None:
+        for f in self.cf.frames:
+            if f.compiles == 0:
+                continue
+            key = "cf:" + f.rel
+            row = FrameRow(frame=f.code.label, key=key, name=f.code.name, file=f.code.file, line=f.code.line,
+                           compiles=f.compiles, cf_rel=f.rel)
+            self.frames[key] = row
+
+
+    # status ------------------------------------------------------------------------------------
+    def _status(self) -> tuple[str, list[str]]:
+        return run_status(self.run)
+
+    def _log_tail(self) -> tuple[str | None, list[str] | None]:
+        """A run.log / captured stderr beside the run (the run dir, or up to the cache root's parent)."""
+        p = self.run.path
+        dirs = [p, p / "timeline_events"]
+        cur = p
+        for _ in range(4):
+            cur = cur.parent
+            dirs.append(cur)
+            if (cur / "magi_depyf").is_dir() or cur == cur.parent:
+                dirs.append(cur.parent)
+                break
+        for d in dirs:
+            for name in LOG_NAMES:
+                f = d / name
+                try:
+                    if not stat.S_ISREG(os.lstat(f).st_mode):  # not a link (it could lead anywhere), FIFO, dir
+                        continue
+                    fd, st = open_regular(f)
+                except (OSError, ValueError, FileProblem):
+                    continue
+                try:
+                    size = st.st_size
+                    data = os.pread(fd, 4096, max(0, size - 4096)).decode("utf-8", errors="replace")
+                except OSError:
+                    continue
+                finally:
+                    os.close(fd)
+                lines = [ln for ln in data.splitlines() if ln.strip()]
+                if size > 4096 and lines:
+                    lines = lines[1:]
+                return str(f), lines[-12:]
+        return None, None
+
+
+    def build(self) -> Analysis:
+        run = self.run
+        has_cids = self.fold.has_cids
+        if has_cids:
+            self._timeline_frames()
+        else:
+            self._cf_frames()
+        worklist = self._worklist()
+        recompiles = self._recompile_list = self._recompiles()
+        self._limits()
+        for item in self.t.recompile_limit_hits:
+            if raised_into_program(item):
+                for row in self.frames.values():
+                    if row.limit_event is item.event:
+                        row.limit_raised = True
+        cache = self._cache()
+        status, why = self._status()
+        frames = sorted(self.frames.values(), key=lambda r: -r.compiles)  # stable: discovery order on ties
+        compile_time = self._compile_time()
+        if not has_cids and len(frames) == 1 and run.event_count:
+            # an upstream run (no compile ids) that compiled one frame: all it recorded is that frame's
+            only = frames[0]
+            c = cache["counts"]
+            only.cache_hits, only.cache_misses, only.cache_bypasses = c["hits"], c["misses"], c["bypasses"]
+            only.bypass_reasons.update(cache["reasons"]["bypass"])
+            only.compile_s = compile_time["total_s"]
+            if only.compile_s is not None:
+                compile_time["per_frame"] = {only.frame: only.compile_s}
+        a = Analysis(status, list(self.t.restarts), self.t.problems, worklist, recompiles, frames, cache,
+                     compile_time, [], incomplete_reasons=why,
+                     graph_break_total=sum(b.count for b in worklist), recompile_total=len(recompiles))
+        a.runtime = runtime_info(run, self.fold.exec_events)
+        if a.runtime is not None:
+            for row in frames:
+                row.entries = a.runtime.frame_entries(row.key)
+                row.eager_calls = a.runtime.eager_calls(row.key)
+        a.outcome = run.outcome
+        a.outcome_unknown = run.outcome_unknown()
+        if self.t.compiled_nothing:
+            a.compiled_nothing = compiled_nothing(run, frames, worklist)
+        if recompiles or worklist:  # what magi-tui fix proved for this program (only a fix's folder is read)
+            from magi_tui.model.analysis.fix_proofs import fix_proofs
+
+            a.fix_proofs = fix_proofs(run.path, a.outcome.script if a.outcome is not None else None)
+        a.fallbacks = fallbacks(run, a, self.unguarded, self.fold.hint_events, self.cudagraph_skips)
+        a.not_recorded = not_recorded(run)
+        if a.not_recorded:
+            from magi_tui.model.sources.debugdir import trace_log_of
+
+            log = trace_log_of(run.path)
+            a.companion_log = str(log) if log is not None else None
+        if status == "empty" and a.not_recorded:
+            a.empty_note = ("Nothing in this TORCH_COMPILE_DEBUG folder: torch writes a model folder per graph "
+                            "Inductor compiles, and a graph served from a warm cache (FX graph / AOT autograd "
+                            "cache hit) is not compiled, so it writes none. Set TORCHINDUCTOR_FORCE_DISABLE_"
+                            "CACHES=1 to see every graph, or read the TORCH_TRACE log of the same run.")
+        elif status == "empty":
+            where = "timeline_events/" if self.run.source_name == "timeline.jsonl" else self.run.source_name
+            a.empty_note = (f"Nothing was recorded in {where}. Either Dynamo failed before the backend "
+                            "ran (the error is in the program's output, not here), or every compile was served "
+                            "from a warm cache, so no hook fired.")
+            a.log_path, a.log_tail = self._log_tail()
+        a.ran_eagerly = self._ran_eagerly(worklist)
+        for c in self.t.problems[:200]:  # the compile's failed event carries it (a cascade's outer member)
+            for m in c.members[:16]:
+                src = failure_source(run, m.event)
+                if src[0]:
+                    a.failure_sources[id(c)] = src
+                    break
+        a.checks = run_rules(run, a, self.cf)
+        return a
+
+    def _ran_eagerly(self, worklist: list[BreakEntry]) -> list[EagerFrame]:
+        out: list[EagerFrame] = []
+        for c in self.t.fallbacks:
+            ev = c.head.event
+            p = parse_compile_id(ev.compile_id)
+            row = self.frames.get(p[0]) if p else None
+            file, line, _what = failure_source(self.run, ev)
+            if file is None or _what == "frame":  # where it broke: the graph break of that compile
+                be = next((b for b in worklist if ev.compile_id in b.compile_ids), None)
+                if be is not None:
+                    file, line = be.file, be.line
+            out.append(EagerFrame(row.frame if row else (_s((ev.summary or {}).get("frame")) or "?"),
+                                  row.key if row else None, ev.compile_id, "unsupported",
+                                  fallback_reason(c.head.message), file, line, ev))
+        for row in self.frames.values():
+            if row.limit_hit and not row.limit_raised:  # a raise is a failure: the frame did not go on eagerly
+                out.append(EagerFrame(row.frame, row.key, row.limit_event.compile_id if row.limit_event else None,
+                                      "recompile_limit", f"reached the recompile limit ({row.recompile_limit}): "
+                                      "later calls with new guards run uncompiled", row.file, row.line,
+                                      row.limit_event))
+        return out

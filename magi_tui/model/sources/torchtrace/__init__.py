@@ -1,0 +1,122 @@
+"""TORCH_TRACE logs (``TORCH_TRACE=<dir>``: ``dedicated_log_torch_trace_[rank_<N>_]<random>.log``) as runs.
+
+The rank of a log: torch names the file ``dedicated_log_torch_trace_rank_<N>_<random>.log`` when
+``torch.distributed`` is initialised at its first record (``LazyTraceHandler``: ``tempfile.mkstemp``, whose
+random part may itself hold ``_``), and writes ``"rank": N`` into every record's metadata; a log renamed
+by hand or by a launcher is often ``..._rank_<N>.log``. The metadata wins where a record carries it (a copied
+or renamed file keeps its true rank), else the file name (tlparse's ``--all-ranks-html`` reads the name only).
+
+A log is read like a run directory's ``timeline.jsonl`` — incrementally, tolerantly — and its records go
+through the mapping the tracer uses too (``magi_format.torch_mapping.TraceMapper``), so a log and a
+live-traced run of the same program give the same events. See :mod:`magi_tui.model.sources.torchtrace.reader`.
+
+This module only *recognises* logs (cheap, imports nothing heavy): the reader imports the
+mapping when a log is opened.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+from magi_format.lazyre import lazy_re
+from magi_format.runname import RunName
+
+#: torch's file name (``LazyTraceHandler``: ``mkstemp`` with this prefix and ``.log``)
+LOG_NAME_RE = lazy_re(r"^dedicated_log_torch_trace_(?:rank_(\d+)(?=[_.])|(?!rank_\d+[_.])).*\.log(?:\.gz)?$")
+#: ``"rank": N`` in a record's metadata line (torch writes it on every record of a distributed run)
+_META_RANK_RE = lazy_re(rb'[,{] *"rank": *(\d{1,9}) *[,}]')
+#: bytes read from the head of a log for a rank in its metadata
+_RANK_SNIFF_BYTES = 1 << 16
+#: how a log compressed with gzip ends (opened directly: read as a stream, ``torchtrace.gzstream``)
+GZ_SUFFIX = ".gz"
+#: the glog prefix of a record line (TORCH_TRACE.md §1 "Line format")
+GLOG_RE = re.compile(rb"^([VIWEC])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+) +(\d+) ([^\]\n]*):(\d+)\] ")
+_SNIFF_BYTES = 4096
+
+__all__ = ["LOG_NAME_RE", "GLOG_RE", "GZ_SUFFIX", "is_log_name", "is_trace_log", "log_rank", "log_run_name",
+           "metadata_rank", "name_rank"]
+
+
+def is_log_name(name: str) -> bool:
+    """A file name torch gives a trace log."""
+    return bool(LOG_NAME_RE.match(name))
+
+
+def name_rank(name: str) -> int | None:
+    """The rank in a trace log's file name (``..._rank_3.log``, ``..._rank_3_k2_x9.log``), else None."""
+    m = LOG_NAME_RE.match(name)
+    return int(m.group(1)) if m and m.group(1) is not None else None
+
+
+def metadata_rank(path: str | os.PathLike[str]) -> int | None:
+    """The ``rank`` the first records of a log carry in their metadata (a non-distributed run has none).
+    Never raises, never blocks (a FIFO is not opened)."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            head = os.pread(fd, _RANK_SNIFF_BYTES, 0)
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, TypeError):
+        return None
+    for line in head.split(b"\n"):
+        m = GLOG_RE.match(line)
+        if m is None:
+            continue
+        r = _META_RANK_RE.search(line, m.end())
+        if r is not None:
+            return int(r.group(1))
+    return None
+
+
+def log_rank(path: Path) -> int | None:
+    """The rank of a log: from its records' metadata where they carry one, else from its file name."""
+    r = metadata_rank(path)
+    return r if r is not None else name_rank(path.name)
+
+
+def log_run_name(path: Path) -> RunName:
+    """A log's run name: no run id nor model index; the rank (:func:`log_rank`)."""
+    return RunName(None, None, None, log_rank(path), None)
+
+
+def _gunzip_head(data: bytes) -> bytes:
+    """The first bytes a gzip stream's start decompresses to (as much as ``data`` holds)."""
+    import zlib
+
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, _SNIFF_BYTES)
+    except zlib.error:
+        return b""
+
+
+def is_trace_log(path: str | os.PathLike[str]) -> bool:
+    """A regular file named like a trace log (``.log`` or ``.log.gz``), or any regular file (gzip'ed or
+    not) whose first line is a TORCH_TRACE
+    record (``V1122 11:12:39.772000 5512 torch/...:2350] {...``), a byte-order mark before it allowed. Never raises, never blocks (a FIFO is
+    not opened)."""
+    try:
+        p = Path(path)
+        st = os.stat(p)
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        if is_log_name(p.name):
+            return True
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            head = os.pread(fd, _SNIFF_BYTES, 0)
+        finally:
+            os.close(fd)
+        if p.name.endswith(GZ_SUFFIX) and head[:2] == b"\x1f\x8b":
+            head = _gunzip_head(head)
+    except (OSError, ValueError, TypeError):
+        return False
+    head = head.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark, as an editor on Windows leaves it
+    m = GLOG_RE.match(head)
+    return m is not None and head[m.end():m.end() + 1] == b"{"
