@@ -30,8 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-SHARED = Path(os.environ.get("MAGI_SHARED", ROOT.parent / "shared"))
-FIXTURE = (SHARED / "fixtures" / "magi_depyf" / "transformer" / "magi_depyf" / "run_20261122_111900" /
+FIXTURE = (ROOT / "tests" / "fixtures" / "magi_depyf" / "transformer" / "magi_depyf" / "run_20261122_111900" /
            "model_1_TwoLayerTransformer_rank_0" / "timeline_events" / "timeline.jsonl")
 
 

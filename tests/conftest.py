@@ -1,4 +1,4 @@
-"""Shared test setup: where the real fixtures are, and a deterministic environment for the app."""
+"""Test setup for every test: where the real fixtures are (tests/fixtures/), and a deterministic environment."""
 
 from __future__ import annotations
 
@@ -16,15 +16,7 @@ os.environ["TZ"] = "UTC"
 time.tzset()
 
 from tests.support import ahead  # noqa: E402
-from tests.support.paths import FIXTURES  # noqa: E402  (after the environment is fixed)
-
-
-def pytest_collection_modifyitems(config, items):
-    if not FIXTURES.is_dir():
-        skip = pytest.mark.skip(reason=f"shared fixtures not found at {FIXTURES}")
-        for item in items:
-            if "fixtures" in item.keywords or item.get_closest_marker("fixtures"):
-                item.add_marker(skip)
+from tests.support.paths import FIXTURES, TORCH_TRACE, require  # noqa: E402  (after the environment is fixed)
 
 
 def pytest_collection_finish(session):
@@ -52,9 +44,16 @@ def calls_run(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def fixtures_dir() -> Path:
-    if not FIXTURES.is_dir():
-        pytest.skip(f"shared fixtures not found at {FIXTURES}")
-    return FIXTURES
+    """The upstream run dirs in tests/fixtures/: missing, the test fails (they are part of the repository)."""
+    return require(FIXTURES)
+
+
+@pytest.fixture
+def torch_trace_dir() -> Path:
+    """The real TORCH_TRACE logs in tests/fixtures/torch_trace/: missing, the test fails."""
+    for name in ("graph_breaks_recompiles_failure.log", "dynamic_shapes_backward.log"):
+        require(TORCH_TRACE / name)
+    return TORCH_TRACE
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from tests.support.cli import run_cli
 from tests.support.paths import COLD, FIXTURES, WARM
 from tests.support.timeline import ev_line, lc, write_run
 
-needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found (set MAGI_TUI_FIXTURES)")
+needs_fixtures = pytest.mark.usefixtures("fixtures_dir")
 
 # the keys issue 2 lists for `triage --json`
 TRIAGE_KEYS = {"run", "status", "events", "malformed_lines", "first_failure", "failures", "restarts",

@@ -16,8 +16,7 @@ from magi_tui.model.analysis.checks import RULE_IDS, RULES, analyse
 from tests.support.cli import run_cli
 from tests.support.paths import FIXTURES, ROOT, TORCH_TRACE
 
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir() or not TORCH_TRACE.is_dir(),
-                                    reason="shared fixtures not found (set MAGI_SHARED)")
+needs_fixtures = pytest.mark.usefixtures("fixtures_dir", "torch_trace_dir")
 TOY = FIXTURES / "toy_explain"                                      # one graph break, no recompile
 FAILED_LOG = TORCH_TRACE / "graph_breaks_recompiles_failure.log"   # breaks, recompiles, a failure
 AUTO_LOG = TORCH_TRACE / "dynamic_shapes_backward.log"             # one automatic-dynamic recompile only

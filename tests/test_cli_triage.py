@@ -14,7 +14,7 @@ from tests.support.cli import run_cli
 from tests.support.paths import COLD, FIXTURES
 from tests.support.timeline import ev_line, write_run
 
-needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found (set MAGI_TUI_FIXTURES)")
+needs_fixtures = pytest.mark.usefixtures("fixtures_dir")
 
 RUN_KEYS = {"run", "status", "events", "summary", "checks", "first_failure", "failures", "restarts",
             "graph_breaks", "recompiles", "frames", "cache", "compile_time", "open", "empty", "error",
@@ -155,11 +155,9 @@ def test_fail_checks_match_exit_1_on_every_fixture(capsys):
 
 
 def test_triage_of_a_log_points_at_the_log_line_not_a_folder(capsys):
-    from tests.support.paths import TORCH_TRACE
+    from tests.support.paths import TORCH_TRACE, require
 
-    log = TORCH_TRACE / "graph_breaks_recompiles_failure.log"
-    if not log.is_file():
-        pytest.skip("no shared TORCH_TRACE log")
+    log = require(TORCH_TRACE / "graph_breaks_recompiles_failure.log")
     code, out, _ = run_cli(capsys, "triage", str(log))
     assert code == 1 and "timeline_events/files" not in out
     assert f"open:      {log}:" in out

@@ -22,7 +22,7 @@ from magi_tui.model import RunModel, find_runs, json_stream
 from magi_tui.model.json_stream import Lazy, encode, materialize, write_json
 from magi_tui.model.outputs.report import triage_document, triage_json
 from tests.hostile.hostile_run import build_root
-from tests.support.paths import ROOT, SHARED
+from tests.support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from synth import write_trace_log  # noqa: E402
@@ -41,9 +41,7 @@ def _streamed(obj) -> bytes:
 
 
 def _inputs(tmp_path: Path) -> list[Path]:
-    paths = [r.path for r in find_runs(ROOT / "tests")]
-    if (SHARED / "fixtures").is_dir():
-        paths += [r.path for r in find_runs(SHARED / "fixtures")]
+    paths = [r.path for r in find_runs(ROOT / "tests")]  # the recorded fixtures (tests/fixtures/) among them
     root, _outside = build_root(tmp_path / "hostile")
     paths += [r.path for r in find_runs(root)]
     paths.append(write_trace_log(tmp_path / "big" / "dedicated_log_torch_trace_rank_0_big.log", 3000))

@@ -8,13 +8,13 @@ import time
 import pytest
 
 from tests.e2e.browser import CHROMIUM, Chromium, Page, http_ok
-from tests.support.paths import COLD, FIXTURES
+from tests.support.paths import COLD
 from tests.support.serve import serving
 
 pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/test.sh installs Debian's "
                                                 "chromium; it could not here): the browser test is skipped"),
-    pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures missing"),
+    pytest.mark.usefixtures("fixtures_dir"),
     pytest.mark.slow,
 ]
 

@@ -13,12 +13,12 @@ from urllib.parse import urlsplit
 import pytest
 
 from magi_tui.serve import Gate
-from tests.support.paths import COLD, FIXTURES
+from tests.support.paths import COLD
 from tests.support.serve import serving
 
 aiohttp = pytest.importorskip("aiohttp")  # textual-serve's own dependency
 
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures missing")
+needs_fixtures = pytest.mark.usefixtures("fixtures_dir")
 
 
 def test_gate_decides_from_headers_alone():

@@ -16,14 +16,14 @@ import pytest
 
 from tests.e2e.tmux import MAGI, Tmux
 from tests.support.net import free_port
-from tests.support.paths import COLD, FIXTURES
+from tests.support.paths import COLD
 
 SSHD = "/usr/sbin/sshd"
 pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
     pytest.mark.skipif(not (os.access(SSHD, os.X_OK) and shutil.which("ssh") and shutil.which("ssh-keygen")),
                        reason="openssh-server is not installed (scripts/test.sh installs it; it could not here)"),
-    pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures missing"),
+    pytest.mark.usefixtures("fixtures_dir"),
     pytest.mark.slow,
 ]
 

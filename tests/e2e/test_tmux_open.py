@@ -8,11 +8,11 @@ import time
 import pytest
 
 from tests.e2e.tmux import MAGI, Tmux
-from tests.support.paths import COLD, FIXTURES
+from tests.support.paths import COLD
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures missing"),
+    pytest.mark.usefixtures("fixtures_dir"),
     pytest.mark.slow,
 ]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pytest
 
 from tests.e2e.tmux import MAGI, Tmux
-from tests.support.paths import COLD, FIXTURES, ROOT, TORCH_TRACE
+from tests.support.paths import COLD, ROOT, TORCH_TRACE
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
@@ -119,7 +119,7 @@ def word_cells(screen: str, word: str, nth: int = 0) -> list[Cell]:
 
 # -- the runs list: typing ------------------------------------------------------------------------------------
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures missing")
+@pytest.mark.usefixtures("fixtures_dir")
 def test_a_word_typed_into_the_runs_list_is_its_filter_at_80x24():
     t = Tmux(80, 24, f"{MAGI} {COLD.parent.parent}; sleep 30")  # two runs
     try:
@@ -142,7 +142,7 @@ def test_a_word_typed_into_the_runs_list_is_its_filter_at_80x24():
 
 # -- NO_COLOR: what failed can be read, and stands out -------------------------------------------------------
 
-@pytest.mark.skipif(not LOG.is_file(), reason="torch_trace fixtures not found")
+@pytest.mark.usefixtures("torch_trace_dir")
 def test_failures_are_readable_and_stand_out_with_no_color():
     t = Tmux(100, 30, f"env NO_COLOR=1 {MAGI} {LOG}; sleep 30")
     try:

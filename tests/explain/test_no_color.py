@@ -30,7 +30,7 @@ def stands_out(text: Text, word: str) -> bool:
     return any(s.bold or s.reverse or s.underline for s in st) and not any(s.dim for s in st)
 
 
-@pytest.mark.skipif(not LOG.is_file(), reason="torch_trace fixtures not found")
+@pytest.mark.usefixtures("torch_trace_dir")
 def test_failure_words_stand_out_without_colour():
     from magi_tui.ui.labels import event_label
     from magi_tui.ui.widgets.triage_panel import TriagePanel

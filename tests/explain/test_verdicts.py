@@ -174,8 +174,7 @@ def test_ddp_compiled_nothing_and_the_proven_fix(runs):
 def test_a_torch_trace_log_says_the_end_is_not_recorded_here(tmp_path):
     log = Path(__file__).resolve().parents[1] / "torchtrace" / "logs"
     some = next(iter(sorted(log.rglob("*.log"))), None)
-    if some is None:
-        pytest.skip("no recorded TORCH_TRACE log in tests/torchtrace/logs")
+    assert some is not None, f"fixture missing: no recorded TORCH_TRACE log under {log}"
     code, j = triage(some)
     assert j["outcome"] == {"recorded": False, "why": "a TORCH_TRACE log"}
     assert ("unknown", "how the program ended: not recorded here (a TORCH_TRACE log)") in rules(j)["not-recorded"]

@@ -40,14 +40,11 @@ def test_siblings_of_the_same_length():
 
 def test_ids_of_real_logs_hold_no_values():
     """A shape-range guard names its bounds (4 <= x.size()[0] <= 4096): the id keeps what it is about."""
-    import pytest
-
     from magi_tui.cli import _load_runs
     from magi_tui.model.outputs.report import triage_json
-    from tests.support.paths import TORCH_TRACE
+    from tests.support.paths import TORCH_TRACE, require
 
-    if not TORCH_TRACE.is_dir():
-        pytest.skip(f"shared fixtures not found at {TORCH_TRACE}")
+    require(TORCH_TRACE)
 
     def ids(name: str) -> list[str]:
         (run,) = _load_runs(TORCH_TRACE / name)

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import FIXTURES
+from tests.support.paths import FIXTURES, require
 
 
 @pytest.fixture
 def fx() -> Path:
-    if not FIXTURES.is_dir():
-        pytest.skip("fixtures not found (set MAGI_TUI_FIXTURES to shared/fixtures/magi_depyf)")
-    return FIXTURES
+    """tests/fixtures/magi_depyf: missing, the test fails."""
+    return require(FIXTURES)
 
 
 @pytest.fixture

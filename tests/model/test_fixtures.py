@@ -1,4 +1,4 @@
-"""The real upstream run directories (shared/fixtures/magi_depyf) through the model.
+"""The real upstream run directories (tests/fixtures/magi_depyf) through the model.
 
 These are the compatibility contract: every one is found, read and triaged, and the specifics a user
 would check by hand (first failure of the cold transformer run, the warm run's cache hits, ...) hold.

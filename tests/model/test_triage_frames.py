@@ -15,9 +15,10 @@ from magi_tui.model import RunModel
 from magi_tui.model.analysis.checks import analyse
 from magi_tui.model.outputs.report import triage_json, triage_text
 from tests.support.paths import ROOT as REPO
+from tests.support.paths import TORCH_TRACE, require
 from tests.support.timeline import ev_line, write_run
 
-TRACE_LOGS = REPO.parent / "shared" / "fixtures" / "torch_trace"
+TRACE_LOGS = TORCH_TRACE
 _GLOG = re.compile(r"^[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]*:\d+\] (\{.*\})$")
 
 
@@ -57,9 +58,7 @@ def trace_run(log: Path, run_dir: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def gb_run(tmp_path_factory) -> RunModel:
-    log = TRACE_LOGS / "graph_breaks_recompiles_failure.log"
-    if not log.is_file():
-        pytest.skip("torch_trace fixtures not found")
+    log = require(TRACE_LOGS / "graph_breaks_recompiles_failure.log")
     return RunModel(trace_run(log, tmp_path_factory.mktemp("gb") / "run")).load()
 
 

@@ -23,7 +23,7 @@ from tests.support.pilot import (  # noqa: E402
     wait_for,
 )
 
-needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found")
+needs_fixtures = pytest.mark.usefixtures("fixtures_dir")
 
 
 @needs_fixtures
@@ -46,7 +46,7 @@ async def test_panel_shows_model_checks_worklist_and_recompiles():
         await wait_for(pilot, lambda: "6 recompile(s) in 4 frame(s)" in screen_text(app), what="the checks")
 
 
-@pytest.mark.skipif(not (TRACE_LOGS / "graph_breaks_recompiles_failure.log").is_file(), reason="no trace logs")
+@pytest.mark.usefixtures("torch_trace_dir")
 async def test_enter_on_a_graph_break_jumps_to_it(tmp_path):
     run_dir = trace_run(TRACE_LOGS / "graph_breaks_recompiles_failure.log", tmp_path / "run")
     first_gb = analyse(RunModel(run_dir).load()).worklist[0].events[0].index

@@ -27,7 +27,7 @@ def _at(obj, path: str):
     return obj
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir() or not TORCH_TRACE.is_dir(), reason="shared fixtures not found")
+@pytest.mark.usefixtures("fixtures_dir", "torch_trace_dir")
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.name)
 def test_panel_text_and_json_show_the_same_sections(path):
     run = RunModel(path).load()
@@ -51,7 +51,7 @@ def test_panel_text_and_json_show_the_same_sections(path):
         assert len({id(r) for r in s.rows}) == len(s.rows)
 
 
-@pytest.mark.skipif(not TORCH_TRACE.is_dir(), reason="shared fixtures not found")
+@pytest.mark.usefixtures("torch_trace_dir")
 def test_the_failure_and_restart_rows_are_where_n_and_p_stop():
     run = RunModel(TORCH_TRACE / "graph_breaks_recompiles_failure.log").load()
     secs = triage_sections(run, analyse(run), cap=50)

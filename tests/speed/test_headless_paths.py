@@ -140,11 +140,9 @@ def test_a_load_gives_the_collector_back_as_it_was(tmp_path):
 
 @pytest.fixture
 def fx():
-    from tests.support.paths import FIXTURES
+    from tests.support.paths import FIXTURES, require
 
-    if not FIXTURES.is_dir():
-        pytest.skip("fixtures not found")
-    return FIXTURES
+    return require(FIXTURES)
 
 
 def test_json_printed_as_bytes_is_the_same_text(capsys):

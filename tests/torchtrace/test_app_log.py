@@ -16,7 +16,7 @@ from magi_tui.ui.screens.runs import RunsScreen
 from tests.support.pilot import loaded_run_screen, run_screen, screen_text, tree_labels, wait_for
 from tests.torchtrace.logkit import BREAKS_LOG, DYNAMIC_LOG, records
 
-pytestmark = pytest.mark.skipif(not BREAKS_LOG.is_file(), reason=f"no shared TORCH_TRACE fixtures at {BREAKS_LOG}")
+pytestmark = pytest.mark.usefixtures("torch_trace_dir")
 SIZE = (140, 42)
 
 

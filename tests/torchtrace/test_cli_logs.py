@@ -16,7 +16,7 @@ from magi_tui.model.outputs.report import triage_json
 from tests.support.paths import COLD, ROOT
 from tests.torchtrace.logkit import BREAKS_LOG, DYNAMIC_LOG
 
-pytestmark = pytest.mark.skipif(not BREAKS_LOG.is_file(), reason=f"no shared TORCH_TRACE fixtures at {BREAKS_LOG}")
+pytestmark = pytest.mark.usefixtures("torch_trace_dir")
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

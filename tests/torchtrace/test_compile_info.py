@@ -23,7 +23,7 @@ from tests.support.pilot import loaded_run_screen, screen_text, unsafe_on_screen
 from tests.torchtrace.logkit import BREAKS_LOG, DYNAMIC_LOG
 from tests.torchtrace.oracle import run_tlparse
 
-pytestmark = pytest.mark.skipif(not BREAKS_LOG.is_file(), reason=f"no shared TORCH_TRACE fixtures at {BREAKS_LOG}")
+pytestmark = pytest.mark.usefixtures("torch_trace_dir")
 _tl: dict = {}
 
 

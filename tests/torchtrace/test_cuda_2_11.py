@@ -69,15 +69,11 @@ async def test_the_tree_says_ran_eagerly_where_the_triage_does_not_count_a_failu
 
 
 async def test_a_real_failure_keeps_its_failed_mark():
-    import pytest
-
     from magi_tui.ui.app import MagiApp
-    from tests.support.paths import TORCH_TRACE
+    from tests.support.paths import TORCH_TRACE, require
     from tests.support.pilot import loaded_run_screen, tree_labels
 
-    log = TORCH_TRACE / "graph_breaks_recompiles_failure.log"
-    if not log.is_file():
-        pytest.skip("shared fixtures not found")
+    log = require(TORCH_TRACE / "graph_breaks_recompiles_failure.log")
     async with MagiApp(log).run_test(size=(100, 30)) as pilot:
         screen = await loaded_run_screen(pilot)
         await pilot.press("f")

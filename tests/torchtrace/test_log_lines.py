@@ -25,7 +25,7 @@ from tests.torchtrace.logkit import BREAKS_LOG, DYNAMIC_LOG, make_record, record
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from synth import write_trace_log  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not BREAKS_LOG.is_file(), reason=f"no shared TORCH_TRACE fixtures at {BREAKS_LOG}")
+pytestmark = pytest.mark.usefixtures("torch_trace_dir")
 
 _careful = json.JSONEncoder(ensure_ascii=False).encode
 

@@ -10,7 +10,7 @@ from tests.support.paths import TORCH_TRACE
 from tests.support.pilot import loaded_run_screen, screen_text, wait_for
 
 LOG = TORCH_TRACE / "graph_breaks_recompiles_failure.log"
-pytestmark = pytest.mark.skipif(not LOG.is_file(), reason="shared fixtures missing")
+pytestmark = pytest.mark.usefixtures("torch_trace_dir")
 
 
 async def test_look_first_on_a_log_names_the_log_and_line():

@@ -20,7 +20,7 @@ sys.path.insert(0, str(HERE))
 from tracelog import trace_logs  # noqa: E402
 
 LOGS = {p.stem: p for p in trace_logs()}
-pytestmark = pytest.mark.skipif(not LOGS, reason="no shared TORCH_TRACE fixtures (set MAGI_SHARED)")
+pytestmark = pytest.mark.usefixtures("torch_trace_dir")
 _cache: dict[str, list[dict]] = {}
 
 

@@ -1,6 +1,6 @@
 """Every event spec the mapping makes, whole, against ``golden/mapping_specs.json``: names, attributes with
 their key order, files (by content hash; a deferred file by its marker), for the tracer (``defer_files``
-off) and the log reader (on), over the shared TORCH_TRACE fixtures and two synthetic logs
+off) and the log reader (on), over the real TORCH_TRACE fixtures (tests/fixtures/torch_trace/) and two synthetic logs
 (``benchmarks/synth.py``). The golden file was recorded with the mapping as it was before its per-record
 cost was cut, by ``make_mapping_specs_golden.py`` (rerun it only when the mapping is meant to change what
 it makes, and review the diff): a change made for speed changes no event."""
@@ -26,7 +26,8 @@ def records(name: str, tmp: Path) -> list:
         _logs.update(logs(tmp))
     if name not in _logs:
         assert name not in SYNTH
-        pytest.skip(f"shared TORCH_TRACE fixture {name}.log not found (set MAGI_SHARED)")
+        pytest.fail(f"fixture missing: tests/fixtures/torch_trace/{name}.log (see tests/fixtures/README.md)",
+                    pytrace=False)
     return _logs[name]
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -17,12 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 GLOG = re.compile(r"^[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]*:\d+\] (\{.*\})$")
 
 
-def shared_dir() -> Path:
-    return Path(os.environ.get("MAGI_SHARED") or ROOT.parent / "shared")
-
-
 def trace_logs() -> list[Path]:
-    return sorted((shared_dir() / "fixtures" / "torch_trace").glob("*.log"))
+    """The real TORCH_TRACE logs kept in the repository (tests/fixtures/README.md says how they were made)."""
+    return sorted((ROOT / "tests" / "fixtures" / "torch_trace").glob("*.log"))
 
 
 def read_trace_log(path: Path) -> Iterator[tuple[dict, str | None]]:

@@ -10,10 +10,10 @@ import pytest
 
 from magi_tui.ui.app import MagiApp
 from magi_tui.ui.screens.help import HelpScreen, describe_keys
-from tests.support.paths import COLD, FIXTURES
+from tests.support.paths import COLD
 from tests.support.pilot import loaded_run_screen, screen_text, wait_for
 
-pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures missing")
+pytestmark = pytest.mark.usefixtures("fixtures_dir")
 
 
 async def _footer(tmp_path, keymap: str | None) -> str:

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.usefixtures("fixtures_dir")
 LOG = TORCH_TRACE / "graph_breaks_recompiles_failure.log"
 
 
-@pytest.mark.skipif(not LOG.is_file(), reason="no shared TORCH_TRACE log")
+@pytest.mark.usefixtures("torch_trace_dir")
 async def test_frames_rows_sort_and_jump_to_an_event():
     app = MagiApp(LOG)
     async with app.run_test(size=(120, 36)) as pilot:

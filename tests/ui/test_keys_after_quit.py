@@ -10,10 +10,10 @@ import pytest
 from textual import events
 
 from magi_tui.ui.app import MagiApp
-from tests.support.paths import COLD, FIXTURES
+from tests.support.paths import COLD
 from tests.support.pilot import loaded_run_screen, wait_for
 
-pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures missing")
+pytestmark = pytest.mark.usefixtures("fixtures_dir")
 
 
 @pytest.mark.parametrize("then", ["c", "i", "w", "n", "f", "p", "d", "T", "t", "question_mark", "m", "o"])

@@ -1,10 +1,10 @@
 """SVG snapshots of every screen at 80x24 and 120x40 (update with --snapshot-update), on real data.
 
-The SVGs must be the same wherever the repository and ../shared are checked out and however loaded the
-machine is: a screen that shows the path it was given is given a relative one (after a ``chdir``); times
-are UTC (tests/conftest.py); of the screens made from processes run here, the bisect's trial seconds are
-read from a clock that stands still and the program's output is one stream. A screen is shot once what a
-user waits for is on it (the load, what its worker fills in).
+The SVGs must be the same wherever the repository is checked out and however loaded the machine is: a
+screen that shows the path it was given is given a relative one (after a ``chdir``); times are UTC
+(tests/conftest.py); of the screens made from processes run here, the bisect's trial seconds are read from
+a clock that stands still and the program's output is one stream. A screen is shot once what a user waits
+for is on it (the load, what its worker fills in).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from tests.support.paths import FIXTURES
 from tests.support.pilot import loaded_run_screen, notes, open_triage, selected_event, triage_rows, wait_for
 from tests.support.timeline import record_run
 
-needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found")
+needs_fixtures = pytest.mark.usefixtures("fixtures_dir")
 
 
 async def _open_triage(pilot, screen):
@@ -71,11 +71,9 @@ async def test_a_long_section_shows_the_rest_on_enter(tmp_path):
 async def test_n_stops_at_each_restart_of_a_torch_trace_log_too():
     """A TORCH_TRACE log records Dynamo restarts as restart_analysis events, not failed cascades: n / p
     stop at each of them and at the failure (1 failure and 5 restarts in this log), in file order."""
-    from tests.support.paths import TORCH_TRACE
+    from tests.support.paths import TORCH_TRACE, require
 
-    log = TORCH_TRACE / "graph_breaks_recompiles_failure.log"
-    if not log.is_file():
-        pytest.skip("no trace logs")
+    log = require(TORCH_TRACE / "graph_breaks_recompiles_failure.log")
     want = RunModel(log).load().triage.stops
     assert [w[1] for w in want].count("restart") == 5 and [w[1] for w in want].count("failure") == 1
     app = MagiApp(log)

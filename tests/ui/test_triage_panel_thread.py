@@ -15,7 +15,7 @@ from magi_tui.ui.widgets.triage_panel import TriagePanel
 from tests.support.paths import FIXTURES
 from tests.support.pilot import loaded_run_screen, open_triage, screen_text, wait_for
 
-needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="fixtures not found")
+needs_fixtures = pytest.mark.usefixtures("fixtures_dir")
 
 
 class _Spy:
