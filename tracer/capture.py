@@ -15,6 +15,9 @@ had left of the compile's records when it closed.
 ``LimitHandler``: on ``torch._dynamo.convert_frame``, picks up torch's one warning when a frame hits the
 recompile limit (the only record naming the function then) as a
 :class:`~magi_format.torch_records.RecompileLimitNote`. Neither ever raises, and neither changes what torch logs.
+
+Each hook's body is one guard: what it cannot handle drops that one record (``BackgroundWriter.drop``:
+counted, with its error, in the run's ``session.json``), never the recording nor the compile.
 """
 
 from __future__ import annotations
@@ -82,8 +85,8 @@ class TraceHandler(logging.Handler):
             self.writer.submit(TraceRecord(md, payload, record.created, context))
             if key in CLOSING_KINDS:
                 self.writer.write_through()
-        except Exception as exc:  # never break the compile
-            self.writer.fail(exc)
+        except Exception as exc:  # never break the compile: this record is lost, the recording goes on
+            self.writer.drop("trace_handler", exc, record)
 
     def handleError(self, record: logging.LogRecord) -> None:  # pragma: no cover - no stderr noise
         pass
@@ -117,7 +120,7 @@ class LimitHandler(logging.Handler):
                 timestamp=record.created))
             self.writer.write_through()  # (the frame runs eagerly from here: nothing closes it later)
         except Exception as exc:
-            self.writer.fail(exc)
+            self.writer.drop("recompile_limit_handler", exc, record)
 
     def handleError(self, record: logging.LogRecord) -> None:  # pragma: no cover
         pass
@@ -153,7 +156,7 @@ class LoopIRHandler(logging.Handler):
                     context["ids_from_hint"] = True
             self.writer.submit(TraceRecord(md, text, record.created, context))
         except Exception as exc:
-            self.writer.fail(exc)
+            self.writer.drop("loop_ir_handler", exc, record)
 
     def handleError(self, record: logging.LogRecord) -> None:  # pragma: no cover
         pass
@@ -243,7 +246,7 @@ class PerfHintTap(logging.Filter):
                 attrs.update(compile_id=f"{ids['frame_id']}/{ids['frame_compile_id']}", attempt=ids.get("attempt", 0))
             self.writer.submit(UserEvent(point_event(PERF_HINT_EVENT), attrs, {}, record.created))
         except Exception as exc:
-            self.writer.fail(exc)
+            self.writer.drop("perf_hint_tap", exc, record)
         return record.levelno >= self.level
 
 

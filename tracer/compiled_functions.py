@@ -16,7 +16,7 @@ import dis
 import io
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from magi_format.guards import count_leaf_guards, guard_kinds
 
@@ -59,7 +59,7 @@ def _entries(code: Any) -> list[Any]:
 
 
 def _write_function(fdir: Path, code: Any, resume_codes: dict[str, Any], depth: int,
-                    originals: dict[Any, Any] | None = None) -> None:
+                    originals: dict[int, tuple[Any, Any]] | None = None) -> None:
     fdir.mkdir(parents=True, exist_ok=True)
     (fdir / "decompiled_code.py").write_text(_decompile(code))
     (fdir / "bytecode_info.txt").write_text(_bytecode_info(code))
@@ -74,7 +74,9 @@ def _write_function(fdir: Path, code: Any, resume_codes: dict[str, Any], depth: 
         lines.append(f"## entry\\[{i}\\]" + (f" (compile {cid})" if cid is not None else ""))
         lines.append("")
         new_code = getattr(entry, "code", None)
-        new_code = (originals or {}).get(new_code, new_code)   # Dynamo's code, not the tracer's counting copy
+        ours = (originals or {}).get(id(new_code))
+        if ours is not None and ours[0] is new_code:
+            new_code = ours[1]   # Dynamo's code, not the tracer's counting copy
         if new_code is not None:
             (edir / "decompiled_code.py").write_text(_decompile(new_code))
             (edir / "bytecode_info.txt").write_text(_bytecode_info(new_code))
@@ -134,9 +136,11 @@ def _resume_globals(codes: list[tuple[Any, Any]]) -> dict[str, Any]:
 
 
 def write_compiled_functions(run_dir: Path, codes: list[tuple[Any, Any]],
-                             originals: dict[Any, Any] | None = None) -> None:
-    """``originals``: the code the tracer gave Dynamo (counting calls, tracer/runtime.py) -> Dynamo's own
-    code, which is what is written."""
+                             originals: dict[int, tuple[Any, Any]] | None = None,
+                             on_error: Callable[[BaseException, str], None] | None = None) -> None:
+    """``originals``: id of the code the tracer gave Dynamo (counting calls, tracer/runtime.py) -> (that code,
+    Dynamo's own code, which is what is written). A function that cannot be written (not a disk error) is
+    left out and told to ``on_error(exc, its name)``; the others are written."""
     root = Path(run_dir) / "compiled_functions"
     seen: set[str] = set()
     resume_codes = _resume_globals(codes)
@@ -147,4 +151,11 @@ def write_compiled_functions(run_dir: Path, codes: list[tuple[Any, Any]],
         if name in seen:
             continue
         seen.add(name)
-        _write_function(root / name, code, resume_codes, 0, originals)
+        try:
+            _write_function(root / name, code, resume_codes, 0, originals)
+        except OSError:
+            raise
+        except Exception as exc:
+            if on_error is None:
+                raise
+            on_error(exc, name)

@@ -91,15 +91,25 @@ class observe_lifecycle(ContextDecorator):
         s = _session.current()
         self._t0 = time.perf_counter()
         if s is not None and s.active:
-            files = graph_files(f"before_{frag(self.name)}", self.graph) if self.graph is not None else {}
-            s.emit(lifecycle_event("before", self.name, self.subgraph_index),
-                   _base_attrs(self.name, self.subgraph_index, self.attrs), files)
+            try:  # what cannot be recorded is one dropped record, never the user's pass
+                files = graph_files(f"before_{frag(self.name)}", self.graph) if self.graph is not None else {}
+                s.emit(lifecycle_event("before", self.name, self.subgraph_index),
+                       _base_attrs(self.name, self.subgraph_index, self.attrs), files)
+            except Exception as exc:
+                s.writer.drop("observe_lifecycle", exc, self.name)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         s = _session.current()
         if s is None or not s.active:
             return False
+        try:
+            self._record_exit(s, exc)
+        except Exception as err:  # what cannot be recorded is one dropped record, never the user's pass
+            s.writer.drop("observe_lifecycle", err, self.name)
+        return False
+
+    def _record_exit(self, s: Any, exc: BaseException | None) -> None:
         dur = (time.perf_counter() - self._t0) * 1000
         if exc is None:
             g = self._result if self._result is not None else self.graph
@@ -112,7 +122,6 @@ class observe_lifecycle(ContextDecorator):
                    _base_attrs(self.name, self.subgraph_index,
                                {**self.attrs, "exception_type": type(exc).__name__,
                                 "exception_message": str(exc)[:4000]}), files)
-        return False
 
 
 def _is_graph(obj: Any) -> bool:
@@ -130,10 +139,13 @@ def emit_event(name: str, *, files: dict[str, str] | None = None, subgraph_index
     s = _session.current()
     if s is None or not s.active:
         return
-    a = dict(scope_attrs(subgraph_index))
-    a["source"] = "lifecycle"
-    a.update(attrs)
-    s.emit(point_event(name, subgraph_index), a, files)
+    try:
+        a = dict(scope_attrs(subgraph_index))
+        a["source"] = "lifecycle"
+        a.update(attrs)
+        s.emit(point_event(name, subgraph_index), a, files)
+    except Exception as exc:  # never the user's code
+        s.writer.drop("emit_event", exc, name)
 
 
 def traced_backend(backend: Callable | str, name: str | None = None) -> Callable:

@@ -79,7 +79,9 @@ class RuntimeCounters:
         self.hits = 0
         self.misses = 0
         self.site_frame: dict[tuple, str | None] = {}   # call site -> frame key (None: two frames share it)
-        self.originals: dict[Any, Any] = {}              # our counting code -> Dynamo's code
+        #: id(our counting code) -> (it, Dynamo's code). By id: a code object hashes its constants, and Dynamo's
+        #: may hold a dict (``hash()`` raises ``TypeError: unhashable type: 'dict'``)
+        self.originals: dict[int, tuple[Any, Any]] = {}
         self._prev_hook: Any = None
         self._attached = False
         self._lock = threading.Lock()
@@ -204,11 +206,11 @@ class RuntimeCounters:
             self.slots.append(slot)
         try:
             out = _rewrite(new_code, _enter_fn(slot, self), _leave_fn(slot))
+            if out is not None:
+                self.originals[id(out)] = (out, new_code)
         except Exception:
             return None
         slot.counted = out is not None
-        if out is not None:
-            self.originals[out] = new_code
         return out
 
     # -- the result ---------------------------------------------------------------------------------
@@ -229,32 +231,38 @@ class RuntimeCounters:
 
 def _enter_fn(slot: EntrySlot, counters: RuntimeCounters):
     def enter() -> None:
-        slot.calls += 1
-        pending = getattr(_tls, "pending", None)
-        if pending is not None and pending.frame_key != slot.frame_key:
-            _tls.pending = None     # a miss of another frame ran eagerly (and calls us)
-            counters._eager(pending)
-        elif pending is not None:
-            _tls.pending = None     # the miss compiled this entry: a call it serves
-        try:
-            st = _tls.stack
-        except AttributeError:
-            st = _tls.stack = []
-        st.append((slot, perf_counter()))
+        try:  # (runs inside the user's compiled code: nothing of ours may raise into it)
+            slot.calls += 1
+            pending = getattr(_tls, "pending", None)
+            if pending is not None and pending.frame_key != slot.frame_key:
+                _tls.pending = None     # a miss of another frame ran eagerly (and calls us)
+                counters._eager(pending)
+            elif pending is not None:
+                _tls.pending = None     # the miss compiled this entry: a call it serves
+            try:
+                st = _tls.stack
+            except AttributeError:
+                st = _tls.stack = []
+            st.append((slot, perf_counter()))
+        except Exception:
+            pass
     return enter
 
 
 def _leave_fn(slot: EntrySlot):
     def leave(value: Any) -> Any:
-        t = perf_counter()
-        st = getattr(_tls, "stack", ())
-        while st:
-            s, t0 = st.pop()
-            if s is slot:
-                slot.seconds += t - t0
-                if slot.first is None:
-                    slot.first = t - t0
-                break
+        try:  # (runs inside the user's compiled code: it returns the value whatever happens here)
+            t = perf_counter()
+            st = getattr(_tls, "stack", ())
+            while st:
+                s, t0 = st.pop()
+                if s is slot:
+                    slot.seconds += t - t0
+                    if slot.first is None:
+                        slot.first = t - t0
+                    break
+        except Exception:
+            pass
         return value
     return leave
 

@@ -4,7 +4,10 @@ Layout (FORMAT.md B1): ``ROOT/magi_depyf/run_<YYYYmmdd_HHMMSS>[_<n>]/model_<i>_<
 Entering attaches the trace handler and Dynamo's bytecode hook; leaving flushes the writer, closes
 lifecycles the block left open, writes ``compiled_functions/`` and detaches (only our handlers).
 A nested ``explain_compilation`` records into the outer run (one run per process and rank).
-Any failure of the tracer itself is one warning; the program runs on unrecorded.
+A run that cannot be created, or a disk that says no, is one warning; the program runs on unrecorded.
+A hook that meets something it cannot handle drops that one record (counted, with its error, in
+``session.json``'s ``tracer`` object); a hook this torch lacks is not attached, and ``tracer.not_recorded``
+says what the run therefore lacks. Neither ever reaches the program.
 """
 
 from __future__ import annotations
@@ -75,6 +78,13 @@ def new_run_dir(root: Path, label: str, rank: int) -> Path:
     raise AssertionError("unreachable")
 
 
+def _torch_version() -> str | None:
+    try:
+        return str(sys.modules["torch"].__version__)
+    except Exception:
+        return None
+
+
 def _set_provenance_level(level: Any) -> Any:
     """Set ``torch._inductor.config.trace.provenance_tracking_level``; returns the value it had (None if
     this torch has no such setting)."""
@@ -117,6 +127,8 @@ class Session:
         self.compiled_codes: dict[int, str] = {}
         #: how the program ended (``session.json``'s ``outcome``), set just before :meth:`stop`
         self.outcome: dict[str, Any] | None = None
+        #: what this run lacks because this torch lacks a hook (``session.json``'s ``tracer.not_recorded``)
+        self.not_recorded: list[str] = []
 
     @property
     def active(self) -> bool:
@@ -134,53 +146,98 @@ class Session:
                           "the program runs unrecorded", TracerWarning, stacklevel=3)
             self.writer = None
             return
+        self.mapper.strings.update(capture.seed_strings())
+        trace_path = self.path / TIMELINE_DIR / TORCH_TRACE_FILE if self.keep_trace else None
         try:
-            self.mapper.strings.update(capture.seed_strings())
-            trace_path = self.path / TIMELINE_DIR / TORCH_TRACE_FILE if self.keep_trace else None
-            self.runtime = RuntimeCounters(capture.framework_paths())
-            self._handlers = capture.attach(self.writer, trace_path, self.runtime)
-            if not self.runtime.attach():
-                self.runtime = None
-            self._cache_components = capture.attach_cache_components()
-            self._perf_hints = capture.attach_perf_hints(self.writer)
-            self._attach_bytecode_hook()
-            if self.provenance:
-                self._saved_provenance = _set_provenance_level(1)
-            if self.loop_ir:
-                self._loop_ir = capture.attach_loop_ir(self.writer)
+            self._handlers = capture.attach(self.writer, trace_path, None)
+        except Exception as exc:  # (nothing is recorded without it: the run says why, the program runs on)
+            self._lacks("torch's structured trace (no events)", exc)
+            return
+        if trace_path is not None and len(self._handlers) < 3:
+            self._lacks("torch_trace.log (--keep-trace: torch has no TorchLogsFormatter)")
+        try:
+            runtime = RuntimeCounters(capture.framework_paths())
+            if runtime.attach():
+                self.runtime = runtime
+                for _, h in self._handlers:
+                    if hasattr(h, "runtime"):
+                        h.runtime = runtime
+            else:
+                self._lacks("cache lookups and eager calls (runtime.json: torch has no set_guard_complete_hook)")
         except Exception as exc:
-            self.writer.fail(exc)
+            self._lacks("cache lookups and eager calls (runtime.json)", exc)
+        for what, attach in (("AOTAutograd's cache key components", self._attach_cache_components),
+                             ("Inductor's performance hints", self._attach_perf_hints),
+                             ("compiled functions and calls per compiled entry (compiled_functions/, "
+                              "runtime.json)", self._attach_bytecode_hook)):
+            try:
+                attach()
+            except Exception as exc:
+                self._lacks(what, exc)
+        if self.provenance:
+            self._saved_provenance = _set_provenance_level(1)
+            if self._saved_provenance is None:
+                self._lacks("Inductor provenance (--provenance: torch has no provenance_tracking_level)")
+        if self.loop_ir:
+            try:
+                self._loop_ir = capture.attach_loop_ir(self.writer)
+            except Exception as exc:
+                self._lacks("Inductor's loop IR (--loop-ir)", exc)
+        if self.not_recorded:
+            self._write_session(None)  # (what this run lacks, said from its start)
+
+    def _lacks(self, what: str, exc: BaseException | None = None) -> None:
+        """This torch lacks a hook the tracer uses (or attaching it raised): the run records less, and says
+        what (``session.json``'s ``tracer.not_recorded``)."""
+        self.not_recorded.append(what if exc is None else f"{what}: {type(exc).__name__}: {exc}"[:500])
+
+    def _attach_cache_components(self) -> None:
+        self._cache_components = capture.attach_cache_components()
+
+    def _attach_perf_hints(self) -> None:
+        self._perf_hints = capture.attach_perf_hints(self.writer)
+
+    def tracer_record(self) -> dict[str, Any]:
+        """``session.json``'s ``tracer`` object: the torch it ran with, what it could not record on it, and
+        the records it dropped (count and first errors)."""
+        rec: dict[str, Any] = {"torch": _torch_version(), "not_recorded": list(self.not_recorded)}
+        if self.writer is not None:
+            rec.update(self.writer.drops())
+        return rec
 
     def _write_session(self, ended: float | None) -> None:
         """Open / close the run's session record (its absence of an end marks a killed program's run)."""
         try:
-            self.writer.writer.write_session(session_record(os.getpid(), socket.gethostname(),
-                                                            self._started, ended,
-                                                            self.outcome if ended is not None else None))
+            rec = session_record(os.getpid(), socket.gethostname(), self._started, ended,
+                                 self.outcome if ended is not None else None)
+            rec["tracer"] = self.tracer_record()
+            self.writer.writer.write_session(rec)
         except Exception:  # a run without the record reads as an upstream one: never break the program
             pass
 
     def _attach_bytecode_hook(self) -> None:
-        try:
-            from torch._dynamo.convert_frame import register_bytecode_hook
-        except Exception:
-            return
+        from torch._dynamo.convert_frame import register_bytecode_hook
+
         codes = self.codes
         runtime = self.runtime
-
+        writer = self.writer
         compiled = self.compiled_codes
 
         def hook(code, new_code):
-            codes.append((code, new_code))  # (held: the ids below stay theirs)
-            ids = compile_ids()
-            cid = f"{ids.get('frame_id')}/{ids.get('frame_compile_id')}" if ids else "?"
-            compiled[id(new_code)] = cid
-            if runtime is None:
+            try:
+                codes.append((code, new_code))  # (held: the ids below stay theirs)
+                ids = compile_ids()
+                cid = f"{ids.get('frame_id')}/{ids.get('frame_compile_id')}" if ids else "?"
+                compiled[id(new_code)] = cid
+                if runtime is None:
+                    return None
+                out = runtime.instrument(code, new_code, ids)
+                if out is not None:
+                    compiled[id(out)] = cid
+                return out
+            except Exception as exc:  # Dynamo's code stays as it is; this entry is not counted
+                writer.drop("bytecode_hook", exc, None)
                 return None
-            out = runtime.instrument(code, new_code, ids)
-            if out is not None:
-                compiled[id(out)] = cid
-            return out
 
         self._hook = register_bytecode_hook(hook)
 
@@ -188,11 +245,14 @@ class Session:
         """A lifecycle / point event from user code, tagged with the compile it happens in."""
         if self.writer is None:
             return
-        ids = compile_ids()
-        if ids is not None and "compile_id" not in attrs:
-            cid = f"{ids['frame_id']}/{ids['frame_compile_id']}"
-            attrs = {**attrs, "compile_id": cid, "attempt": ids.get("attempt", 0)}
-        self.writer.submit(UserEvent(name, attrs, files or {}, time.time()))
+        try:
+            ids = compile_ids()
+            if ids is not None and "compile_id" not in attrs:
+                cid = f"{ids['frame_id']}/{ids['frame_compile_id']}"
+                attrs = {**attrs, "compile_id": cid, "attempt": ids.get("attempt", 0)}
+            self.writer.submit(UserEvent(name, attrs, files or {}, time.time()))
+        except Exception as exc:
+            self.writer.drop("emit", exc, None)
 
     def note_end(self, exit_code: int | None, exc: BaseException | None, ended_by: str) -> None:
         """Remember how the program (or the block) ended, for the session record; the first note wins (the
@@ -245,19 +305,26 @@ class Session:
             try:  # what still waits for a record that will not come (e.g. a failure without metrics)
                 for spec in self.mapper.finish():
                     self.writer.writer.write(*spec)
-            except Exception as exc:
+            except OSError as exc:
                 self.writer.fail(exc)
+            except Exception as exc:
+                self.writer.drop("finish", exc, None)
         if self.runtime is not None and not self.writer.failed:
             try:
                 write_runtime(self.path, self.runtime.snapshot())
-            except Exception as exc:
+            except OSError as exc:
                 self.writer.fail(exc)
+            except Exception as exc:
+                self.writer.drop("runtime.json", exc, None)
         if self.want_compiled_functions and self.codes and not self.writer.failed:
             try:
                 write_compiled_functions(self.path, self.codes,
-                                         self.runtime.originals if self.runtime is not None else None)
-            except Exception as exc:
+                                         self.runtime.originals if self.runtime is not None else None,
+                                         lambda exc, name: self.writer.drop("compiled_functions", exc, name))
+            except OSError as exc:
                 self.writer.fail(exc)
+            except Exception as exc:
+                self.writer.drop("compiled_functions", exc, None)
         self.writer.close()
         self._write_session(time.time())
 

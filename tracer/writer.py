@@ -10,9 +10,17 @@ queued from the calling thread, before it returns: the capture calls it on a com
 a program that calls ``os._exit`` right after a compile (no atexit, no writer thread) keeps that compile
 closed.
 
-Any error (disk full, unwritable root, a bug in a mapper) becomes one warning and stops recording;
-it never reaches the user's program. The last line it still tries to write is a ``tracer_stopped``
-point event (``reason``, ``error``), so a reader knows the run is incomplete. Importable without torch.
+Two kinds of error, neither of which ever reaches the user's program:
+
+* the disk says no (an ``OSError`` from a write: disk full, unwritable root): one warning and recording
+  stops. The last line it still tries to write is a ``tracer_stopped`` point event (``reason``, ``error``),
+  so a reader knows the run is incomplete.
+* anything else (a hook or the mapping meets a record it cannot handle: a bug of ours, a torch that
+  changed a record's shape): that one record is dropped (:meth:`BackgroundWriter.drop`) and the recording
+  goes on. The run's ``session.json`` counts them (``tracer.dropped_records``) with the first errors
+  (``tracer.drop_errors``: where, the error, the record's kind).
+
+Importable without torch.
 """
 
 from __future__ import annotations
@@ -93,7 +101,6 @@ class RunWriter:
             if self._t0 is None:
                 self._t0 = ts
             index = self._index
-            self._index += 1
             attrs = json_safe(attrs)
             obj = timeline_record(index, name, list(files), attrs, ts, self._t0)
             line = (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8")
@@ -101,6 +108,7 @@ class RunWriter:
                 self._fd = os.open(self.events_dir / TIMELINE_FILE,
                                    os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             os.write(self._fd, line)
+            self._index += 1  # (only once the line is written: a dropped event leaves no gap in the indices)
             if files:
                 self._write_folder(index, name, attrs, files)
             return index
@@ -134,6 +142,31 @@ def _as_is(record: Record) -> Iterable[EventSpec]:
     return ()
 
 
+#: how many dropped records' errors a run keeps (the count is exact; the first errors say what went wrong)
+DROP_ERRORS_KEPT = 5
+
+
+def record_kind(record: Any) -> str | None:
+    """What a dropped record was, in torch's words where it has them: a structured-trace record's first
+    metadata key (and its artifact's name), a user event's name, else the record's type."""
+    try:
+        if isinstance(record, str):  # (already a name: a compiled function's)
+            return record[:200]
+        md = getattr(record, "metadata", None)
+        if isinstance(md, dict) and md:
+            key = str(next(iter(md)))
+            sub = md.get(key)
+            if isinstance(sub, dict) and isinstance(sub.get("name"), str):
+                return f"{key}:{sub['name']}"[:200]
+            return key[:200]
+        name = getattr(record, "name", None)
+        if isinstance(name, str):
+            return name[:200]
+        return None if record is None else type(record).__name__
+    except Exception:
+        return None
+
+
 def stop_reason(exc: BaseException) -> str:
     """``disk_full`` / ``write_error`` (the disk said no) or ``tracer_error`` (a bug of ours)."""
     if isinstance(exc, OSError):
@@ -158,6 +191,10 @@ class BackgroundWriter:
         self._stopping = False
         self.failed = False
         self.stop_error: str | None = None
+        #: records dropped (a hook or the mapping raised on them), and the first few errors (:meth:`drop`)
+        self.dropped = 0
+        self.drop_errors: list[dict[str, Any]] = []
+        self._drop_lock = threading.Lock()
         self._warned = False
         self._thread = threading.Thread(target=self._loop, name="magi-tracer-writer", daemon=True)
         self._thread.start()
@@ -197,12 +234,37 @@ class BackgroundWriter:
                 continue
             try:
                 ts = getattr(item, "timestamp", None)
-                for spec in self.translate(item) or ():
-                    if len(spec) == 3:
-                        spec = (*spec, ts)
+                specs = list(self.translate(item) or ())
+            except Exception as exc:  # the mapping cannot read this record: drop it, record the rest
+                self.drop("mapping", exc, item)
+                continue
+            for spec in specs:
+                if len(spec) == 3:
+                    spec = (*spec, ts)
+                try:
                     self.writer.write(*spec)
-            except Exception as exc:  # never let the tracer break the program
-                self.fail(exc)
+                except OSError as exc:  # the disk said no: stop (never let the tracer break the program)
+                    self.fail(exc)
+                    break
+                except Exception as exc:  # this event cannot be written (its attributes): drop it alone
+                    self.drop("write", exc, item)
+
+    def drop(self, where: str, exc: BaseException, record: Any = None) -> None:
+        """One record is lost (``where``: the hook or stage that raised on it); the recording goes on. Counted,
+        with the first :data:`DROP_ERRORS_KEPT` errors, for the run's ``session.json``. Never raises."""
+        try:
+            with self._drop_lock:
+                self.dropped += 1
+                if len(self.drop_errors) < DROP_ERRORS_KEPT:
+                    self.drop_errors.append({"where": where, "error": f"{type(exc).__name__}: {exc}"[:1000],
+                                             "record": record_kind(record)})
+        except Exception:
+            pass
+
+    def drops(self) -> dict[str, Any]:
+        """What ``session.json`` says of dropped records (``tracer.dropped_records``, ``tracer.drop_errors``)."""
+        with self._drop_lock:
+            return {"dropped_records": self.dropped, "drop_errors": list(self.drop_errors)}
 
     def fail(self, exc: BaseException) -> None:
         """Stop recording: one warning, and a last ``tracer_stopped`` event if the disk still takes it."""

@@ -295,7 +295,10 @@ def test_disk_full_writes_a_final_tracer_stopped_event(tmp_path, monkeypatch):
     assert a["reason"] == "disk_full" and "No space left on device" in a["error"]
 
 
-def test_a_tracer_bug_stops_recording_with_a_tracer_stopped_event(tmp_path, monkeypatch):
+def test_a_record_the_mapping_cannot_handle_is_dropped_alone_and_counted(tmp_path, monkeypatch):
+    """Issue 33.10: a tracer bug on one record (here: the mapping of every output graph raises) loses that
+    record, never the recording: no warning, no ``tracer_stopped``, later compiles recorded, and the run's
+    ``session.json`` counts what was dropped with the first errors."""
     from magi_format import torch_mapping as mapping
 
     def broken(self, r):
@@ -306,11 +309,16 @@ def test_a_tracer_bug_stops_recording_with_a_tracer_stopped_event(tmp_path, monk
         warnings.simplefilter("always")
         with explain_compilation(tmp_path) as run:
             out = torch.compile(lambda t: t + 1, backend="eager")(torch.zeros(2))
+            torch.compile(lambda t: t * 3, backend="eager")(torch.ones(2))
     assert torch.equal(out, torch.ones(2))
-    assert len([w for w in caught if issubclass(w.category, TracerWarning)]) == 1
-    evs = events(run.path)
-    assert [e["name"] for e in evs][-1] == "fullgraph_tracer_stopped"
-    assert evs[-1]["attributes"]["reason"] == "tracer_error" and "KeyError" in evs[-1]["attributes"]["error"]
+    assert not [w for w in caught if issubclass(w.category, TracerWarning)]
+    names = [e["name"] for e in events(run.path)]
+    assert "fullgraph_tracer_stopped" not in names
+    assert names.count("fullgraph_before_compile") == 2 and names.count("fullgraph_after_compile") == 2
+    rec = json.loads((run.path / "timeline_events" / "session.json").read_text())["tracer"]
+    assert rec["dropped_records"] == 2
+    assert rec["drop_errors"][0] == {"where": "mapping", "error": "KeyError: 'sizes'", "record": "dynamo_output_graph"}
+    assert rec["not_recorded"] == [] and rec["torch"] == torch.__version__
 
 
 # -- python -m tracer: the program cannot tell --------------------------------------------------------
