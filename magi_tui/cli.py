@@ -616,7 +616,7 @@ SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "c
 #: with them, without freeing what they built object by object (:func:`run`)
 QUICK_EXIT = frozenset({"triage", "runs", "check", "metrics", "compare", "ranks"})
 #: of those, the ones whose answer makes no garbage cycles worth collecting (``compare`` and ``ranks`` held
-#: 5 % more memory without the collector): run with it off (:func:`main`)
+#: more memory without the collector): run with it off (:func:`main`)
 GC_HELD = frozenset({"triage", "runs", "check", "metrics"})
 
 
@@ -630,10 +630,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv[0] in GC_HELD:
             # a headless report's analysis and answer make no garbage cycle worth collecting: the
-            # collector is held off for all of it, as for a load (a 100k-frame log: 0.3 s of 1.1 s)
-            from magi_tui.model.run import gc_held
+            # collector is held off for all of it, as for a load
+            from magi_tui.model import collector
 
-            with gc_held():
+            with collector.held():
                 return int(args.func(args) or 0)
         return int(args.func(args) or 0)
     except SystemExit as exc:
@@ -649,30 +649,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The console script and ``python -m magi_tui``: :func:`main`, then the process ends. After a command
-    of :data:`QUICK_EXIT`, the interpreter's teardown, which frees every object the command built one by
-    one (a 100k-frame log's analysis: 0.36 s CPU, 5 % of ``triage --json``), is skipped: stdout and stderr
-    are flushed, the atexit handlers run (a log's private folder of files is removed), then ``os._exit``.
-    Anything unusual (a flush that fails, a thread still running) ends the normal way, which reports it."""
-    import atexit
-
+    """The console script and ``python -m magi_tui``: :func:`main`, then the process ends; after a command
+    of :data:`QUICK_EXIT` without the interpreter's teardown (:func:`magi_tui.model.collector.quick_exit`)."""
     argv = sys.argv[1:]
     if argv and argv[0] in GC_HELD:
-        # the collector stays off to the end: turned back on after the answer, it ran a full collection
-        # over everything the command built at the next allocation (0.05 s on a 100k-frame log), then the
-        # process ended without freeing any of it (the quick exit)
-        import gc
+        from magi_tui.model import collector
 
-        gc.disable()
+        collector.hold_to_the_end()
     rc = main()
-    # threading not imported (~0.5 ms, a headless command needs none): no thread was started through it
-    threading = sys.modules.get("threading")
-    if argv and argv[0] in QUICK_EXIT and (threading is None or threading.active_count() == 1):
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            raise SystemExit(rc) from None
-        atexit._run_exitfuncs()
-        os._exit(rc)
+    if argv and argv[0] in QUICK_EXIT:
+        from magi_tui.model import collector
+
+        collector.quick_exit(rc)  # returns when the process must end the normal way
     raise SystemExit(rc)

@@ -7,11 +7,7 @@ can apply it incrementally; after a reset (file truncated / replaced) the caller
 
 from __future__ import annotations
 
-import _thread
-import gc
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +15,7 @@ from msgspec import Struct, field
 
 from magi_format.layout import TIMELINE_DIR, TIMELINE_FILE
 from magi_format.runname import parse_run_name
+from magi_tui.model import collector
 from magi_tui.model.events import Event, KeptAttrs, Span
 from magi_tui.model.pairing import Pairer
 from magi_tui.model.sources.debugdir import debug_run_name, debug_run_root
@@ -67,30 +64,6 @@ class RunUpdate(Struct):
         self.malformed.extend(later.malformed)
         self.deleted = self.deleted or later.deleted
         return self
-
-
-_held = [0, False]  # loads holding the collector off now; whether it was on before the first
-_held_lock = _thread.allocate_lock()  # threading.Lock itself; importing threading is ~0.5 ms of a start
-
-
-@contextmanager
-def gc_held(freeze: bool = False) -> Iterator[None]:
-    """The cycle collector off for a bulk load; loads in several threads overlap (a headless load, the
-    app's reading thread), the last one to end turns it back on (if it was on)."""
-    with _held_lock:
-        if not _held[0]:
-            _held[1] = gc.isenabled()
-            gc.disable()
-        _held[0] += 1
-    try:
-        yield
-    finally:
-        with _held_lock:
-            _held[0] -= 1
-            if freeze:
-                gc.freeze()
-            if not _held[0] and _held[1]:
-                gc.enable()
 
 
 class RunModel:
@@ -249,7 +222,7 @@ class RunModel:
             settle = getattr(reader, "settle", None)  # a log's reader keeps only what is still held
             if settle is not None:
                 reader.lean = True  # type: ignore[union-attr]
-            with gc_held(freeze=keep):
+            with collector.held(freeze=keep):
                 while True:
                     before = reader.offset
                     res = self.update(STREAM_READ_BYTES)
@@ -260,7 +233,7 @@ class RunModel:
                     if reader.offset == before and not reset:
                         break
             return self
-        with gc_held(freeze=keep):
+        with collector.held(freeze=keep):
             self.update()
         return self
 

@@ -23,17 +23,16 @@ never raised. Run it in a worker.
 from __future__ import annotations
 
 import difflib
-import gc
 import os
 import re
 from bisect import bisect_left
 from collections import Counter
-from contextlib import contextmanager
 from itertools import compress, islice
 from operator import eq, lt
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Sequence
 
+from magi_tui.model import collector
 from magi_tui.model.analysis.guards import normalise_noise
 
 MAX_DIFF_LINES = 200_000
@@ -258,22 +257,10 @@ def _anchors(a: Sequence[str], b: Sequence[str], lo: int, hi_a: int,
     return out
 
 
-@contextmanager
-def _no_gc_pauses() -> Iterator[None]:
-    """The cycle collector held off while a diff is built: it makes tens of thousands of lists,
-    tuples and rows (no cycles among them), and each collection it would trigger walks the whole
-    app's heap (about a fifth of a 20,000-line diff's time)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def compute_diff(a: Sequence[str], b: Sequence[str], context: int = 3, *, normalise: bool = False) -> Diff:
-    with _no_gc_pauses():
+    """The diff of ``a`` and ``b``; the collector is held off while it is built: it makes many lists, tuples
+    and rows (no cycles among them), and each pass it would trigger walks the whole app's heap."""
+    with collector.held():
         return _compute_diff(a, b, context, normalise)
 
 
@@ -393,7 +380,7 @@ def diff_files(left: Path | str, right: Path | str, *, left_root: Path | str | N
                normalise: bool | None = None) -> tuple[Diff | None, str | None]:
     """``(diff, None)`` of two files, or ``(None, problem)`` when a side cannot be read.
     ``normalise=None``: on for guard trees (:func:`default_normalise`)."""
-    with _no_gc_pauses():
+    with collector.held():
         a, pa = read_side(left, left_root)
         if pa:
             return None, pa

@@ -22,7 +22,7 @@ touch the UI.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from magi_format.text import json_literal, literal
 from magi_tui.model.sources.paths import (  # noqa: F401 (files is the door callers use)
@@ -40,7 +40,9 @@ from magi_tui.model.sources.paths import (  # noqa: F401 (files is the door call
     read_settings,
 )
 from magi_tui.model.sources.safejson import decode_or_none
-from magi_tui.model.sources.textfile import TextFile
+
+if TYPE_CHECKING:  # a headless command opens no document: textfile (and threading) stays unloaded
+    from magi_tui.model.sources.textfile import TextFile
 
 
 def json_or_none(text: str | None) -> Any:
@@ -58,12 +60,16 @@ def open_document(path: Path | str, root: Path | str | None = None,
     """A :class:`~magi_tui.model.sources.textfile.TextFile` on ``path`` — indexed (may take a while on a big
     file: call it in a worker; ``cancelled()`` is polled between chunks). On a problem, ``doc.error``
     says what and the document holds that one line."""
+    from magi_tui.model.sources.textfile import TextFile
+
     return TextFile(path, root=root, cancelled=cancelled)
 
 
 def pretty_json(path: Path | str, root: Path | str | None = None) -> "TextFile":
     """A small JSON file, re-indented (``indent=2``; unsafe characters written as ``\\uXXXX``, still
     the same JSON); a big or invalid one as its own lines."""
+    from magi_tui.model.sources.textfile import TextFile
+
     size, problem = file_size(path, root)
     if problem is not None:
         return TextFile.from_problem(display_name(path), problem)
@@ -113,6 +119,8 @@ def open_small_for_view(path: Path | str, root: Path | str | None, limit: int) -
     """:func:`open_for_view` when the file is at most ``limit`` bytes (cheap enough for the UI
     thread: one bounded read), a problem document when it cannot be read, None when it is bigger
     (open it in a worker)."""
+    from magi_tui.model.sources.textfile import TextFile
+
     size, problem = file_size(path, root)
     if problem is not None:
         return TextFile.from_problem(display_name(path), problem)

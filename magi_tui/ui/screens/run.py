@@ -9,7 +9,6 @@ is followed by a :class:`magi_tui.live.follower.RunFollower`, whose reports arri
 
 from __future__ import annotations
 
-import gc
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,12 +21,9 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Static, Tab, Tabs
 
 from magi_format.text import literal
+from magi_tui.model import collector
 from magi_tui.model.events import Event
-from magi_tui.model.run import (
-    RunModel,
-    RunUpdate,
-    gc_held,  # the headless load's hold, shared: loads may overlap
-)
+from magi_tui.model.run import RunModel, RunUpdate
 from magi_tui.ui.actions import bindings
 from magi_tui.ui.mark import Mark
 from magi_tui.ui.messages import LiveEvent
@@ -49,7 +45,6 @@ LOAD_SHOW_EVENTS = 20_000   # while loading, bring the tree up to date after at 
 #: ... and no fewer than it shows already: the tree doubles each time (3 updates on the way to 100k events, not
 #: 5; 6 on the way to 1M, not 50), and each update is a relayout and repaint of the screen (~15 ms) ...
 LOAD_SHOW_S = 0.5  # ... and no sooner than this after the last one: a load done within it shows its tree once
-LIVE_GC_THRESHOLDS = (10_000, 50, 100)  # gc.set_threshold while following (default 700, 10, 10)
 LIVE_TITLE_S = 0.25         # live: the title's event count follows at most this often
 DETAIL_SETTLE_S = 0.06  # the detail pane follows the cursor once it rests this long
 
@@ -164,7 +159,7 @@ class RunScreen(Screen):
         started = time.perf_counter()
         reader = self.run.reader
         first = True
-        with gc_held():
+        with collector.held():
             while not worker.is_cancelled:
                 before = reader.offset
                 res = reader.read(LOAD_FIRST_BYTES if first else LOAD_READ_BYTES)
@@ -201,13 +196,11 @@ class RunScreen(Screen):
         up = self.run.ingest(res)
         self.apply_update(up, initial=initial)
         if up.reset:  # the replaced file's events (frozen so far) can go now, before freezing again
-            gc.unfreeze()
-            gc.collect()
-        # What was read lives as long as the screen: take it out of the cyclic GC's full passes, which
-        # otherwise walk every event read so far, again and again (a 100+ ms pause each late in a big
-        # load, and while a live run is followed). The young generations still collect garbage;
-        # unmounting the screen gives it all back (on_unmount).
-        gc.freeze()
+            collector.let_go(collect=True)
+        # What was read lives as long as the screen: out of the collector's full passes, which otherwise
+        # walk every event read so far, again and again (late in a big load, and while a live run is
+        # followed); unmounting the screen gives it back (on_unmount).
+        collector.keep_out_of_passes()
 
     def apply_update(self, up: RunUpdate, *, initial: bool = False) -> None:
         """Show what one ``RunModel.update()`` read (called on the UI loop, in read order).
@@ -250,7 +243,7 @@ class RunScreen(Screen):
         self._shown_at = time.perf_counter()
         if initial or up.reset:
             if up.reset:
-                gc.unfreeze()  # the old model may be collected now
+                collector.let_go()  # the old model may be collected now
                 self._jumps.clear()  # they point at the replaced file's events
             tree.rebuild()
             if up.reset and not initial:
@@ -309,10 +302,8 @@ class RunScreen(Screen):
 
     def on_loaded(self, events: int, seconds: float) -> None:
         self.flush_pending()
-        # collect less often while following (a collection is a pause of tens of ms: the p99 of the live
-        # lag at 1,000 events/s went 166 -> ~120 ms); what was read is frozen out of the GC (_ingest)
         if self.live:
-            gc.set_threshold(*LIVE_GC_THRESHOLDS)
+            collector.collect_less_often()
         self.loaded = True
         self.load_seconds = seconds
         self.log(f"loaded {events} events in {seconds:.3f}s")
@@ -335,7 +326,7 @@ class RunScreen(Screen):
     def on_unmount(self) -> None:
         if self.follower is not None:
             self.follower.stop()
-        gc.unfreeze()  # this run's events were frozen out of the GC while it was shown (_ingest)
+        collector.let_go()  # this run's events were kept out of the collector while it was shown (_ingest)
 
     def on_live_event(self, message: LiveEvent) -> None:
         """Show what the follower read (on the UI loop, in the order it was read)."""
