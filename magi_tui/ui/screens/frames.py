@@ -24,20 +24,11 @@ from magi_tui.model.analysis.frames import short_frame
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
+from magi_tui.ui.frames_columns import COLUMNS, NUMBER_COLUMNS, NUMBERS_WIDTH, SORTS, sort_value
 from magi_tui.ui.labels import event_label
 from magi_tui.ui.widgets.footer import MagiFooter
 
-#: (column title, key)
-COLUMNS: tuple[tuple[str, str], ...] = (  # the name first (what a user looks for), cut to leave the numbers room
-    ("frame", "frame"), ("compiles", "compiles"), ("recomp", "recompiles"), ("breaks", "graph_breaks"),
-    ("hit/miss/byp", "cache"), ("time", "compile_s"), ("limit", "recompile_limit"), ("calls", "calls"),
-    ("eager", "eager_calls"),
-)
-#: columns the numbers take (titles, widest values, DataTable's padding): the frame name gets the rest,
-#: at least FRAME_MIN (at 80 columns the last numbers scroll off, not the name: ``nested_br`` was all it showed)
-NUMBERS_WIDTH = 66
-FRAME_MIN, FRAME_MAX = 20, 80
-SORTS = ("compile_s", "compiles", "recompiles", "graph_breaks", "calls", "eager_calls", "frame")
+FRAME_MIN, FRAME_MAX = 20, 80  # the frame name's width: at 80 columns the last numbers scroll off, not the name
 MAX_EVENTS = 500  # per frame shown: the tree holds them all
 
 
@@ -52,13 +43,6 @@ def entries_line(f: FrameRow) -> str:
                 f" (1st {fmt_seconds(e.first_call_seconds)})") for e in f.entries]
     out = " · entries " + ", ".join(parts) if parts else ""
     return out + ("" if f.eager_calls is None else f" · eager ×{f.eager_calls}")
-
-
-def _sort_value(f: FrameRow, key: str):
-    if key == "frame":
-        return f.frame.lower()
-    v = getattr(f, key)
-    return -1.0 if v is None else v
 
 
 class FramesTable(DataTable):
@@ -98,8 +82,8 @@ class FramesScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one(FramesTable)
-        for title, key in COLUMNS:
-            table.add_column(title, key=key)
+        for col in COLUMNS:
+            table.add_column(col.title, key=col.key)
         table.focus()
         self._analyse()
 
@@ -115,25 +99,12 @@ class FramesScreen(Screen):
     def _show_rows(self) -> None:
         table = self.query_one(FramesTable)
         table.clear()
-        rows = sorted(self.rows, key=lambda f: _sort_value(f, self.sort_key),
+        rows = sorted(self.rows, key=lambda f: sort_value(f, self.sort_key),
                       reverse=self.sort_key != "frame")
         name_width = max(FRAME_MIN, min(FRAME_MAX, self.app.size.width - NUMBERS_WIDTH))
         for f in rows:
-            cache = f"{f.cache_hits}/{f.cache_misses}/{f.cache_bypasses}"
-            limit = f"{f.compiles}/{f.recompile_limit}" + (" HIT" if f.limit_hit else "")
-            table.add_row(
-                Text(literal(short_frame(f.frame), name_width), style="bold red" if f.limit_hit else ""),
-                Text(str(f.compiles), justify="right"),
-                Text(str(f.recompiles), justify="right", style="yellow" if f.recompiles else ""),
-                Text(str(f.graph_breaks), justify="right", style="yellow" if f.graph_breaks else ""),
-                Text(cache, justify="right", style="yellow" if f.never_hits_cache else ""),
-                Text(fmt_seconds(f.compile_s), justify="right"),
-                Text(limit, justify="right", style="bold red" if f.limit_hit else "dim"),
-                Text("-" if f.calls is None else str(f.calls), justify="right", style="" if f.calls else "dim"),
-                Text("-" if f.eager_calls is None else str(f.eager_calls), justify="right",
-                     style="bold red" if f.eager_calls else "dim"),
-                key=f.key,
-            )
+            name = Text(literal(short_frame(f.frame), name_width), style="bold red" if f.limit_hit else "")
+            table.add_row(name, *(col.cell(f) for col in NUMBER_COLUMNS), key=f.key)
         title = Text.assemble((" frames ", "bold reverse"), " ", (literal(self.run.path.name), "bold"),
                               (f"  {len(rows)} frame(s) · sorted by {self.sort_key} · s sort · Enter events",
                                "dim"))
