@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import random
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from magi_tui.model import RunModel, find_runs, json_stream
 from magi_tui.model.json_stream import Lazy, encode, materialize, write_json
 from magi_tui.model.outputs.report import triage_document, triage_json
 from tests.hostile.hostile_run import build_root
+from tests.support import slow
 from tests.support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -117,8 +117,8 @@ def test_the_cli_streams_the_same_bytes_and_exit_code(tmp_path):
     write_trace_log(tmp_path / "two" / "dedicated_log_torch_trace_rank_0_b.log", 1200)
     write_trace_log(tmp_path / "two" / "dedicated_log_torch_trace_rank_1_b.log", 1300)
     for target in (log, tmp_path / "two"):
-        proc = subprocess.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(target)], cwd=ROOT,
-                              capture_output=True, timeout=300)
+        proc = slow.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(target)], cwd=ROOT,
+                        capture_output=True, timeout=300)
         runs = [RunModel(r.path).load() for r in find_runs(target)]
         want = _whole(triage_json(runs[0]) if len(runs) == 1 else [triage_json(r) for r in runs])
         assert proc.stdout == want, target

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 from magi_tui.model.analysis.advice import PROVEN_ON, TABLE
 from magi_tui.model.analysis.guards import KINDS, advice_for, advise
 from tests.advice.cases import CASES
-from tests.support import ahead
+from tests.support import ahead, slow
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
@@ -63,8 +62,8 @@ def test_every_reason_kind_but_other_has_advice_from_the_table():
 @ahead.early("advice_proofs")
 def _advice_proofs(folder: Path) -> dict:
     """Every case of cases.py, in one process (started early: tests/support/ahead.py)."""
-    proc = subprocess.run([sys.executable, str(HERE / "cases.py")], cwd=folder, env=_env(), capture_output=True,
-                          text=True, timeout=400)
+    proc = slow.run([sys.executable, str(HERE / "cases.py")], cwd=folder, env=_env(), capture_output=True,
+                    text=True, timeout=400)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
@@ -121,12 +120,12 @@ def test_recompiles_are_counted_right(proofs):
 def _advice_traced(folder: Path) -> dict:
     """programs/recompiles.py under ``python -m tracer``, read by ``magi-tui triage --json``."""
     env = _env()
-    proc = subprocess.run([sys.executable, "-m", "tracer", "-o", str(folder), str(HERE / "programs" / "recompiles.py")],
-                          cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    proc = slow.run([sys.executable, "-m", "tracer", "-o", str(folder), str(HERE / "programs" / "recompiles.py")],
+                    cwd=folder, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     run = next(ln for ln in proc.stderr.splitlines() if ln.startswith("MAGI_RUN_DIR=")).split("=", 1)[1]
-    tri = subprocess.run([sys.executable, "-m", "magi_tui", "triage", "--json", run], env=env, capture_output=True,
-                         text=True, timeout=120)
+    tri = slow.run([sys.executable, "-m", "magi_tui", "triage", "--json", run], env=env, capture_output=True,
+                   text=True, timeout=120)
     assert "Traceback" not in tri.stderr, tri.stderr[-3000:]
     return json.loads(tri.stdout)
 

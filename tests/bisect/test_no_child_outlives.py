@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 STUB_TRACER = """\
@@ -74,7 +76,7 @@ def _start(tmp_path: Path, verb: str) -> tuple[subprocess.Popen, Path, Path]:
     proc = subprocess.Popen([sys.executable, "-m", "magi_tui", verb, "-o", str(tmp_path / "runs"), "--json", "--",
                              sys.executable, str(prog), str(pids)], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    end = time.monotonic() + 30
+    end = time.monotonic() + slow.limit(30)
     while not pids.exists():
         if proc.poll() is not None or time.monotonic() > end:
             proc.kill()
@@ -97,8 +99,8 @@ def test_a_signal_kills_the_trial_and_its_child_and_leaves_the_result_marked(tmp
     trial = [int(p) for p in pids.read_text().split()]
     t0 = time.monotonic()
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=30)
-    assert time.monotonic() - t0 < 10
+    out, err = slow.communicate(proc, timeout=30)
+    assert time.monotonic() - t0 < slow.limit(10)
     assert proc.returncode == 128 + sig, (out, err)
     assert _all_gone(trial), "a process of the trial outlived magi-tui"
     saved = _result_file(tmp_path, name)
@@ -114,12 +116,12 @@ def test_the_death_of_magi_tui_kills_the_trial_and_its_child(tmp_path, verb, nam
     proc, pids, tmp = _start(tmp_path, verb)
     trial = [int(p) for p in pids.read_text().split()]
     proc.kill()  # SIGKILL: no handler runs
-    proc.communicate(timeout=10)
+    slow.communicate(proc, timeout=10)
     assert _all_gone(trial), "a process of the trial outlived magi-tui"
     saved = _result_file(tmp_path, name)  # the partial result written before the run, marked interrupted
     assert saved["interrupted"] is True and saved["signal"] is None
     assert "did not finish" in saved["error"]
-    end = time.monotonic() + 5
+    end = time.monotonic() + slow.limit(5)
     while list(tmp.iterdir()) and time.monotonic() < end:  # the watchdog removes the probe file
         time.sleep(0.05)
     assert list(tmp.iterdir()) == []
@@ -134,10 +136,10 @@ def test_timeout_kills_like_the_shell_does(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)]),
            "MAGI_TUI_TRACER": "stub_tracer"}
     t0 = time.monotonic()
-    out = subprocess.run(["timeout", "3", sys.executable, "-m", "magi_tui", "bisect", "-o", str(tmp_path / "runs"),
-                          "--json", "--", sys.executable, str(tmp_path / "prog.py"), str(tmp_path / "pids")],
-                         cwd=tmp_path, env=env, capture_output=True, timeout=60)
-    assert time.monotonic() - t0 < 15
+    out = slow.run(["timeout", "3", sys.executable, "-m", "magi_tui", "bisect", "-o", str(tmp_path / "runs"),
+                    "--json", "--", sys.executable, str(tmp_path / "prog.py"), str(tmp_path / "pids")],
+                   cwd=tmp_path, env=env, capture_output=True, timeout=60)
+    assert time.monotonic() - t0 < slow.limit(15)
     assert out.returncode == 124  # timeout's own code: the command was killed by its TERM
     assert _all_gone([int(p) for p in (tmp_path / "pids").read_text().split()])
     assert json.loads(out.stdout)["signal"] == "SIGTERM"

@@ -25,7 +25,7 @@ import pytest
 
 from magi_tui.cli import main
 from magi_tui.model.outputs import bugreport
-from tests.support import ahead
+from tests.support import ahead, slow
 
 ROOT = Path(__file__).resolve().parents[2]
 STORED_RUN = (ROOT / "tests" / "torchtrace" / "logs" / "cuda_2_11" / "runs" / "magi_depyf" / "run_20261124_205439"
@@ -65,8 +65,8 @@ def _crash_run(base: Path) -> tuple[Path, Path, subprocess.CompletedProcess]:
     project.mkdir(parents=True)
     (project / "crash.py").write_text(CRASH)
     (project / "helpers.py").write_text("def scale():\n    return 2.0\n")
-    proc = subprocess.run([sys.executable, "-m", "tracer", "-o", str(base / "runs"), "crash.py"], cwd=project,
-                          env={**_env(), "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600)
+    proc = slow.run([sys.executable, "-m", "tracer", "-o", str(base / "runs"), "crash.py"], cwd=project,
+                    env={**_env(), "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600)
     run = Path(next(ln for ln in proc.stderr.splitlines() if ln.startswith("MAGI_RUN_DIR=")).split("=", 1)[1])
     return project, run, proc
 
@@ -84,7 +84,7 @@ def _run_here(command: str, cwd: Path, bindir: Path, timeout: int = 600) -> subp
     """A ``Reproduce:`` command as a user types it in the bundle's folder (``python`` is this interpreter)."""
     env = _env()
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
-    return subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return slow.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture

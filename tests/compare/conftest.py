@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ahead
+from tests.support import ahead, slow
 from tests.support.paths import ROOT
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -32,7 +32,7 @@ def _run_dirs(root: Path) -> list[Path]:
 
 def _wait(procs: list[subprocess.Popen]) -> None:
     for p in procs:
-        out, err = p.communicate(timeout=240)
+        out, err = slow.communicate(p, timeout=240, what="the traced program")
         assert p.returncode == 0, err[-3000:]
 
 

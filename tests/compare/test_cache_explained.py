@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -17,7 +16,7 @@ from magi_tui.model.analysis.cache_explain import change, explain_misses, parse_
 from magi_tui.model.outputs.compare import compare_lines, compare_runs
 from magi_tui.model.outputs.report import triage_json
 from magi_tui.model.run import RunModel
-from tests.support import ahead
+from tests.support import ahead, slow
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = """
@@ -49,8 +48,8 @@ def _three_runs(out: Path) -> dict[str, Path]:
     env.pop("TORCHINDUCTOR_FORCE_DISABLE_CACHES", None)
 
     def run(mode: str) -> Path:
-        proc = subprocess.run([sys.executable, str(out / "prog.py"), str(out / "runs" / mode), mode], env=env,
-                              capture_output=True, text=True, timeout=600)
+        proc = slow.run([sys.executable, str(out / "prog.py"), str(out / "runs" / mode), mode], env=env,
+                        capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr[-3000:]
         return Path(proc.stdout.strip().splitlines()[-1])
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from magi_tui.model import RunModel, find_runs
-from tests.support import ahead
+from tests.support import ahead, slow
 from tests.support.paths import ROOT
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -51,7 +51,7 @@ def _record(d: Path) -> Path:
     env["TORCH_COMPILE_DEBUG"] = "1"
     # a warm FX-graph / AOT cache compiles nothing and torch then writes no model folder at all
     env.update(TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0")
-    proc = subprocess.run([sys.executable, "prog.py"], cwd=d, env=env, capture_output=True, text=True, timeout=300)
+    proc = slow.run([sys.executable, "prog.py"], cwd=d, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return d / "torch_compile_debug"
 
@@ -110,8 +110,8 @@ def test_read_while_torch_writes_each_event_once_and_no_link_followed(debug_root
 
 def test_runs_and_triage_accept_it(debug_root):
     def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
-                              timeout=120)
+        return slow.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
+                        timeout=120)
 
     run_path = run_dir(debug_root)
     out = cli("runs", str(debug_root), "--json")
@@ -142,7 +142,7 @@ async def test_d_on_an_after_event_diffs_before_to_after(debug_root):
             await pilot.press("d")
             await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.diff is not None,
                            what=f"the diff of {after}")
-            assert time.monotonic() - t0 < 10
+            assert time.monotonic() - t0 < slow.limit(10)
             assert left in app.screen.left_title and right in app.screen.right_title
             if after.endswith("fusion"):
                 assert not app.screen.diff.identical and app.screen.diff.hunks
@@ -206,8 +206,8 @@ def test_an_empty_debug_dir_says_why(tmp_path):
     (tmp_path / "prog.py").write_text(prog)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_LOGS", "TORCH_TRACE", "TORCHDYNAMO"))}
     env["TORCH_COMPILE_DEBUG"] = "1"
-    proc = subprocess.run([sys.executable, "prog.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=300)
+    proc = slow.run([sys.executable, "prog.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                    timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     from magi_tui.model.outputs.report import triage_json, triage_text
 

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from tests.e2e.browser import CHROMIUM, Chromium, Page, http_ok
+from tests.support import slow
 from tests.support.paths import COLD
 from tests.support.serve import serving
 
@@ -27,7 +28,7 @@ async def test_serve_shows_the_run_tree_in_chromium(tmp_path):
     # the page is opened as a user opens it: from the URL serve printed, with its token
     with serving(COLD, tmp_path / "serve.log") as (url, _port):
         try:
-            end = time.monotonic() + 30
+            end = time.monotonic() + slow.limit(30)
             while not http_ok(url):
                 assert time.monotonic() < end, (tmp_path / "serve.log").read_text()
                 time.sleep(0.1)

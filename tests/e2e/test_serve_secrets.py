@@ -37,6 +37,7 @@ from magi_tui.serve import (
     redact_token,
     tls_context,
 )
+from tests.support import slow
 from tests.support.net import free_port
 from tests.support.paths import ROOT
 
@@ -59,7 +60,7 @@ def served(*args: str) -> Iterator[tuple[str, int, list[str]]]:
                               daemon=True)
     reader.start()
     try:
-        end = time.monotonic() + 30
+        end = time.monotonic() + slow.limit(30)
         while not (m := re.search(r"Open (https?://\S+)", "".join(lines))):
             assert server.poll() is None and time.monotonic() < end, "".join(lines)
             time.sleep(0.05)

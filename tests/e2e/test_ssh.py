@@ -15,6 +15,7 @@ import time
 import pytest
 
 from tests.e2e.tmux import MAGI, Tmux
+from tests.support import slow
 from tests.support.net import free_port
 from tests.support.paths import COLD
 
@@ -58,7 +59,7 @@ PrintLastLog no
     log = open(d / "sshd.log", "wb")
     proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(d / "sshd_config")], stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
-    end = time.monotonic() + 15
+    end = time.monotonic() + slow.limit(15)
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.tmux import MAGI, Tmux
+from tests.support import slow
 
 pytestmark = [pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
 
@@ -61,7 +62,7 @@ def test_attach_shows_events_as_they_are_written(tmp_path):
         assert "model_0_e2e_rank_0" in screen
         screen = t.wait_for("e2e_marker_pass", "inductor")
         screen = t.wait_for("E2EBoom", "failed")  # the live failure (tree label / notification)
-        assert proc.wait(timeout=20) == 0
+        assert slow.wait(proc, timeout=20, what="the writer") == 0
         t.keys("F")  # follow off, then f: the failure is selected and shown in the detail
         t.keys("f")
         t.wait_for("fullgraph_failed_inductor")
@@ -87,14 +88,20 @@ def test_attach_to_a_real_traced_compile(tmp_path):
     proc = None
     try:
         t.wait_for("waiting for a run under")
+        # the demo paces its events (one pass step each); on a busy machine it paces them further apart, so
+        # that the app, as starved as the demo, still sees them while the program runs
+        step = 0.4 * slow.factor()
         proc = subprocess.Popen([sys.executable, "-m", "tracer", "-o", str(root), str(demo)], cwd=REPO,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env=dict(os.environ, SLOW_COMPILE_STEP_S="0.4"))
+                                env=dict(os.environ, SLOW_COMPILE_STEP_S=f"{step:.2f}"))
         t.wait_for("LIVE", "events", timeout=120)
         t.wait_for("compile ", timeout=120)  # a compile-id node of the tree, while the program runs
-        assert proc.poll() is None, "the demo ended before its events were seen live"
+        if proc.poll() is not None:
+            pytest.fail(f"the demo ended (exit {proc.returncode}) before the app showed its events live: the "
+                        f"app lagged the program (machine busy? load {slow.load_per_core():.1f} per core; "
+                        "MAGI_TEST_SLOW=<n> paces the demo n times slower)", pytrace=False)
         t.wait_for("piecewise_backend", timeout=120)
-        proc.wait(timeout=300)
+        slow.wait(proc, timeout=300, what="the traced demo (demos/slow_compile.py)")
     finally:
         if proc is not None and proc.poll() is None:
             proc.kill()

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from tests.e2e.tmux import MAGI, Tmux
+from tests.support import slow
 from tests.support.paths import COLD
 
 pytestmark = [
@@ -35,7 +36,7 @@ def test_open_first_failure_diff_quit(size):
         t.keys("q")
         t.wait_for("esc Back")
         t.keys("q")
-        end = time.monotonic() + 10
+        end = time.monotonic() + slow.limit(10)
         while time.monotonic() < end and "esc Back" in t.screen():
             time.sleep(0.1)
         assert "esc Back" not in t.screen()  # the app exited back to the shell command
@@ -61,12 +62,12 @@ def test_esc_never_quits_and_help_stays_in_the_footer_at_80x24():
         t.keys("G")
         t.wait_for("command palette")  # help scrolls to its end
         t.keys("Escape")
-        end = time.monotonic() + 10
+        end = time.monotonic() + slow.limit(10)
         while time.monotonic() < end and "Keys  (esc closes)" in t.screen():
             time.sleep(0.1)
         time.sleep(0.3)  # a key right after Escape would read as alt+key
         t.keys("q")
-        end = time.monotonic() + 10
+        end = time.monotonic() + slow.limit(10)
         while time.monotonic() < end and "esc Back" in t.screen():
             time.sleep(0.1)
         assert "esc Back" not in t.screen()

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from tests.e2e.tmux import MAGI, Tmux
+from tests.support import slow
 
 pytestmark = [pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
               pytest.mark.slow]
@@ -32,7 +33,7 @@ def test_run_exits_with_the_programs_status(tmp_path, body, want):
         tmux.wait_for("the program", timeout=30)  # its end is in the log panel
         time.sleep(0.3)
         tmux.keys("q")
-        end = time.monotonic() + 20
+        end = time.monotonic() + slow.limit(20)
         while not (rc_file.exists() and rc_file.read_text().strip()) and time.monotonic() < end:
             time.sleep(0.1)
         assert rc_file.read_text().strip() == str(want), tmux.screen()

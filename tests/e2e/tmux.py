@@ -9,6 +9,8 @@ import time
 import uuid
 from pathlib import Path
 
+from tests.support import slow
+
 MAGI = str(Path(sys.executable).with_name("magi-tui"))
 
 
@@ -32,7 +34,9 @@ class Tmux:
         subprocess.run(["tmux", "-L", self.sock, "send-keys", *keys], check=True)
 
     def wait_for(self, *texts: str, timeout: float = 20.0) -> str:
-        """The screen once every one of ``texts`` is on it (AssertionError with the screen if not)."""
+        """The screen once every one of ``texts`` is on it (AssertionError with the screen if not); ``timeout``
+        is a base that grows on a busy machine (tests/support/slow.py)."""
+        timeout = slow.limit(timeout)
         end = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < end:
@@ -40,7 +44,7 @@ class Tmux:
             if all(t in screen for t in texts):
                 return screen
             time.sleep(0.1)
-        raise AssertionError(f"{texts} not on screen; screen was:\n{screen}")
+        raise AssertionError(f"{texts} not on screen after {timeout:.0f} s; screen was:\n{screen}")
 
     def alive(self) -> bool:
         return subprocess.run(["tmux", "-L", self.sock, "has-session"], capture_output=True).returncode == 0

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from tests.support import slow
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).with_name("programs")
@@ -26,8 +27,8 @@ def _env(extra: dict[str, str] | None) -> dict[str, str]:
 
 def traced(program: str, out: Path, env: dict[str, str] | None = None) -> Path:
     """The run dir our tracer wrote for ``programs/<program>``."""
-    proc = subprocess.run([sys.executable, "-m", "tracer", "-o", str(out), str(PROGRAMS / program)], cwd=out,
-                          env=_env(env), capture_output=True, text=True, timeout=300)
+    proc = slow.run([sys.executable, "-m", "tracer", "-o", str(out), str(PROGRAMS / program)], cwd=out,
+                    env=_env(env), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return Path(next(ln for ln in proc.stderr.splitlines() if ln.startswith("MAGI_RUN_DIR=")).split("=", 1)[1])
 
@@ -35,9 +36,9 @@ def traced(program: str, out: Path, env: dict[str, str] | None = None) -> Path:
 def torch_trace(program: str, out: Path, env: dict[str, str] | None = None) -> Path:
     """The TORCH_TRACE log torch wrote for ``programs/<program>``."""
     out.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([sys.executable, str(PROGRAMS / program)], cwd=out,
-                          env=_env({**(env or {}), "TORCH_TRACE": str(out)}), capture_output=True, text=True,
-                          timeout=300)
+    proc = slow.run([sys.executable, str(PROGRAMS / program)], cwd=out,
+                    env=_env({**(env or {}), "TORCH_TRACE": str(out)}), capture_output=True, text=True,
+                    timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     logs = sorted(out.glob("*.log"))
     assert len(logs) == 1, logs
@@ -54,7 +55,7 @@ def both(program: str, base: Path, env: dict[str, str] | None = None) -> tuple[P
 
 
 def triage(path: Path, *flags: str) -> tuple[int, dict]:
-    proc = subprocess.run([sys.executable, "-m", "magi_tui", "triage", "--json", *flags, str(path)],
-                          env=_env(None), capture_output=True, text=True, timeout=120)
+    proc = slow.run([sys.executable, "-m", "magi_tui", "triage", "--json", *flags, str(path)],
+                    env=_env(None), capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     return proc.returncode, json.loads(proc.stdout)

@@ -6,12 +6,12 @@ the limit), not an anonymous ``no metrics``."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 
 from tests.explain.realrun import PROGRAMS, _env, both, triage
+from tests.support import slow
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -19,8 +19,8 @@ PROGRAM = PROGRAMS / "reset_limit.py"
 
 
 def metrics(path) -> list[dict]:
-    proc = subprocess.run([sys.executable, "-m", "magi_tui", "metrics", "--json", str(path)], env=_env(None),
-                          capture_output=True, text=True, timeout=120)
+    proc = slow.run([sys.executable, "-m", "magi_tui", "metrics", "--json", str(path)], env=_env(None),
+                    capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     return json.loads(proc.stdout)["compiles"]
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.explain.realrun import PROGRAMS, _env, triage
+from tests.support import slow
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -32,8 +33,8 @@ def _trace(mode: str, base: Path) -> tuple[int, Path]:
     out = base / mode
     out.mkdir(parents=True)
     env = _env({"VERDICT_MODE": mode, "MASTER_PORT": str(random.randrange(20000, 40000))})
-    proc = subprocess.run([sys.executable, "-m", "tracer", "-o", str(out), str(PROGRAM)], cwd=out, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = slow.run([sys.executable, "-m", "tracer", "-o", str(out), str(PROGRAM)], cwd=out, env=env,
+                    capture_output=True, text=True, timeout=300)
     run = next(ln for ln in proc.stderr.splitlines() if ln.startswith("MAGI_RUN_DIR="))
     return proc.returncode, Path(run.split("=", 1)[1])
 
@@ -95,14 +96,14 @@ def test_ctrl_c_while_compiling_reads_interrupted(tmp_path):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + slow.limit(120)
         assert proc.stdout is not None
         for line in proc.stdout:  # the backend says when it starts compiling
             if "COMPILING" in line or time.monotonic() > deadline:
                 break
         time.sleep(0.3)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = slow.communicate(proc, timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -200,12 +201,11 @@ def test_the_ci_gate_fails_on_a_crash_and_a_raised_limit(runs):
     """``magi-tui check`` with its default policy: a crash that reached the program breaks
     allow_unrecovered_failures (it passed before: no failed event was recorded for it)."""
     import json
-    import subprocess
     import sys
 
     for mode, budget in (("crash", "allow_unrecovered_failures"), ("limit_raise", "allow_unrecovered_failures")):
-        proc = subprocess.run([sys.executable, "-m", "magi_tui", "check", "--json", str(runs[mode][1])],
-                              env=_env(None), capture_output=True, text=True, timeout=120)
+        proc = slow.run([sys.executable, "-m", "magi_tui", "check", "--json", str(runs[mode][1])],
+                        env=_env(None), capture_output=True, text=True, timeout=120)
         j = json.loads(proc.stdout)
         assert proc.returncode == 1 and j["result"] == "fail", (mode, j["broken"])
         assert any(line.startswith(budget) for line in j["broken"]), j["broken"]

@@ -10,15 +10,16 @@ import sys
 import pytest
 
 from tests.explain.realrun import PROGRAMS, _env
+from tests.support import slow
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
 
 def why(tmp_path, mode: str, *flags: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "magi_tui", "why", "-o", str(tmp_path), *flags, "--", "python",
-                           str(PROGRAMS / "verdicts.py")], cwd=tmp_path, env=_env({"VERDICT_MODE": mode}),
-                          capture_output=True, text=True, timeout=300)
+    return slow.run([sys.executable, "-m", "magi_tui", "why", "-o", str(tmp_path), *flags, "--", "python",
+                     str(PROGRAMS / "verdicts.py")], cwd=tmp_path, env=_env({"VERDICT_MODE": mode}),
+                    capture_output=True, text=True, timeout=300)
 
 
 def test_why_prints_the_triage_with_its_exit_code(tmp_path):
@@ -38,6 +39,6 @@ def test_why_on_a_program_whose_own_code_failed_is_triage_0(tmp_path):
 
 
 def test_why_refuses_what_is_not_a_python_script(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "magi_tui", "why", "--", "ls"], capture_output=True, text=True,
-                          env=_env(None), timeout=60)
+    proc = slow.run([sys.executable, "-m", "magi_tui", "why", "--", "ls"], capture_output=True, text=True,
+                    env=_env(None), timeout=60)
     assert proc.returncode == 2 and "runs a Python script" in proc.stderr

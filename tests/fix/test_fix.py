@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ahead
+from tests.support import ahead, slow
 from tests.support.paths import ROOT
 
 pytest.importorskip("torch")
@@ -23,9 +23,9 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 
 def fix(tmp_path: Path, program: str, *extra: str) -> tuple[int, dict]:
-    r = subprocess.run([sys.executable, "-m", "magi_tui", "fix", "--json", "-o", str(tmp_path / "runs"), *extra,
-                        "--", "python", str(PROGRAMS / program)], cwd=ROOT, capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"), timeout=600)
+    r = slow.run([sys.executable, "-m", "magi_tui", "fix", "--json", "-o", str(tmp_path / "runs"), *extra,
+                  "--", "python", str(PROGRAMS / program)], cwd=ROOT, capture_output=True, text=True,
+                 env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"), timeout=600)
     assert r.returncode in (0, 1), r.stderr[-3000:]
     return r.returncode, json.loads(r.stdout)
 
@@ -116,12 +116,12 @@ def test_print_break_moved_and_its_patch_proven(tmp_path, fixed):
     copy.mkdir()
     (copy / "print_break.py").write_text((PROGRAMS / "print_break.py").read_text())
     subprocess.run(["patch", "-p1", "-s"], input=best["patch"], text=True, cwd=copy, check=True)
-    r = subprocess.run([sys.executable, "-m", "tracer", "-o", str(copy / "runs"), str(copy / "print_break.py")],
-                       cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                       timeout=300)
+    r = slow.run([sys.executable, "-m", "tracer", "-o", str(copy / "runs"), str(copy / "print_break.py")],
+                 cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                 timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    t = subprocess.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(copy / "runs")], cwd=ROOT,
-                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    t = slow.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(copy / "runs")], cwd=ROOT,
+                 capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
     assert json.loads(t.stdout)["worklist"] == []
 
 
@@ -210,8 +210,8 @@ def test_triage_says_what_fix_proved_for_the_same_program(fixed, tmp_path):
     code, out = fixed
     root = Path(out["directory"]).parent
     baseline = Path(out["baseline"]["run"])
-    r = subprocess.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(baseline)], cwd=ROOT,
-                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    r = slow.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(baseline)], cwd=ROOT,
+                 capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
     j = json.loads(r.stdout)
     assert [p["change"] for p in j["fix_proven"]][:1] == [out["best"]["change"]]
     line = next(c["message"] for c in j["checks"] if c["rule"] == "fix-proven")

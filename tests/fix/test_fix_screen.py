@@ -4,7 +4,6 @@ at 80×24; Enter opens the change's run, c compares it with the baseline."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from magi_tui.ui.screens.compare import CompareScreen
 from magi_tui.ui.screens.fix import FixScreen, FixTable
 from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.screens.runs import RunsScreen
-from tests.support import ahead
+from tests.support import ahead, slow
 from tests.support.paths import ROOT
 from tests.support.pilot import screen_text, wait_for
 
@@ -32,9 +31,9 @@ def fixed_root(tmp_path_factory) -> Path:
 @ahead.early("fixed_root")
 def _fix(root: Path) -> Path:
     """``magi-tui fix`` of print_break.py into ``root`` (started early: tests/support/ahead.py)"""
-    r = subprocess.run([sys.executable, "-m", "magi_tui", "fix", "-o", str(root), "--", "python",
-                        str(PROGRAMS / "print_break.py")], cwd=ROOT, capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"), timeout=600)
+    r = slow.run([sys.executable, "-m", "magi_tui", "fix", "-o", str(root), "--", "python",
+                  str(PROGRAMS / "print_break.py")], cwd=ROOT, capture_output=True, text=True,
+                 env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"), timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     # the text table: the baseline, then the change with breaks before → after, outputs, kept
     lines = r.stdout.splitlines()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import slow
 from tests.support.paths import ROOT
 
 pytest.importorskip("torch")
@@ -25,8 +26,8 @@ def _trace(root: Path, program: str, **env: str) -> subprocess.Popen:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    return slow.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
+                    env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     procs = {"a1": _trace(base / "a1", "item_break.py"), "a2": _trace(base / "a2", "item_break.py"),
              "fixed": _trace(base / "fixed", "item_break.py", TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS="1")}
     for p in procs.values():
-        _out, err = p.communicate(timeout=240)
+        _out, err = slow.communicate(p, timeout=240, what="the traced program (item_break.py)")
         assert p.returncode == 0, err[-3000:]
     return {k: find_runs(base / k)[0].path for k in procs}
 

@@ -17,6 +17,7 @@ import pytest
 from magi_format.text import UNSAFE_CHARS
 from magi_tui.model.outputs.budget import check, junit_xml, parse_policy
 from magi_tui.model.run import RunModel
+from tests.support import slow
 from tests.support.paths import ROOT
 from tests.support.timeline import ev_line, write_run
 
@@ -24,8 +25,8 @@ HOSTILE = "boom\x1b]0;pwned\x07 \x85C1 \x7fDEL \u202egnirts\u202c \u2066iso\u206
 
 
 def _cli(*args: str, timeout: float = 20) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return slow.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
+                    timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from magi_tui.live.trial import run_trial
+from tests.support import slow
 
 
 def _alive(pid: int) -> bool:
@@ -18,7 +19,7 @@ def _alive(pid: int) -> bool:
 
 
 def _gone(pid: int) -> bool:
-    end = time.monotonic() + 5
+    end = time.monotonic() + slow.limit(5)
     while _alive(pid) and time.monotonic() < end:
         time.sleep(0.05)
     return not _alive(pid)
@@ -28,7 +29,7 @@ def test_a_timed_out_trial_leaves_no_child(tmp_path):
     pids = tmp_path / "pids"
     t0 = time.monotonic()
     r = run_trial(["sh", "-c", f"sleep 60 & echo $! > {pids}; wait"], root=tmp_path, timeout=0.5)
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < slow.limit(5)
     assert r.returncode is None and r.error == "ran past the time limit (0.5 s)"
     assert _gone(int(pids.read_text()))
 
@@ -39,7 +40,7 @@ def test_a_cancelled_trial_stops_within_a_tick_and_leaves_no_child(tmp_path):
     threading.Timer(0.5, cancel.set).start()
     t0 = time.monotonic()
     r = run_trial(["sh", "-c", f"sleep 60 & echo $! > {pids}; wait"], root=tmp_path, cancel=cancel)
-    assert time.monotonic() - t0 < 3
+    assert time.monotonic() - t0 < slow.limit(3)
     assert r.returncode is None and r.error == "cancelled"
     assert _gone(int(pids.read_text()))
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ from magi_tui.live.trial import (
     parse_numbers,
     run_trial,
 )
+from tests.support import slow
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -106,9 +106,9 @@ def test_a_program_printing_200_mb_keeps_the_bisect_small(tmp_path):
     big.write_text(BIG)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     t0 = time.monotonic()
-    out = subprocess.run([sys.executable, "-c", MEASURE, sys.executable, "-m", "magi_tui", "bisect", "-o",
-                          str(tmp_path / "runs"), "--json", "--", sys.executable, "-c", BIG, "200"],
-                         capture_output=True, env=env, timeout=120)
+    out = slow.run([sys.executable, "-c", MEASURE, sys.executable, "-m", "magi_tui", "bisect", "-o",
+                    str(tmp_path / "runs"), "--json", "--", sys.executable, "-c", BIG, "200"],
+                   capture_output=True, env=env, timeout=120)
     seconds = time.monotonic() - t0
     first, _, rest = out.stdout.decode().partition("\n")
     peak_kb, rc = (int(x) for x in first.split())
@@ -145,7 +145,7 @@ def test_a_child_left_holding_stdout_does_not_stall_the_trial(tmp_path, new_sess
     pid_file = tmp_path / "pid"
     t0 = time.monotonic()
     r = run_trial([sys.executable, "-c", DAEMON.format(new_session=new_session), str(pid_file)], root=tmp_path)
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < slow.limit(5)
     assert r.returncode == 0 and r.error is None and r.numbers == [1.5]
     assert _gone(int(pid_file.read_text()))
 
@@ -155,7 +155,7 @@ def test_a_bisect_of_a_program_leaving_a_child_finishes_promptly(tmp_path, capsy
     t0 = time.monotonic()
     code = main(["bisect", "-o", str(tmp_path / "runs"), "--json", "--", sys.executable, "-c",
                  DAEMON.format(new_session=False), str(pid_file)])
-    assert code == 0 and time.monotonic() - t0 < 15
+    assert code == 0 and time.monotonic() - t0 < slow.limit(15)
     out = json.loads(capsys.readouterr().out)
     # the program as it is exits 0: the failure did not reproduce, no layer is run
     assert out["reproduced"] is False and out["runs"] == 1 and out["interrupted"] is False
@@ -178,7 +178,7 @@ def test_runs_after_the_first_get_a_limit_from_it(tmp_path, capsys, monkeypatch)
             "open(p, 'a').write('x')\nif n:\n    time.sleep(120)\nsys.exit(1)\n")
     t0 = time.monotonic()
     assert main(["bisect", "-o", str(tmp_path / "runs"), "--json", "--", sys.executable, "-c", prog]) == 0
-    assert time.monotonic() - t0 < 20
+    assert time.monotonic() - t0 < slow.limit(20)
     out = json.loads(capsys.readouterr().out)
     first = out["steps"][0]["seconds"]
     assert out["trial_timeout_s"] == pytest.approx(3 * first + 1, abs=0.01)

@@ -19,6 +19,7 @@ from magi_tui.model.outputs.report import run_label, run_row, triage_json
 from magi_tui.model.run import RunModel
 from magi_tui.model.sources.discovery import find_runs
 from magi_tui.model.sources.magi_cache import parse_host_slots, parse_indices, read_sidecars
+from tests.support import slow
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -42,8 +43,8 @@ def _spans(run: RunModel) -> list:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    return slow.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
+                    timeout=120)
 
 
 # -- 1. folder names: index, tag, rank, topology ------------------------------------------------------------

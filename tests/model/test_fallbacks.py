@@ -5,7 +5,6 @@ fallback kind once, where it happened and how much. The programs' runs are made 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 
 from magi_tui.model.outputs.report import triage_json, triage_text
 from magi_tui.model.run import RunModel
-from tests.support import ahead
+from tests.support import ahead, slow
 from tests.support.traced import ROOT, traced_run
 
 pytestmark = pytest.mark.torch
@@ -66,9 +65,9 @@ def _run(base: Path, program: str) -> tuple[Path, str]:
     if program != "HINT_PROGRAM":
         return traced_run(out, globals()[program]), ""
     (out / "prog.py").write_text(HINT_PROGRAM)
-    proc = subprocess.run([sys.executable, str(out / "prog.py"), str(out)], capture_output=True,
-                          text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(ROOT),
-                                                           TORCHINDUCTOR_CACHE_DIR=str(out / "cold")))
+    proc = slow.run([sys.executable, str(out / "prog.py"), str(out)], capture_output=True,
+                    text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(ROOT),
+                                                     TORCHINDUCTOR_CACHE_DIR=str(out / "cold")))
     assert proc.returncode == 0, proc.stderr[-3000:]
     return Path(proc.stdout.strip().splitlines()[-1]), proc.stderr + proc.stdout
 

@@ -4,13 +4,13 @@ leaves no reference cycle behind (issue #21: the stdlib's left ~2.8 KB per compi
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from magi_format.text import json_indented
+from tests.support import slow
 from tests.support.paths import ROOT
 
 _scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
@@ -48,8 +48,8 @@ print(ours, gc.collect())
 
 def test_values_json_cannot_encode_are_spelt_by_default_and_no_cycle_is_left():
     # in a process of its own: in the suite, other tests' threads leave garbage while this one counts
-    out = subprocess.run([sys.executable, "-c", _COUNT_CYCLES], cwd=ROOT, capture_output=True, text=True,
-                         timeout=60)
+    out = slow.run([sys.executable, "-c", _COUNT_CYCLES], cwd=ROOT, capture_output=True, text=True,
+                   timeout=60)
     assert out.returncode == 0, out.stderr
     ours, stdlib = map(int, out.stdout.split())
     assert stdlib >= 200 * 20  # what the stdlib leaves: ~30 objects a call

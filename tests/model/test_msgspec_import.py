@@ -6,7 +6,6 @@ and that the real ``typing_extensions`` is there for whatever imports it afterwa
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import typing
 from typing import Annotated, Generic, Optional, TypedDict, TypeVar
@@ -14,6 +13,7 @@ from typing import Annotated, Generic, Optional, TypedDict, TypeVar
 import msgspec
 import pytest
 
+from tests.support import slow
 from tests.support.paths import ROOT
 
 typing_extensions = pytest.importorskip("typing_extensions")
@@ -68,7 +68,7 @@ print(json.dumps([lean, same, ok, missing, typing_extensions.__name__, hasattr(t
 
 
 def test_the_model_loads_msgspec_without_typing_extensions_and_leaves_it_importable():
-    out = subprocess.run([sys.executable, "-c", _PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = slow.run([sys.executable, "-c", _PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     lean, same, ok, missing, name, real = json.loads(out.stdout.strip().splitlines()[-1])
     assert lean, "importing the model loaded typing_extensions (msgspec's import costs ~7 ms more)"

@@ -12,7 +12,7 @@ import pytest
 from magi_tui.model.analysis.runtime import from_graph_execution, from_runtime_json, read_runtime_file
 from magi_tui.model.outputs.report import triage_json, triage_text
 from magi_tui.model.run import RunModel
-from tests.support import ahead
+from tests.support import ahead, slow
 
 
 @pytest.fixture
@@ -85,14 +85,13 @@ with record_and_log_graph_execution_order():
 def _graph_execution_log(folder: Path) -> Path:
     """LOG_PROGRAM's TORCH_TRACE log (a cold Inductor cache of its own; started early: tests/support/ahead.py)."""
     import os
-    import subprocess
     import sys
 
     pytest.importorskip("torch")
     (folder / "prog.py").write_text(LOG_PROGRAM)
     env = dict(os.environ, TORCH_TRACE=str(folder / "trace"), TORCHINDUCTOR_CACHE_DIR=str(folder / "ind"))
-    proc = subprocess.run([sys.executable, str(folder / "prog.py")], env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = slow.run([sys.executable, str(folder / "prog.py")], env=env, capture_output=True, text=True,
+                    timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (log,) = (folder / "trace").iterdir()
     return log

@@ -14,6 +14,7 @@ import pytest
 from magi_tui.model import RunModel
 from magi_tui.model.analysis.checks import analyse
 from magi_tui.model.outputs.report import triage_json, triage_text
+from tests.support import slow
 from tests.support.paths import ROOT as REPO
 from tests.support.paths import TORCH_TRACE, require
 from tests.support.timeline import ev_line, write_run
@@ -155,14 +156,13 @@ for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
 @pytest.fixture(scope="module")
 def program_run(tmp_path_factory) -> RunModel:
     pytest.importorskip("torch")
-    import subprocess
     import sys
 
     tmp = tmp_path_factory.mktemp("prog")
     script = tmp / "prog.py"
     script.write_text(PROGRAM)
-    out = subprocess.run([sys.executable, "-m", "tracer", "-o", str(tmp / "runs"), str(script)], cwd=REPO,
-                         capture_output=True, text=True, timeout=300)
+    out = slow.run([sys.executable, "-m", "tracer", "-o", str(tmp / "runs"), str(script)], cwd=REPO,
+                   capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     (run_dir,) = [p.parent for p in (tmp / "runs").rglob("timeline_events")]
     return RunModel(run_dir).load()

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support import ahead
+from tests.support import ahead, slow
 
 PROGRAM = Path(__file__).with_name("fused_program.py")
 
@@ -27,8 +26,8 @@ def provenance_run(tmp_path_factory) -> Path:
 def _record(root: Path) -> Path:
     pytest.importorskip("torch")
     env = dict(os.environ, TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
-    proc = subprocess.run([sys.executable, "-m", "tracer", "--provenance", "--keep-trace", "-o", str(root / "runs"), str(PROGRAM)],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=root)
+    proc = slow.run([sys.executable, "-m", "tracer", "--provenance", "--keep-trace", "-o", str(root / "runs"), str(PROGRAM)],
+                    capture_output=True, text=True, timeout=600, env=env, cwd=root)
     assert proc.returncode == 0, proc.stderr[-3000:]
     m = re.search(r"^MAGI_RUN_DIR=(.+)$", proc.stderr, re.M)
     assert m, proc.stderr[-3000:]

@@ -10,12 +10,12 @@ leaves). Patterns are compiled when first used (magi_format/lazyre.py)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import slow
 from tests.support.paths import COLD, ROOT
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -47,8 +47,8 @@ print(json.dumps([rc, mods, len(set(compiled))]))
 
 
 def _start(*argv: str) -> tuple[int, set[str], int]:
-    out = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
+    out = slow.run([sys.executable, "-c", _PROBE, *argv], cwd=ROOT, capture_output=True, text=True,
+                   timeout=120)
     assert out.returncode == 0, out.stderr
     rc, mods, n_compiled = json.loads(out.stdout.strip().splitlines()[-1])
     return rc, {m.split(".")[0] for m in mods} | (set(mods) & OURS_NOT_NEEDED), n_compiled

@@ -17,7 +17,8 @@ fixture, and made in one background thread while pytest runs other tests (mostly
 so it fills the core that would idle; the fixture waits for it with :func:`early_result`. An early run
 waits while a module's runs above are going (they already keep both cores busy), and its processes are
 niced by 10: they yield to pytest's own (a trial in a session of its own, as ``magi-tui bisect`` and
-``fix`` start them, is outside nice's reach: Linux weighs each session as a whole).
+``fix`` start them, is outside nice's reach: Linux weighs each session as a whole). On a machine already
+busier than its cores they are not niced (no core idles; a niced run would starve behind the other work).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+
+from tests.support import slow
 
 #: the CI machine's cores: each run is a process that keeps one busy
 WORKERS = 2
@@ -110,7 +113,11 @@ def early(name: str) -> Callable[[Callable[[Path], Any]], Callable[[Path], Any]]
 
 
 def _nice() -> None:
-    # a thread's niceness is its own on Linux, and the processes it starts inherit it
+    # a thread's niceness is its own on Linux, and the processes it starts inherit it. On a machine already
+    # busier than its cores there is no idle core to fill, and a niced run would starve behind every other
+    # process there (its time limit is scaled for load, not for a tenth of a core): it runs at pytest's level
+    if slow.load_per_core() >= 1.0:
+        return
     tid = threading.get_native_id()
     os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + EARLY_NICE)
 

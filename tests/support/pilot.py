@@ -13,10 +13,13 @@ from textual.pilot import Pilot
 from magi_format.text import UNSAFE_CHARS
 from magi_tui.model import RunModel
 from magi_tui.ui.widgets.event_tree import EventTree
+from tests.support import slow
 
 
 async def wait_for(pilot: Pilot, cond, timeout: float = 10.0, what: str = "condition") -> None:
-    """Poll ``cond()`` while letting the app run; fail naming ``what`` after ``timeout`` s."""
+    """Poll ``cond()`` while letting the app run; fail naming ``what`` after ``timeout`` s (a base that grows
+    on a busy machine: tests/support/slow.py)."""
+    timeout = slow.limit(timeout)
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         try:
@@ -25,7 +28,7 @@ async def wait_for(pilot: Pilot, cond, timeout: float = 10.0, what: str = "condi
         except Exception:  # the screen may be changing under us
             pass
         await pilot.pause(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"timed out waiting for {what} ({timeout:.0f} s)")
 
 
 def run_screen(app):

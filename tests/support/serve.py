@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.support import slow
 from tests.support.net import free_port
 from tests.support.paths import ROOT
 
@@ -28,7 +29,7 @@ def serving(path: Path, log: Path, *args: str) -> Iterator[tuple[str, int]]:
                                   cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
                                   env={**os.environ, "COLUMNS": "400"})
     try:
-        end = time.monotonic() + 30
+        end = time.monotonic() + slow.limit(30)
         while True:
             m = _URL.search(log.read_text(errors="replace"))
             if m:

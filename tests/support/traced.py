@@ -4,9 +4,10 @@ what a traced run records (runtime.json: calls per compiled entry, eager calls).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+from tests.support import slow
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,7 +30,7 @@ print(run.path)
 def traced_run(out: Path, program: str = CALLS_PROGRAM) -> Path:
     """Run ``program`` (it prints its run dir last) with ``out`` as its argument; the run dir."""
     (out / "prog.py").write_text(program)
-    proc = subprocess.run([sys.executable, str(out / "prog.py"), str(out)], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+    proc = slow.run([sys.executable, str(out / "prog.py"), str(out)], capture_output=True, text=True,
+                    env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return Path(proc.stdout.strip().splitlines()[-1])

@@ -10,13 +10,14 @@ import html
 import json
 import re
 import shutil
-import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.support import slow
 
 CACHE_RE = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$")
 GB_ID = re.compile(r"/gb/gb(\d+)\.html")
@@ -68,8 +69,8 @@ def recompile_reasons(payload: str) -> list[str]:
 
 
 def run_tlparse(log: Path, out: Path) -> Path:
-    proc = subprocess.run([tlparse_bin(), str(log), "-o", str(out), "--overwrite", "--no-browser"],
-                          capture_output=True, text=True, timeout=300)
+    proc = slow.run([tlparse_bin(), str(log), "-o", str(out), "--overwrite", "--no-browser"],
+                    capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     m = re.search(r"Stats \{([^}]*)\}", proc.stdout + proc.stderr)
     stats = {k.strip(): int(v) for k, v in (kv.split(":") for kv in m.group(1).split(","))} if m else {}

@@ -13,6 +13,7 @@ import pytest
 
 from magi_tui.model import RunModel, find_runs
 from magi_tui.model.outputs.report import triage_json
+from tests.support import slow
 from tests.support.paths import COLD, ROOT
 from tests.torchtrace.logkit import BREAKS_LOG, DYNAMIC_LOG
 
@@ -20,8 +21,8 @@ pytestmark = pytest.mark.usefixtures("torch_trace_dir")
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    return slow.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
+                    timeout=120)
 
 
 @pytest.fixture
@@ -94,8 +95,8 @@ def test_a_headless_command_ends_quickly_yet_cleans_up(tmp_path):
     log.write_bytes(gzip.compress(BREAKS_LOG.read_bytes()))
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    proc = subprocess.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(log)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp)})
+    proc = slow.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(log)], cwd=ROOT,
+                    capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp)})
     doc = json.loads(proc.stdout)
     assert proc.returncode == (1 if doc["status"] in ("failed", "incomplete") else 0)
     assert doc["events"] > 100

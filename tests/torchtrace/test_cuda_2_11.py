@@ -6,9 +6,9 @@ tracer's run dir holds the calls per compiled entry the program made (3 steps th
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
+from tests.support import slow
 from tests.support.paths import ROOT
 
 HERE = ROOT / "tests" / "torchtrace" / "logs" / "cuda_2_11"
@@ -17,8 +17,8 @@ LOG = HERE / "traced_cold_cache.log"
 
 
 def _triage(path) -> tuple[int, dict]:
-    out = subprocess.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(path)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = slow.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(path)], cwd=ROOT,
+                   capture_output=True, text=True, timeout=120)
     assert "Traceback" not in out.stderr, out.stderr
     return out.returncode, json.loads(out.stdout)
 

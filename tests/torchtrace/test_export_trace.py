@@ -6,13 +6,13 @@ Trace Event Format checker (:mod:`tests.support.trace_events`) and against the c
 from __future__ import annotations
 
 import json
-import subprocess
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from magi_tui.cli import main
+from tests.support import slow
 from tests.support.trace_events import check_trace
 from tests.torchtrace.jobkit import BRANCH2, SHAPE3
 from tests.torchtrace.jobkit import rank_logs as _logs
@@ -49,8 +49,8 @@ def test_a_job_is_one_process_per_rank(tmp_path, capsys):
 def test_same_spans_as_tlparse_all_ranks(folder, tmp_path):
     doc = _export(folder, tmp_path / "trace.json")
     check_trace(doc)
-    proc = subprocess.run([tlparse_bin(), str(folder), "--all-ranks-html", "-o", str(tmp_path / "tl"), "--overwrite",
-                           "--no-browser"], capture_output=True, text=True, timeout=300)
+    proc = slow.run([tlparse_bin(), str(folder), "--all-ranks-html", "-o", str(tmp_path / "tl"), "--overwrite",
+                     "--no-browser"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     theirs = json.loads((tmp_path / "tl" / "chromium_events.json").read_text())
     for pid in sorted({e["pid"] for e in theirs}):

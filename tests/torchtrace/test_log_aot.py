@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 
 from magi_tui.model import RunModel
 from magi_tui.model.analysis import provenance as pv
+from tests.support import slow
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import RECORDED, records
 
@@ -26,8 +26,8 @@ def torch_mapping() -> dict:
 
 
 def test_metrics_lists_each_kernel_with_its_nodes_and_user_line():
-    out = subprocess.run([sys.executable, "-m", "magi_tui", "metrics", str(AOT), "--json"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = slow.run([sys.executable, "-m", "magi_tui", "metrics", str(AOT), "--json"], cwd=ROOT,
+                   capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     [aot] = json.loads(out.stdout)["compiles"]
     assert aot["tlparse_id"] == "[-/-]" and aot["status"] == "ok"
@@ -56,7 +56,7 @@ def test_p_and_k_walk_the_cpp_wrapper():
 
 
 def test_a_jit_log_has_no_compile_outside_its_ids():
-    out = subprocess.run([sys.executable, "-m", "magi_tui", "metrics", str(RECORDED / "jit_reset.log"), "--json"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = slow.run([sys.executable, "-m", "magi_tui", "metrics", str(RECORDED / "jit_reset.log"), "--json"],
+                   cwd=ROOT, capture_output=True, text=True, timeout=120)
     ids = [(c["compile_id"], c["tlparse_id"]) for c in json.loads(out.stdout)["compiles"]]
     assert ids == [("0/0", "[0/0]"), ("0/1", "[0/1]"), ("R1/0/0", "[0/0_1]"), ("R1/1/0", "[1/0]")]

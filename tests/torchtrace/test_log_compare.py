@@ -5,11 +5,11 @@ log file's own path instead of the folder its reader writes them to, and the dif
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 from magi_tui.model import RunModel
 from magi_tui.model.outputs.compare.comparison import compare_runs
+from tests.support import slow
 from tests.support.paths import ROOT
 
 LOGS = ROOT / "tests" / "torchtrace" / "logs" / "cuda_2_11"
@@ -26,8 +26,8 @@ def test_a_comparison_of_two_logs_reads_each_pass_graph():
 
 
 def test_compare_command_on_two_logs_says_same_not_unread():
-    out = subprocess.run([sys.executable, "-m", "magi_tui", "compare", str(COLD), str(WARM)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = slow.run([sys.executable, "-m", "magi_tui", "compare", str(COLD), str(WARM)], cwd=ROOT,
+                   capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     passes = out.stdout.split("Passes and pieces", 1)[1]
     assert "= same    post_grad_passes · forward (prog.py:18) · compile 1" in passes

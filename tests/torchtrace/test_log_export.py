@@ -6,10 +6,10 @@ cannot parse that record (its ``fail_json``), so torch's report is the reference
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 from magi_tui.model import RunModel
+from tests.support import slow
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import RECORDED, make_record, records, write_log
 
@@ -17,10 +17,10 @@ EXPORT = RECORDED / "export.log"
 
 
 def _triage(path) -> tuple[int, dict, str]:
-    js = subprocess.run([sys.executable, "-m", "magi_tui", "triage", str(path), "--json"], cwd=ROOT,
-                        capture_output=True, text=True, timeout=120)
-    text = subprocess.run([sys.executable, "-m", "magi_tui", "triage", str(path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    js = slow.run([sys.executable, "-m", "magi_tui", "triage", str(path), "--json"], cwd=ROOT,
+                  capture_output=True, text=True, timeout=120)
+    text = slow.run([sys.executable, "-m", "magi_tui", "triage", str(path)], cwd=ROOT,
+                    capture_output=True, text=True, timeout=120)
     assert "Traceback" not in js.stderr + text.stderr
     return js.returncode, json.loads(js.stdout), text.stdout
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from magi_tui.model import RunModel
+from tests.support import slow
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import RECORDED, records, write_log
 from tests.torchtrace.oracle import event_compile_ids, model_facts, run_tlparse, tlparse_facts
@@ -25,8 +25,8 @@ _TRIE = re.compile(r"([^\s<>]+\.py):(\d+) in ([\w]+|<module>)")
 
 
 def frames_of(log: Path) -> list[tuple]:
-    out = subprocess.run([sys.executable, "-m", "magi_tui", "triage", str(log), "--json"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = slow.run([sys.executable, "-m", "magi_tui", "triage", str(log), "--json"], cwd=ROOT,
+                   capture_output=True, text=True, timeout=120)
     assert "Traceback" not in out.stderr, out.stderr
     return sorted((f["name"], f["file"], f["line"], f["compiles"], f["frame"]) for f in json.loads(out.stdout)["frames"])
 
@@ -102,7 +102,7 @@ def test_reset_keeps_the_compilations_apart(tl):
     # the second function's frame is its own, with its graph break; the first's has none
     frames = {f[0]: f for f in frames_of(JIT)}
     assert set(frames) == {"first", "second", "torch_dynamo_resume_in_second_at_10"}
-    out = subprocess.run([sys.executable, "-m", "magi_tui", "triage", str(JIT), "--json"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = slow.run([sys.executable, "-m", "magi_tui", "triage", str(JIT), "--json"], cwd=ROOT,
+                   capture_output=True, text=True, timeout=120)
     rows = {f["name"]: f for f in json.loads(out.stdout)["frames"]}
     assert (rows["first"]["graph_breaks"], rows["second"]["graph_breaks"]) == (0, 1)

@@ -7,11 +7,11 @@ import gzip
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 
 from magi_tui.model import RunModel, find_runs
+from tests.support import slow
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import RECORDED, records, settle, write_log
 
@@ -34,8 +34,8 @@ def test_log_gz_opens_directly(tmp_path):
     ev = next(e for e in run.events if "captured_graph.py" in e.files)
     path = next(p for n, p, _ in run.files(ev) if n == "captured_graph.py")
     assert "class GraphModule" in path.read_text()
-    out = subprocess.run([sys.executable, "-m", "magi_tui", "triage", str(gz), "--json"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = slow.run([sys.executable, "-m", "magi_tui", "triage", str(gz), "--json"], cwd=ROOT,
+                   capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and json.loads(out.stdout)["status"] == "recovered"
     assert not list(tmp_path.glob("*.log"))  # nothing unpacked beside it
 
@@ -48,8 +48,8 @@ def test_cut_or_false_gz_says_so_without_a_traceback(tmp_path):
     false.write_bytes(b"not gzip at all\n")
     for path in (cut, false):
         for cmd in ("runs", "triage"):
-            out = subprocess.run([sys.executable, "-m", "magi_tui", cmd, str(path)], cwd=ROOT,
-                                 capture_output=True, text=True, timeout=120)
+            out = slow.run([sys.executable, "-m", "magi_tui", cmd, str(path)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
             assert "Traceback" not in out.stderr + out.stdout, out.stderr
     run = RunModel(false).load()
     assert run.error and "cannot unpack" in run.error

@@ -17,6 +17,7 @@ from magi_tui.model import RunModel
 from magi_tui.model.analysis.checks import TimelineFold
 from magi_tui.model.sources.torchtrace import gzstream
 from magi_tui.model.sources.torchtrace.reader import TraceLogReader
+from tests.support import slow
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import RECORDED, records, settle, write_log
 
@@ -208,7 +209,7 @@ def test_a_killed_read_leaves_nothing_in_tmpdir(tmp_path):
         assert proc.poll() is None, "the read ended before it could be killed"
         assert list(tmp.rglob("*")) == []
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
+        _, err = slow.communicate(proc, timeout=60)
         assert list(tmp.rglob("*")) == [], sig
         if sig == signal.SIGINT:
             assert b"Traceback" not in err or b"KeyboardInterrupt" in err

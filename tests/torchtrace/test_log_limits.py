@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 from magi_tui.model import RunModel
 from magi_tui.model.sources.torchtrace import reader as reader_mod
+from tests.support import slow
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import RECORDED, make_record, records, write_log
 
@@ -47,8 +47,8 @@ def test_a_big_record_is_not_held_four_times(tmp_path):
     base = f"import magi_tui.model\nimport magi_tui.model.sources.torchtrace.reader\n{probe}"
 
     def hwm(src: str) -> int:
-        out = subprocess.run([sys.executable, "-c", src], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+        out = slow.run([sys.executable, "-c", src], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert out.returncode == 0, out.stderr
         return int(out.stdout.split()[-1]) * 1024
 

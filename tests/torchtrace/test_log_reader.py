@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from magi_format.names import frag
 from magi_tui.model import RunModel
 from magi_tui.model.events import Event
 from magi_tui.model.outputs.report import triage_json
+from tests.support import slow
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import BREAKS_LOG, DYNAMIC_LOG, kind, make_record, records
 
@@ -35,7 +35,7 @@ def test_log_opens_as_a_run_without_torch():
     code = ("import sys\nfrom magi_tui.model import RunModel, find_runs\n"
             f"r = RunModel(find_runs({str(BREAKS_LOG)!r})[0].path).load()\n"
             "print(len(r.events), r.status, 'torch' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = slow.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     n, status, torch_loaded = out.stdout.split()
     assert int(n) > 100 and status == "failed" and torch_loaded == "False"

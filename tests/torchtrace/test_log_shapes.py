@@ -6,12 +6,12 @@ original and with what tlparse reports on the same bytes."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 
 from magi_tui.model import RunModel, find_runs
+from tests.support import slow
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import RECORDED, make_record, records, retag, write_log
 from tests.torchtrace.oracle import run_tlparse, tlparse_facts
@@ -31,8 +31,8 @@ def original() -> RunModel:
 
 
 def _triage_json(path) -> tuple[int, dict]:
-    out = subprocess.run([sys.executable, "-m", "magi_tui", "triage", str(path), "--json"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = slow.run([sys.executable, "-m", "magi_tui", "triage", str(path), "--json"], cwd=ROOT,
+                   capture_output=True, text=True, timeout=120)
     assert "Traceback" not in out.stderr, out.stderr
     return out.returncode, json.loads(out.stdout)
 
@@ -134,7 +134,7 @@ def test_recorded_aot_log_closes_every_lifecycle():
 
 def test_an_empty_log_is_named_in_the_report(tmp_path):
     log = write_log(tmp_path / "dedicated_log_torch_trace_empty.log", records(JIT)[:1])  # torch_version only
-    out = subprocess.run([sys.executable, "-m", "magi_tui", "triage", str(log)], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
+    out = slow.run([sys.executable, "-m", "magi_tui", "triage", str(log)], cwd=ROOT, capture_output=True,
+                   text=True, timeout=120)
     assert "Nothing was recorded in dedicated_log_torch_trace_empty.log" in out.stdout, out.stdout
     assert "timeline" not in out.stdout

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from magi_tui.ui.app import MagiApp
+from tests.support import slow
 from tests.support.paths import ROOT
 from tests.support.pilot import loaded_run_screen, screen_text
 from tests.torchtrace.logkit import RECORDED, records, retag, settle, write_log
@@ -44,8 +44,8 @@ def shapes(tmp_path_factory) -> list[Path]:
 
 
 def _cli(*args: str) -> tuple[int, str, str]:
-    p = subprocess.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
-                       timeout=120)
+    p = slow.run([sys.executable, "-m", "magi_tui", *args], cwd=ROOT, capture_output=True, text=True,
+                 timeout=120)
     assert "Traceback" not in p.stdout + p.stderr, (args, p.stderr[-3000:])
     return p.returncode, p.stdout, p.stderr
 

@@ -14,7 +14,6 @@ import html
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from magi_tui.model import RunModel
 from magi_tui.model.outputs.ranks import find_jobs
 from magi_tui.model.sources.discovery import find_runs
 from magi_tui.model.sources.torchtrace import is_log_name, log_rank, metadata_rank, name_rank
+from tests.support import slow
 from tests.torchtrace.jobkit import BRANCH2, SHAPE3
 from tests.torchtrace.jobkit import rank_logs as _logs
 from tests.torchtrace.oracle import tlparse_bin
@@ -172,8 +172,8 @@ def test_ranks_json_and_exit_codes(capsys, tmp_path):
 # -- tlparse, the oracle -------------------------------------------------------------------------------
 def tlparse_groups(folder: Path, out: Path) -> dict[str, object]:
     """What ``tlparse --all-ranks-html`` says about a job: divergence flags and groups of ranks."""
-    proc = subprocess.run([tlparse_bin(), str(folder), "--all-ranks-html", "-o", str(out), "--overwrite",
-                           "--no-browser"], capture_output=True, text=True, timeout=300)
+    proc = slow.run([tlparse_bin(), str(folder), "--all-ranks-html", "-o", str(out), "--overwrite",
+                     "--no-browser"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     page = (out / "index.html").read_text()
     page = re.sub(r"<(style|script)\b.*?</\1>", " ", page, flags=re.S)

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from magi_tui.model import RunModel, find_runs
+from tests.support import slow
 from tests.support.paths import ROOT
 from tests.torchtrace.oracle import assert_triage_matches, event_compile_ids, model_facts, run_tlparse, tlparse_facts
 
@@ -95,7 +96,7 @@ def recorded(tmp_path_factory):
     env["TORCH_TRACE"] = str(trace)
     with open(d / "out.txt", "wb") as out:
         proc = subprocess.Popen([sys.executable, str(d / "prog.py")], cwd=d, env=env, stdout=out, stderr=out)
-        run, sizes, deadline = None, [], time.monotonic() + 300
+        run, sizes, deadline = None, [], time.monotonic() + slow.limit(300)
         while proc.poll() is None and time.monotonic() < deadline:  # follow the log as attach does
             if run is None and trace.is_dir():
                 found = find_runs(trace)
@@ -134,8 +135,8 @@ def test_recorded_log_facts_equal_tlparse(recorded):
     assert ours.recompiles == tl.recompiles
     assert ours.restarts == tl.restarts and ours.failures == tl.failures
     assert ours.cache == tl.cache
-    out = subprocess.run([sys.executable, "-m", "magi_tui", "triage", str(run.path), "--json"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = slow.run([sys.executable, "-m", "magi_tui", "triage", str(run.path), "--json"], cwd=ROOT,
+                   capture_output=True, text=True, timeout=120)
     assert out.returncode == 1, out.stderr
     tj = json.loads(out.stdout)
     assert_triage_matches(tj, tl)

@@ -5,12 +5,12 @@ cache hit/miss/bypass — in the model, and in ``magi-tui triage LOG --json``.""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 
 from magi_tui.model import RunModel
+from tests.support import slow
 from tests.support.paths import ROOT, TORCH_TRACE
 from tests.torchtrace.oracle import assert_triage_matches, event_compile_ids, model_facts, run_tlparse, tlparse_facts
 
@@ -71,8 +71,8 @@ def test_cache_hits_misses_bypasses(pair):
 
 def test_triage_json_counts_equal_tlparse(pair):
     log, tl, run = pair
-    out = subprocess.run([sys.executable, "-m", "magi_tui", "triage", str(log), "--json"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = slow.run([sys.executable, "-m", "magi_tui", "triage", str(log), "--json"], cwd=ROOT,
+                   capture_output=True, text=True, timeout=120)
     tj = json.loads(out.stdout)
     assert_triage_matches(tj, tl)
     # exit 1 for a failure nothing recovered; a frame that ran eagerly is exit 0 (docs/HEADLESS.md)

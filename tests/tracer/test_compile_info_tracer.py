@@ -4,7 +4,6 @@ an Inductor graph — written next to the run by the model, and run."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from magi_tui.model import RunModel
 from magi_tui.model.analysis.metrics import compile_infos, stack_trie, write_reproducer
 from magi_tui.model.analysis.provenance import kernel_provenance
+from tests.support import slow
 from tracer import explain_compilation
 
 torch = pytest.importorskip("torch")
@@ -87,6 +87,6 @@ def test_inductor_reproducer_provenance_and_loop_ir(tmp_path):
     assert path is not None and path.parent == run.path.parent and path.name == "repro_0_0.py"
     assert cmd == f"python {path}"
     assert write_reproducer(model, info)[0] is None  # never over the file
-    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
+    proc = slow.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
+                    cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -18,6 +17,7 @@ import pytest
 from magi_format.torch_records import UserEvent
 from magi_tui.model import RunModel
 from magi_tui.model.analysis.checks import analyse
+from tests.support import slow
 from tracer import writer as writer_mod
 from tracer.writer import BackgroundWriter, RunWriter, TracerWarning
 
@@ -58,8 +58,8 @@ def test_a_program_that_calls_os_exit_after_its_compiles_keeps_them_closed(tmp_p
     pytest.importorskip("torch")
     script = tmp_path / "prog.py"
     script.write_text(EXIT_PROGRAM)
-    proc = subprocess.run([sys.executable, "-m", "tracer", "-o", str(tmp_path / "out"), str(script)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    proc = slow.run([sys.executable, "-m", "tracer", "-o", str(tmp_path / "out"), str(script)], cwd=tmp_path,
+                    capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stderr
     assert "raised BackendCompilerFailed" in proc.stdout
     run_dir = Path(next(ln for ln in proc.stderr.splitlines() if ln.startswith("MAGI_RUN_DIR=")).split("=", 1)[1])

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import slow
 from tracer import explain_compilation, piecewise_backend
 from tracer.writer import RunWriter, TracerWarning
 
@@ -47,8 +48,8 @@ def line_of(path: Path, needle: str) -> int:
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("explain")
-    proc = subprocess.run([sys.executable, "-m", "tracer", "-o", str(out), str(DEMO)], cwd=out, env=ENV,
-                          capture_output=True, text=True, timeout=300)
+    proc = slow.run([sys.executable, "-m", "tracer", "-o", str(out), str(DEMO)], cwd=out, env=ENV,
+                    capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     run = Path(next(ln for ln in proc.stderr.splitlines() if ln.startswith("MAGI_RUN_DIR=")).split("=", 1)[1])
     return run, events(run)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from tests.support import slow
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -26,8 +27,8 @@ _cache: dict[str, list[dict]] = {}
 
 def mapped(stem: str) -> list[dict]:
     if stem not in _cache:
-        proc = subprocess.run([sys.executable, str(HERE / "tracelog.py"), str(LOGS[stem])],
-                              capture_output=True, text=True, timeout=120)
+        proc = slow.run([sys.executable, str(HERE / "tracelog.py"), str(LOGS[stem])],
+                        capture_output=True, text=True, timeout=120)
         assert proc.returncode != 3, "mapping a log imported torch"
         assert proc.returncode == 0, proc.stderr
         _cache[stem] = [json.loads(line) for line in proc.stdout.splitlines()]

@@ -5,12 +5,12 @@ TORCH_TRACE log of the same real program alike, each symbol is listed once."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 import pytest
 
 from magi_tui.cli import main
+from tests.support import slow
 from tests.support.paths import ROOT
 
 pytest.importorskip("torch")  # the program it traces imports torch
@@ -29,9 +29,9 @@ f(torch.ones(3))
 
 def test_a_restarted_compiles_symbol_is_listed_once(tmp_path, capsys):
     (tmp_path / "prog.py").write_text(PROGRAM)
-    out = subprocess.run([sys.executable, "-m", "tracer", "-o", str(tmp_path / "runs"), "prog.py"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=180,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT), TORCH_TRACE=str(tmp_path / "trace")))
+    out = slow.run([sys.executable, "-m", "tracer", "-o", str(tmp_path / "runs"), "prog.py"], cwd=tmp_path,
+                   capture_output=True, text=True, timeout=180,
+                   env=dict(os.environ, PYTHONPATH=str(ROOT), TORCH_TRACE=str(tmp_path / "trace")))
     assert out.returncode == 0, out.stderr[-2000:]
     for source in (tmp_path / "runs", tmp_path / "trace"):
         assert main(["metrics", str(source)]) == 0

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
 from magi_tui.cli import main
+from tests.support import slow
 from tests.support.paths import ROOT
 
 pytest.importorskip("torch")  # the program it traces imports torch
@@ -34,8 +34,8 @@ print("TORCH", json.dumps({"frames_ok": counters["frames"]["ok"], "unique_graphs
 
 def test_compiles_calls_and_seconds_agree_with_torchs_counters(tmp_path, capsys):
     (tmp_path / "prog.py").write_text(PROGRAM)
-    out = subprocess.run([sys.executable, "-m", "tracer", "-o", str(tmp_path / "runs"), "prog.py"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=180, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    out = slow.run([sys.executable, "-m", "tracer", "-o", str(tmp_path / "runs"), "prog.py"], cwd=tmp_path,
+                   capture_output=True, text=True, timeout=180, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert out.returncode == 0, out.stderr[-2000:]
     torch_says = json.loads(out.stdout.split("TORCH ", 1)[1])
     assert main(["triage", str(tmp_path / "runs"), "--json"]) == 0

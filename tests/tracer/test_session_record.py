@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from magi_tui.cli import main
+from tests.support import slow
 from tests.support.paths import ROOT
 
 pytest.importorskip("torch")  # the program it traces imports torch
@@ -31,9 +31,9 @@ if sys.argv[1] == "raise":
 
 def _traced(tmp_path, how):
     script = tmp_path / "prog.py"
-    out = subprocess.run([sys.executable, "-m", "tracer", "-o", str(tmp_path / how), str(script), how],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=180,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    out = slow.run([sys.executable, "-m", "tracer", "-o", str(tmp_path / how), str(script), how],
+                   cwd=tmp_path, capture_output=True, text=True, timeout=180,
+                   env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert "9.0" in out.stdout, out.stderr
     return out.returncode, tmp_path / how
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from magi_tui.model import RunModel
+from tests.support import slow
 from tracer import explain_compilation, observe_lifecycle, piecewise_backend
 from tracer.writer import RunWriter, TracerWarning
 
@@ -205,8 +206,8 @@ def test_detach_restores_torch_trace_handlers(tmp_path):
 
 
 def _run_module(args, cwd, timeout=120):
-    return subprocess.run([sys.executable, "-m", "tracer", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    return slow.run([sys.executable, "-m", "tracer", *args], cwd=cwd, capture_output=True, text=True,
+                    timeout=timeout, env=dict(os.environ, PYTHONPATH=str(ROOT)))
 
 
 def test_python_m_tracer_keeps_argv_and_exit_code(tmp_path):
@@ -230,7 +231,7 @@ def test_killed_mid_compile_leaves_a_valid_prefix(tmp_path):
                             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         timeline = None
-        end = time.monotonic() + 90
+        end = time.monotonic() + slow.limit(90)
         while time.monotonic() < end:
             found = list(tmp_path.glob("magi_depyf/run_*/*/timeline_events/timeline.jsonl"))
             if found and found[0].read_text().count("\n") >= 12:
@@ -239,7 +240,7 @@ def test_killed_mid_compile_leaves_a_valid_prefix(tmp_path):
             time.sleep(0.05)
         assert timeline is not None, "no events appeared"
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        slow.wait(proc, timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()

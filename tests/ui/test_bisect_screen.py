@@ -14,6 +14,7 @@ import pytest
 from magi_tui.live.bisect import BISECT_FILE, Bisector
 from magi_tui.ui.app import MagiApp
 from magi_tui.ui.screens.bisect import BisectScreen, StepList
+from tests.support import slow
 
 
 def _alive(pid: int) -> bool:
@@ -75,7 +76,7 @@ async def test_ctrl_c_kills_the_running_trial_and_its_children(tmp_path):
         await _wait(pilot, lambda: screen.result is not None, 10)
         assert "could not bisect: cancelled" in str(screen.query_one("#bisect-culprit").render())
         assert screen.query_one(StepList).option_count == 0  # a killed trial is no step
-    end = time.monotonic() + 5
+    end = time.monotonic() + slow.limit(5)
     while (_alive(shell) or _alive(child)) and time.monotonic() < end:
         time.sleep(0.05)
     assert not _alive(shell) and not _alive(child), "a process of the cancelled trial is still running"
@@ -91,7 +92,7 @@ async def test_q_while_bisecting_quits_and_leaves_no_process(tmp_path):
         child = int(pids.read_text())
         await pilot.press("q")
     assert bis.done.wait(10) and bis.result.error == "cancelled"
-    end = time.monotonic() + 5
+    end = time.monotonic() + slow.limit(5)
     while _alive(child) and time.monotonic() < end:
         time.sleep(0.05)
     assert not _alive(child)
