@@ -53,6 +53,8 @@ NUMBER_COLUMNS: tuple[Column, ...] = (
     Column("hit/miss/byp", "cache", 12, _cache, sorts=False),
     Column("time", "compile_s", 6, lambda f: Text(fmt_seconds(f.compile_s), justify="right")),
     Column("limit", "recompile_limit", 7, _limit, sorts=False),
+    Column("1st call", "first_call_s", 8, lambda f: Text(fmt_seconds(f.first_call_s), justify="right",
+                                                         style="" if f.first_call_s is not None else "dim")),
     Column("calls", "calls", 5, lambda f: Text("-" if f.calls is None else str(f.calls), justify="right",
                                                  style="" if f.calls else "dim")),
     Column("eager", "eager_calls", 5, lambda f: Text("-" if f.eager_calls is None else str(f.eager_calls),

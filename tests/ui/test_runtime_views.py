@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from magi_format.text import fmt_seconds
 from magi_tui.ui.app import MagiApp
+from magi_tui.ui.frames_columns import COLUMNS
 from magi_tui.ui.screens.compiled import CompiledFunctionsScreen
 from magi_tui.ui.screens.frames import FramesScreen, FramesTable
 from tests.support.pilot import loaded_run_screen, screen_text, wait_for
@@ -25,8 +27,12 @@ async def test_frames_view_shows_calls_and_eager_calls_and_each_entry(run_dir):
         await pilot.press("w")
         await wait_for(pilot, lambda: isinstance(app.screen, FramesScreen) and app.screen.rows, what="frames")
         table = app.screen.query_one(FramesTable)
-        row = [str(c) for c in table.get_row_at(0)]
-        assert row[7:9] == ["50", "5"]                 # calls served by its entries, eager calls
+        cells = dict(zip([c.key for c in COLUMNS], [str(c) for c in table.get_row_at(0)]))
+        assert (cells["calls"], cells["eager_calls"]) == ("50", "5")  # calls served by its entries, eager calls
+        row = app.screen.rows[0]
+        assert row.first_call_s is not None and cells["first_call_s"] == fmt_seconds(row.first_call_s)
+        # the first call of each entry (0/0's and 0/1's), as the entries' own records say
+        assert row.first_call_s == pytest.approx(sum(e.first_call_seconds for e in row.entries))
         await pilot.press("enter")
         await wait_for(pilot, lambda: "entries 0/0 ×30" in screen_text(app), what="the entries line")
         assert "0/1 ×20" in screen_text(app) and "eager ×5" in screen_text(app)

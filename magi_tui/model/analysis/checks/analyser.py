@@ -244,6 +244,7 @@ class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
                 if src[0]:
                     a.failure_sources[id(c)] = src
                     break
+        a.evidence = self.fold.evidence()
         a.checks = run_rules(run, a, self.cf)
         return a
 

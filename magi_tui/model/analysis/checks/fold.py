@@ -8,6 +8,7 @@ from typing import Any
 
 from magi_format.names import AFTER_BUILD_GUARDS, SHAPE_SYMBOL
 from magi_tui.model.analysis.checks.evidence import MAX_FILE_READS, _int, _s
+from magi_tui.model.analysis.checks.gather import GATHERERS, Gatherer
 from magi_tui.model.analysis.fallbacks import MAX_HINTS, PERF_HINT_NAME
 from magi_tui.model.analysis.frames import parse_compile_id
 from magi_tui.model.analysis.runtime import GRAPH_EXECUTION_FILE
@@ -98,6 +99,13 @@ class TimelineFold:
         #: places (``_FrameFold.n``) of the first ``_reads`` frames known to spend one of those reads on
         #: their first compile end's metrics.json, sorted
         self._spenders: list[int] = []
+        #: the checks' own evidence (:mod:`~magi_tui.model.analysis.checks.gather`), fed every lifecycle's end
+        self.gatherers: list[Gatherer] = [g() for g in GATHERERS]
+        self._closed = [g.closed for g in self.gatherers]
+
+    def evidence(self) -> dict[str, Any]:
+        """Each gatherer's result, by its class's name (``Analysis.evidence``)."""
+        return {type(g).__name__: g.result() for g in self.gatherers}
 
     def bind(self, run: RunModel) -> None:
         """Read what the analysis reads of each frame's events as they come, so that a streamed load
@@ -122,6 +130,8 @@ class TimelineFold:
 
         self._attributes = attributes
         self._reads = MAX_FILE_READS
+        for g in self.gatherers:
+            g.bind(run)
         self._index_only = getattr(run.reader, "index_only", None)
 
     def add(self, ev: Event) -> None:
@@ -145,6 +155,8 @@ class TimelineFold:
         lifecycle = ev.lifecycle
         if lifecycle is None:
             return
+        for closed in self._closed:
+            closed(ev)
         span = ev.span
         d = ev.duration_ms
         if d is None:

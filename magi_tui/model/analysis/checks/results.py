@@ -241,6 +241,13 @@ class FrameRow(Struct):
         return sum(counted) if counted else None
 
     @property
+    def first_call_s(self) -> float | None:
+        """Seconds the first call of each compiled entry took, summed: where a backend's lazy work lands (a
+        compile deferred to the first call, a warm-up, CUDA graph recording); None when nothing timed them."""
+        timed = [e.first_call_seconds for e in self.entries if e.first_call_seconds is not None]
+        return sum(timed) if timed else None
+
+    @property
     def never_hits_cache(self) -> bool:
         return self.cache_bypasses > 0 and self.cache_hits == 0 and self.cache_misses == 0
 
@@ -253,7 +260,8 @@ class FrameRow(Struct):
                 "compile_s": None if self.compile_s is None else round(self.compile_s, 6),
                 "recompile_limit": self.recompile_limit, "recompile_limit_recorded": self.limit_recorded,
                 "limit_hit": self.limit_hit, "limit_raised": self.limit_raised, "compiled_functions": self.cf_rel,
-                "entries": [e.as_json() for e in self.entries], "eager_calls": self.eager_calls}
+                "entries": [e.as_json() for e in self.entries], "eager_calls": self.eager_calls,
+                "first_call_s": None if self.first_call_s is None else round(self.first_call_s, 6)}
 
 
 class Analysis(Struct):
@@ -290,6 +298,8 @@ class Analysis(Struct):
     compiled_nothing: CompiledNothing | None = None
     #: what ``magi-tui fix`` proved for this run's program (model/fix_proofs.FixProof), best first
     fix_proofs: list = field(default_factory=list)
+    #: each check's own evidence (:mod:`~magi_tui.model.analysis.checks.gather`), by its gatherer's class name
+    evidence: dict[str, Any] = field(default_factory=dict)
 
     @property
     def exit_failed(self) -> bool:

@@ -18,6 +18,8 @@ from typing import Any, Callable, Iterable
 from msgspec import Struct
 
 from magi_tui.model.analysis.checks.evidence import _see, export_issue_json
+from magi_tui.model.analysis.checks.gather import Gatherer
+from magi_tui.model.analysis.checks.graph_size import GraphSizes, LargestGraph
 from magi_tui.model.analysis.checks.results import Analysis, Check
 from magi_tui.model.analysis.frames import CfIndex
 from magi_tui.model.run import RunModel
@@ -42,6 +44,10 @@ class Ctx(Struct, frozen=True):
     @property
     def t(self) -> Triage:
         return self.run.triage
+
+    def evidence(self, gatherer: type[Gatherer]) -> Any:
+        """What ``gatherer`` (registered with :func:`~magi_tui.model.analysis.checks.gather.gatherer`) found."""
+        return self.a.evidence.get(gatherer.__name__)
 
 
 class Rule(Struct, frozen=True):
@@ -397,6 +403,20 @@ def _malformed(c: Ctx) -> Iterable[Check]:
     run = c.run
     if run.malformed:
         yield Check("warn", f"{len(run.malformed)} malformed line(s) in {run.source_name}")
+
+
+#: a captured graph above this many ops (torch's graph_op_count) is named by ``big-graph``
+BIG_GRAPH_OPS = 5000
+
+
+@rule("big-graph", f"no compile captured a graph of more than {BIG_GRAPH_OPS:,} ops (torch's graph_op_count)")
+def _big_graph(c: Ctx) -> Iterable[Check]:
+    g: LargestGraph | None = c.evidence(GraphSizes)
+    if g is None or g.ops <= BIG_GRAPH_OPS:
+        return
+    among = f" (the first {g.compiles_read:,} compiles read)" if g.more else ""
+    yield Check("warn", f"compile {g.compile_id or '?'} captured a graph of {g.ops:,} ops, more than {BIG_GRAPH_OPS:,}"
+                        f"{among}: a graph's compile time and memory grow with its size", g.event)
 
 
 @rule("not-recorded", "the source records graph breaks, recompiles, restarts, the cache (a TORCH_COMPILE_DEBUG "
