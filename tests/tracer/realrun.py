@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,8 @@ PROGRAMS = Path(__file__).with_name("programs")
 RUN_DIR_LINE = "MAGI_RUN_DIR="
 #: triage checks only one of the two sources can make (how the program ended is not in a TORCH_TRACE log)
 ONE_SOURCE_RULES = {"program-end", "not-recorded"}
+#: what a check adds when it knows how the program ended (a run dir does, a TORCH_TRACE log does not)
+PROGRAM_END_CLAUSE = "The program finished; "
 #: a recompile's fields both sources read from torch's records (not: guard files, event indices; ``actual``
 #: of a guard the log reads off the next compile's guards, which the run dir does not yet: see the report)
 RECOMPILE_FIELDS = ("frame", "compile_id", "reasons", "kind", "kinds", "automatic_dynamic", "dynamic_sources",
@@ -53,8 +56,13 @@ def run(program: Path, cwd: Path, extra: dict[str, str] | None, traced: bool,
 RUN_DIR_LINES = (RUN_DIR_LINE, "recording into ")
 
 
+#: torch's log prefix (``W1128 07:27:28.322000 30207 file:line]``): its time and pid differ run to run
+_GLOG = re.compile(r"^([IWEDC])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", re.M)
+
+
 def without_run_dir_line(stderr: str) -> str:
-    return "".join(ln for ln in stderr.splitlines(keepends=True) if not ln.startswith(RUN_DIR_LINES))
+    """stderr without the lines naming the run dir, torch's log lines without their time and pid."""
+    return _GLOG.sub(r"\1 ", "".join(ln for ln in stderr.splitlines(keepends=True) if not ln.startswith(RUN_DIR_LINES)))
 
 
 def triage(path: Path) -> tuple[int, dict]:
@@ -86,16 +94,30 @@ def answers(j: dict) -> dict[str, Any]:
         "frames": [{k: f.get(k) for k in FRAME_FIELDS} for f in j.get("frames") or ()],
         "recompile_limit_hits": _strip(j.get("recompile_limit_hits")),
         "tracer_stopped": j.get("tracer_stopped"),
-        "checks": [(c["rule"], c["level"], c["message"]) for c in j.get("checks") or ()
-                   if c["rule"] not in ONE_SOURCE_RULES],
+        "checks": [(c["rule"], c["level"], c["message"].replace(PROGRAM_END_CLAUSE, ""))
+                   for c in j.get("checks") or () if c["rule"] not in ONE_SOURCE_RULES],
     }
+
+
+def same_checks(run: dict[str, Any], log: dict[str, Any]) -> dict[str, Any]:
+    """``run`` with only the checks of the rules the log makes: the run dir knows more (runtime.json's calls,
+    compiled functions) and may say more, but every rule both make must say the same."""
+    rules = {c[0] for c in log["checks"]}
+    return {**run, "checks": [c for c in run["checks"] if c[0] in rules]}
 
 
 def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     out = []
     for k in a:
-        if a[k] != b[k]:
-            out.append(f"{k}: run dir {json.dumps(a[k])[:300]} / log {json.dumps(b[k])[:300]}")
+        x, y = a[k], b[k]
+        if x == y:
+            continue
+        if isinstance(x, list) and isinstance(y, list):
+            only_run = [v for v in x if v not in y]
+            only_log = [v for v in y if v not in x]
+            out.append(f"{k}: only the run dir says {json.dumps(only_run)[:600]}; only the log {json.dumps(only_log)[:600]}")
+        else:
+            out.append(f"{k}: run dir {json.dumps(x)[:300]} / log {json.dumps(y)[:300]}")
     return out
 
 
@@ -127,7 +149,8 @@ def check(program: str | Path, out: Path, extra: dict[str, str] | None = None) -
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(log, copy)
     (rc_run, j_run), (rc_log, j_log) = triage(run_dir), triage(copy)
-    a, b = answers(j_run), answers(j_log)
+    b = answers(j_log)
+    a = same_checks(answers(j_run), b)
     res.update(run_dir=str(run_dir), status=[j_run["status"], j_log["status"]], triage_exit=[rc_run, rc_log],
                triage_same=a == b, triage_differences=differences(a, b),
                frames=len(j_run.get("frames") or ()), graph_breaks=len(j_run.get("graph_breaks") or ()),
