@@ -144,7 +144,8 @@ def synthetic_lines(n_events: int, *, seed: int = 0, restart_every: int = 7, hit
     ``(index, name, subgraph, files, attributes)``.
 
     With ``fail_last`` the whole run is wrapped like the AOT fixture: ``before_aot_compile`` first and
-    an unrecovered ``failed_aot_compile`` (ValueError) as the very last event.
+    an unrecovered ``failed_aot_compile`` (ValueError) as the very last event. ``restart_every=0``: no
+    RestartAnalysis cascade at all (the failure at the end is then the run's only failed event).
     """
     rng = random.Random(seed)
     w = _Writer(n_events - 1 if fail_last else n_events, rng)
@@ -152,7 +153,8 @@ def synthetic_lines(n_events: int, *, seed: int = 0, restart_every: int = 7, hit
         _lc(w, "before", "aot_compile", files=[], max_retries=3, retry_count=0, retried=False)
     b = 0
     while not w.full:
-        _block(w, pieces=rng.randint(2, 6), hit=b % hit_every == hit_every - 1, restart=b % restart_every == 0)
+        _block(w, pieces=rng.randint(2, 6), hit=b % hit_every == hit_every - 1,
+               restart=bool(restart_every) and b % restart_every == 0)
         b += 1
     del w.lines[w.n:]
     w.index = w.n
