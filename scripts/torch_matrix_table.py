@@ -72,7 +72,7 @@ def table(results: Path) -> str:
             notes += r.get("notes", [])
             notes += [f"differs: {d}" for d in r.get("triage_differences", [])[:2]]
             if not r.get("stdout_same") or not r.get("stderr_same"):
-                notes.append("stdout" if not r.get("stdout_same") else "stderr" + " differs")
+                notes.append(("stdout" if not r.get("stdout_same") else "stderr") + " differs")
             status = r.get("status")
             if status:
                 notes.insert(0, f"status {status[0]}, {r.get('frames')} frame(s), {r.get('graph_breaks')} break "
