@@ -13,7 +13,7 @@ The package, by concern: :mod:`.results` (the data), :mod:`.fold` (the one pass 
 :mod:`.rules` (the checks: a registry of rules with stable ids).
 """
 
-from magi_tui.model.analysis.checks.analyser import LOG_NAMES, analyse, compiled_index
+from magi_tui.model.analysis.checks.analyser import LOG_NAMES, analyse
 from magi_tui.model.analysis.checks.evidence import (
     MAX_FILE_READS,
     event_attrs,
@@ -46,6 +46,7 @@ from magi_tui.model.analysis.checks.rules import (
     failing,
     parse_fail_on,
 )
+from magi_tui.model.analysis.checks.state import compiled_index
 
 __all__ = ["AUTO_DYNAMIC_KINDS", "EXPORT_ISSUE_WORDS", "FAIL_ON_KINDS", "LOG_NAMES", "MAX_FILE_READS", "RULES",
            "RULE_IDS", "STATUSES", "Analysis", "BreakEntry", "Check", "EagerFrame", "FrameRow", "RecompileInfo",

@@ -8,10 +8,9 @@ import os
 import stat
 import weakref
 
-from magi_tui.model.analysis.checks.breaks import BreaksMixin
+from magi_tui.model.analysis.checks.breaks import worklist as breaks_worklist
 from magi_tui.model.analysis.checks.compiled_nothing import compiled_nothing
 from magi_tui.model.analysis.checks.evidence import (
-    MAX_FILE_READS,
     _int,
     _read_event_file,
     _s,
@@ -21,8 +20,9 @@ from magi_tui.model.analysis.checks.evidence import (
     not_recorded,
     run_status,
 )
-from magi_tui.model.analysis.checks.fold import n_ids, timeline_fold
-from magi_tui.model.analysis.checks.recompiles import RecompilesMixin
+from magi_tui.model.analysis.checks.fold import n_ids
+from magi_tui.model.analysis.checks.recompiles import limits as recompile_limits
+from magi_tui.model.analysis.checks.recompiles import recompiles as explain_recompiles
 from magi_tui.model.analysis.checks.results import (
     Analysis,
     BreakEntry,
@@ -30,11 +30,12 @@ from magi_tui.model.analysis.checks.results import (
     FrameRow,
 )
 from magi_tui.model.analysis.checks.rules import run_rules
-from magi_tui.model.analysis.checks.tallies import TalliesMixin
+from magi_tui.model.analysis.checks.state import AnalyserState, cf_stamp
+from magi_tui.model.analysis.checks.tallies import cache as cache_tallies
+from magi_tui.model.analysis.checks.tallies import compile_time as compile_time_tallies
 from magi_tui.model.analysis.fallbacks import fallbacks
-from magi_tui.model.analysis.frames import CfIndex, CodeId, analyse_compiled_functions, parse_compile_id
+from magi_tui.model.analysis.frames import CodeId, parse_compile_id
 from magi_tui.model.analysis.runtime import runtime_info, runtime_stamp
-from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel
 from magi_tui.model.sources.files import FileProblem, open_regular
 from magi_tui.model.sources.safejson import metrics_or_none
@@ -44,30 +45,9 @@ LOG_NAMES = ("run.log", "stderr.log", "stderr.txt", "output.log")
 
 
 _MEMO: "weakref.WeakKeyDictionary[RunModel, tuple[tuple, Analysis]]" = weakref.WeakKeyDictionary()
-_CF_MEMO: "weakref.WeakKeyDictionary[RunModel, tuple[tuple, CfIndex]]" = weakref.WeakKeyDictionary()
-
-
-def _cf_stamp(run: RunModel) -> tuple:
-    try:
-        st = os.stat(run.path / "compiled_functions")
-        return (st.st_mtime_ns, st.st_ino)
-    except OSError:
-        return (None,)
-
-
-def compiled_index(run: RunModel) -> CfIndex:
-    stamp = _cf_stamp(run)
-    got = _CF_MEMO.get(run)
-    if got is not None and got[0] == stamp:
-        return got[1]
-    idx = analyse_compiled_functions(run.path) if stamp != (None,) else CfIndex()
-    _CF_MEMO[run] = (stamp, idx)
-    return idx
-
-
 def analyse(run: RunModel) -> Analysis:
     """The run's analysis (memoised on the events read so far and ``compiled_functions/``)."""
-    stamp = (run.event_count, len(run.malformed), run.partial_line, run.error, _cf_stamp(run),
+    stamp = (run.event_count, len(run.malformed), run.partial_line, run.error, cf_stamp(run),
              runtime_stamp(run.path),
              len(run.triage.failures) and sum(1 for f in run.triage.failures if f.recovered))
     got = _MEMO.get(run)
@@ -78,19 +58,9 @@ def analyse(run: RunModel) -> Analysis:
     return a
 
 
-class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
-    def __init__(self, run: RunModel) -> None:
-        self.run = run
-        self.t = run.triage
-        self.cf = compiled_index(run)
-        self.budget = [MAX_FILE_READS]
-        #: (compile end event, its metrics.json) of the compiles that left no guarded code
-        self.unguarded: list[tuple[Event, dict]] = []
-        #: (compile end event, its metrics.json) of the compiles whose metrics carry a cudagraph skip reason
-        self.cudagraph_skips: list[tuple[Event, dict]] = []
-        self.frames: dict[str, FrameRow] = {}
-        self.cid_frame: dict[str, str] = {}
-        self.fold = timeline_fold(run)
+class _Analyser(AnalyserState):
+    """The analysis of one run: the gathered state (:class:`~.state.AnalyserState`) and the steps that turn it
+    into an :class:`~.results.Analysis` (the walks over it are functions: breaks, recompiles, tallies)."""
 
     # frames ------------------------------------------------------------------------------------
     def _timeline_frames(self) -> None:
@@ -182,18 +152,18 @@ class _Analyser(BreaksMixin, RecompilesMixin, TalliesMixin):
             self._timeline_frames()
         else:
             self._cf_frames()
-        worklist = self._worklist()
-        recompiles = self._recompile_list = self._recompiles()
-        self._limits()
+        worklist = breaks_worklist(self)
+        recompiles = self._recompile_list = explain_recompiles(self)
+        recompile_limits(self)
         for item in self.t.recompile_limit_hits:
             if raised_into_program(item):
                 for row in self.frames.values():
                     if row.limit_event is item.event:
                         row.limit_raised = True
-        cache = self._cache()
+        cache = cache_tallies(self)
         status, why = self._status()
         frames = sorted(self.frames.values(), key=lambda r: -r.compiles)  # stable: discovery order on ties
-        compile_time = self._compile_time()
+        compile_time = compile_time_tallies(self)
         if not has_cids and len(frames) == 1 and run.event_count:
             # an upstream run (no compile ids) that compiled one frame: all it recorded is that frame's
             only = frames[0]

@@ -1,5 +1,5 @@
 """The cache lookups and the compile time of the analysis (counts, reasons, phases, per frame and
-piece). A part of :class:`~.analyser._Analyser`."""
+piece). Functions of the analysis' gathered state (:class:`~.state.AnalyserState`)."""
 
 from __future__ import annotations
 
@@ -15,99 +15,94 @@ from magi_tui.model.analysis.frames import parse_compile_id
 from magi_tui.model.sources.safejson import metrics_or_none
 
 
-class TalliesMixin(AnalyserState):
-    """Methods of :class:`~.analyser._Analyser`, which holds the state they read (``run``, ``t``, ``cf``,
-    ``fold``, ``frames``, ``budget``; declared in :class:`~.state.AnalyserState`)."""
+def cache(s: AnalyserState) -> dict[str, Any]:
+    t = s.t
+    reasons: dict[str, Counter] = {k: Counter() for k in ("hit", "miss", "bypass", "skipped_store")}
+    for state, items in (("hit", t.cache_hits), ("miss", t.cache_misses), ("bypass", t.cache_bypasses),
+                         ("skipped_store", t.cache_skipped_stores)):
+        for it in items:
+            reasons[state][_first_line(it.reason) or "-"] += 1
+            if state in ("hit", "miss", "bypass"):
+                row = s.frames.get((parse_compile_id(it.event.compile_id) or ("",))[0])
+                if row is not None:
+                    if state == "hit":
+                        row.cache_hits += 1
+                    elif state == "miss":
+                        row.cache_misses += 1
+                    else:
+                        row.cache_bypasses += 1
+                        row.bypass_reasons[_first_line(it.reason) or "-"] += 1
+    by_cache: dict[str, Counter] = {}
+    for state, items in (("hit", t.cache_hits), ("miss", t.cache_misses), ("bypass", t.cache_bypasses)):
+        for it in items:
+            c = (it.event.summary or {}).get("cache") or (
+                "magi" if it.event.lifecycle == "compiler_manager_load" else "-")
+            by_cache.setdefault(c, Counter())[state] += 1
+    h, m, b = len(t.cache_hits), len(t.cache_misses), len(t.cache_bypasses)
+    if not (h or m or b):
+        state = "none"
+    elif b and not (h or m):
+        state = "bypassed"
+    elif h and not m:
+        state = "warm"
+    elif m and not h:
+        state = "cold"
+    else:
+        state = "mixed"
+    return {
+        "state": state,
+        "counts": {"hits": h, "misses": m, "bypasses": b, "stores": len(t.cache_stores),
+                   "skipped_stores": len(t.cache_skipped_stores)},
+        "reasons": {k: dict(v.most_common()) for k, v in reasons.items()},
+        "by_cache": {k: dict(v) for k, v in by_cache.items()},
+        "hits": [i.as_json() for i in t.cache_hits],
+        "misses": [i.as_json() for i in t.cache_misses],
+        "bypasses": [i.as_json() for i in t.cache_bypasses],
+        "stores": [i.as_json() for i in t.cache_stores],
+        "skipped_stores": [i.as_json() for i in t.cache_skipped_stores],
+    }
 
-    def _cache(self) -> dict[str, Any]:
-        t = self.t
-        reasons: dict[str, Counter] = {k: Counter() for k in ("hit", "miss", "bypass", "skipped_store")}
-        for state, items in (("hit", t.cache_hits), ("miss", t.cache_misses), ("bypass", t.cache_bypasses),
-                             ("skipped_store", t.cache_skipped_stores)):
-            for it in items:
-                reasons[state][_first_line(it.reason) or "-"] += 1
-                if state in ("hit", "miss", "bypass"):
-                    row = self.frames.get((parse_compile_id(it.event.compile_id) or ("",))[0])
-                    if row is not None:
-                        if state == "hit":
-                            row.cache_hits += 1
-                        elif state == "miss":
-                            row.cache_misses += 1
-                        else:
-                            row.cache_bypasses += 1
-                            row.bypass_reasons[_first_line(it.reason) or "-"] += 1
-        by_cache: dict[str, Counter] = {}
-        for state, items in (("hit", t.cache_hits), ("miss", t.cache_misses), ("bypass", t.cache_bypasses)):
-            for it in items:
-                c = (it.event.summary or {}).get("cache") or (
-                    "magi" if it.event.lifecycle == "compiler_manager_load" else "-")
-                by_cache.setdefault(c, Counter())[state] += 1
-        h, m, b = len(t.cache_hits), len(t.cache_misses), len(t.cache_bypasses)
-        if not (h or m or b):
-            state = "none"
-        elif b and not (h or m):
-            state = "bypassed"
-        elif h and not m:
-            state = "warm"
-        elif m and not h:
-            state = "cold"
-        else:
-            state = "mixed"
-        return {
-            "state": state,
-            "counts": {"hits": h, "misses": m, "bypasses": b, "stores": len(t.cache_stores),
-                       "skipped_stores": len(t.cache_skipped_stores)},
-            "reasons": {k: dict(v.most_common()) for k, v in reasons.items()},
-            "by_cache": {k: dict(v) for k, v in by_cache.items()},
-            "hits": [i.as_json() for i in t.cache_hits],
-            "misses": [i.as_json() for i in t.cache_misses],
-            "bypasses": [i.as_json() for i in t.cache_bypasses],
-            "stores": [i.as_json() for i in t.cache_stores],
-            "skipped_stores": [i.as_json() for i in t.cache_skipped_stores],
-        }
-
-    # compile time ------------------------------------------------------------------------------
-    def _compile_time(self) -> dict[str, Any]:
-        run = self.run
-        fold = self.fold
-        spans, pieces, top, top_n = fold.spans, fold.pieces, fold.top, fold.top_n
-        metrics = {"Dynamo tracing (frame minus backend)": 0.0, "backend compile (AOT + Inductor)": 0.0,
-                   "Inductor compile": 0.0, "Inductor codegen": 0.0}
-        seen_metrics = False
-        for ev in fold.metrics_events:
-            m = metrics_or_none(_read_event_file(run, ev, "metrics.json", self.budget))  # typed, bounded, or None
-            if isinstance(m, dict):
-                seen_metrics = True
-                if m.get("has_guarded_code") is False:  # for the silent fallbacks: read once, here
-                    self.unguarded.append((ev, m))
-                if str(m.get("cudagraph_skip_reason") or "").strip():  # (a blank reason names none)
-                    self.cudagraph_skips.append((ev, m))
-                ent = m.get("entire_frame_compile_time_s")
-                be = m.get("backend_compile_time_s")
-                num = (int, float)
-                if isinstance(ent, num) and not isinstance(ent, bool):
-                    metrics["Dynamo tracing (frame minus backend)"] += ent - (be if isinstance(be, num) else 0)
-                if isinstance(be, num) and not isinstance(be, bool):
-                    metrics["backend compile (AOT + Inductor)"] += be
-                for k, label in (("inductor_compile_time_s", "Inductor compile"),
-                                 ("code_gen_time_s", "Inductor codegen")):
-                    v = m.get(k)
-                    if isinstance(v, num) and not isinstance(v, bool):
-                        metrics[label] += v
-        phases = [{"phase": name, "seconds": round(v[0], 6), "count": v[1], "source": "spans"}
-                  for name, v in spans.items()]
-        if seen_metrics:
-            phases += [{"phase": k, "seconds": round(v, 6), "count": None, "source": "metrics"}
-                       for k, v in metrics.items() if v > 0]
-        phases.sort(key=lambda p: -p["seconds"])
-        frames = {r.frame: round(r.compile_s, 6) for r in self.frames.values() if r.compile_s is not None}
-        # top-level time no frame owns (no compile id): so the frames and it add up to the total
-        unattributed = round(max(0.0, top - sum(frames.values())), 6) if top_n and frames else None
-        per_piece = [{"piece": k, "seconds": round(v[1], 6), "lifecycle": "+".join(v[2]), "count": v[3]}
-                     for k, v in sorted(pieces.items())]
-        return {"total_s": round(top, 6) if top_n else None, "phases": phases, "per_frame": frames,
-                "unattributed_s": unattributed,
-                "per_piece": per_piece,
-                "note": "lifecycles nest (a pass runs inside its backend call): phase seconds are inclusive "
-                        "and do not add up to the total"}
-
+# compile time ------------------------------------------------------------------------------
+def compile_time(s: AnalyserState) -> dict[str, Any]:
+    run = s.run
+    fold = s.fold
+    spans, pieces, top, top_n = fold.spans, fold.pieces, fold.top, fold.top_n
+    metrics = {"Dynamo tracing (frame minus backend)": 0.0, "backend compile (AOT + Inductor)": 0.0,
+               "Inductor compile": 0.0, "Inductor codegen": 0.0}
+    seen_metrics = False
+    for ev in fold.metrics_events:
+        m = metrics_or_none(_read_event_file(run, ev, "metrics.json", s.budget))  # typed, bounded, or None
+        if isinstance(m, dict):
+            seen_metrics = True
+            if m.get("has_guarded_code") is False:  # for the silent fallbacks: read once, here
+                s.unguarded.append((ev, m))
+            if str(m.get("cudagraph_skip_reason") or "").strip():  # (a blank reason names none)
+                s.cudagraph_skips.append((ev, m))
+            ent = m.get("entire_frame_compile_time_s")
+            be = m.get("backend_compile_time_s")
+            num = (int, float)
+            if isinstance(ent, num) and not isinstance(ent, bool):
+                metrics["Dynamo tracing (frame minus backend)"] += ent - (be if isinstance(be, num) else 0)
+            if isinstance(be, num) and not isinstance(be, bool):
+                metrics["backend compile (AOT + Inductor)"] += be
+            for k, label in (("inductor_compile_time_s", "Inductor compile"),
+                             ("code_gen_time_s", "Inductor codegen")):
+                v = m.get(k)
+                if isinstance(v, num) and not isinstance(v, bool):
+                    metrics[label] += v
+    phases = [{"phase": name, "seconds": round(v[0], 6), "count": v[1], "source": "spans"}
+              for name, v in spans.items()]
+    if seen_metrics:
+        phases += [{"phase": k, "seconds": round(v, 6), "count": None, "source": "metrics"}
+                   for k, v in metrics.items() if v > 0]
+    phases.sort(key=lambda p: -p["seconds"])
+    frames = {r.frame: round(r.compile_s, 6) for r in s.frames.values() if r.compile_s is not None}
+    # top-level time no frame owns (no compile id): so the frames and it add up to the total
+    unattributed = round(max(0.0, top - sum(frames.values())), 6) if top_n and frames else None
+    per_piece = [{"piece": k, "seconds": round(v[1], 6), "lifecycle": "+".join(v[2]), "count": v[3]}
+                 for k, v in sorted(pieces.items())]
+    return {"total_s": round(top, 6) if top_n else None, "phases": phases, "per_frame": frames,
+            "unattributed_s": unattributed,
+            "per_piece": per_piece,
+            "note": "lifecycles nest (a pass runs inside its backend call): phase seconds are inclusive "
+                    "and do not add up to the total"}
