@@ -27,7 +27,7 @@ from magi_tui.model.tree import Group, RunTree
 from magi_tui.model.triage import Failure, Triage, TriageBuilder, raised_into_program
 
 if TYPE_CHECKING:
-    from magi_tui.model.sources.session import Outcome
+    from magi_tui.model.sources.session import Outcome, TracerInfo
 
 TIMELINE = (TIMELINE_DIR, TIMELINE_FILE)
 #: a streamed load's read: small enough that its events are still in the CPU's caches when they are folded
@@ -351,6 +351,14 @@ class RunModel:
         self.session_cut_short()
         rec = getattr(self, "_session", None)
         return rec.outcome if rec is not None else None
+
+    @property
+    def tracer_info(self) -> "TracerInfo | None":
+        """What the tracer said of its own recording (dropped records, hooks its torch lacked), or None (not a
+        run of our tracer, or one of an older tracer)."""
+        self.session_cut_short()
+        rec = getattr(self, "_session", None)
+        return rec.tracer if rec is not None else None
 
     def outcome_unknown(self) -> str | None:
         """Why :attr:`outcome` is not known here (a sentence), or None when it is, or when the program still

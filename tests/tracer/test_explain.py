@@ -320,6 +320,14 @@ def test_a_record_the_mapping_cannot_handle_is_dropped_alone_and_counted(tmp_pat
     assert rec["dropped_records"] == 2
     assert rec["drop_errors"][0] == {"where": "mapping", "error": "KeyError: 'sizes'", "record": "dynamo_output_graph"}
     assert rec["not_recorded"] == [] and rec["torch"] == torch.__version__
+    # and the viewer says so, in the run's checks (rule tracer-drops)
+    from magi_tui.model.analysis.checks import analyse
+    from magi_tui.model.run import RunModel
+
+    said = [c for c in analyse(RunModel(run.path).load()).checks if c.rule == "tracer-drops"]
+    assert len(said) == 1 and said[0].level == "warn", said
+    assert said[0].message.startswith("the tracer dropped 2 record(s) it could not handle; first: mapping: "
+                                      "KeyError: 'sizes' (a dynamo_output_graph record)"), said[0].message
 
 
 # -- python -m tracer: the program cannot tell --------------------------------------------------------

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Annotated
 
-from msgspec import Struct
+from msgspec import Meta, Struct
 
 from magi_format.layout import SESSION_FILE, TIMELINE_DIR
 from magi_tui.model.sources.safejson import Int, JsonProblem, decode, read_bounded
@@ -80,12 +81,32 @@ class Outcome(Struct, frozen=True):
                 "exception": self.exception.as_json() if self.exception is not None else None}
 
 
+class DroppedRecord(Struct, frozen=True):
+    """One record the tracer dropped (a hook or its mapping raised on it; the recording went on)."""
+
+    where: str
+    error: str
+    record: str | None
+
+
+class TracerInfo(Struct, frozen=True):
+    """What the tracer says of its own recording (``session.json``'s ``tracer``): the torch it ran with, what
+    that torch gave it no hook for (``not_recorded``), and the records it dropped (an exact count, the first
+    errors)."""
+
+    torch: str | None
+    not_recorded: tuple[str, ...]
+    dropped_records: int
+    drop_errors: tuple[DroppedRecord, ...]
+
+
 class SessionRecord(Struct, frozen=True):
     pid: int | None
     host: str | None
     started: float | None
     ended: float | None
     outcome: Outcome | None = None
+    tracer: TracerInfo | None = None
 
     def writer_alive(self) -> bool | None:
         """Whether the writing process still runs: None when it cannot be told (another host, no pid)."""
@@ -140,6 +161,19 @@ class _OutcomeFile(Struct):
     script: str | None = None
 
 
+class _DropFile(Struct):
+    where: str | None = None
+    error: str | None = None
+    record: str | None = None
+
+
+class _TracerFile(Struct):
+    torch: str | None = None
+    not_recorded: Annotated[list[str], Meta(max_length=1000)] = []
+    dropped_records: Int | None = None
+    drop_errors: Annotated[list[_DropFile], Meta(max_length=1000)] = []
+
+
 class SessionFile(Struct):
     """``session.json`` as the tracer writes it (``tracer/writer.py``, ``tracer/outcome.py``): each field of its
     type, or the file is not read."""
@@ -150,6 +184,7 @@ class SessionFile(Struct):
     started: float | None = None
     ended: float | None = None
     outcome: _OutcomeFile | None = None
+    tracer: _TracerFile | None = None
 
 
 def _cut(v: str | None, limit: int) -> str | None:
@@ -172,6 +207,16 @@ def _outcome(o: _OutcomeFile | None) -> Outcome | None:
     return Outcome(o.ended_by[:40] or "?", o.exit_code, o.interrupted is True, pe, _cut(o.script, 2000))
 
 
+def _tracer(t: _TracerFile | None) -> TracerInfo | None:
+    """The record's ``tracer`` object (absent in runs of an older tracer)."""
+    if t is None:
+        return None
+    drops = tuple(DroppedRecord((d.where or "?")[:200], (d.error or "")[:1000], _cut(d.record, 200))
+                  for d in t.drop_errors[:20])
+    n = t.dropped_records if t.dropped_records is not None and t.dropped_records >= 0 else len(drops)
+    return TracerInfo(_cut(t.torch, 100), tuple(x[:500] for x in t.not_recorded[:50]), n, drops)
+
+
 def read_session(run_dir: Path) -> SessionRecord | None:
     """The run's session record, or None when it has none, or not one of ours (nor a readable one: over
     :data:`_LIMIT` bytes, nested too deep, a field of another type)."""
@@ -182,4 +227,4 @@ def read_session(run_dir: Path) -> SessionRecord | None:
     if rec.writer != "magi-tui tracer":
         return None
     pid = rec.pid if rec.pid is not None and 0 < rec.pid < 2**31 else None  # (os.kill takes no bigger one)
-    return SessionRecord(pid, rec.host, rec.started, rec.ended, _outcome(rec.outcome))
+    return SessionRecord(pid, rec.host, rec.started, rec.ended, _outcome(rec.outcome), _tracer(rec.tracer))

@@ -200,6 +200,19 @@ def _incomplete(c: Ctx) -> Iterable[Check]:
         yield Check("fail" if a.status == "incomplete" else "warn", why, ev)
 
 
+@rule("tracer-drops", "our tracer recorded every record it met (a hook that could not handle one drops that record, "
+      "counted in the run's session.json, and goes on)")
+def _tracer_drops(c: Ctx) -> Iterable[Check]:
+    info = c.run.tracer_info
+    if info is None or not info.dropped_records:
+        return
+    first = info.drop_errors[0] if info.drop_errors else None
+    what = (f"; first: {first.where}: {first.error}" + (f" (a {first.record} record)" if first.record else "")
+            if first is not None else "")
+    yield Check("warn", f"the tracer dropped {info.dropped_records} record(s) it could not handle{what}; the rest "
+                        "of the run is recorded (a TORCH_TRACE log of the same run has them)")
+
+
 def _auto_other(a: Analysis) -> tuple[list, list]:
     """Recompiles that are torch's automatic dynamic shapes, and the others (another function through a
     shared wrapper aside: :func:`_shared_wrapper`)."""
@@ -429,6 +442,11 @@ def _not_recorded(c: Ctx) -> Iterable[Check]:
         yield Check("unknown", f"{what}: not recorded here" + _see(a))
     if a.outcome is None and a.outcome_unknown and c.run.event_count:
         yield Check("unknown", f"how the program ended: not recorded here ({a.outcome_unknown})")
+    info = c.run.tracer_info
+    if info is not None and info.not_recorded:
+        on = f"torch {info.torch}" if info.torch else "this torch"
+        yield Check("unknown", f"not recorded here: {on} gave the tracer no hook for " + "; ".join(info.not_recorded[:4])
+                    + (f" and {len(info.not_recorded) - 4} more" if len(info.not_recorded) > 4 else ""))
 
 
 #: every rule, in the order its checks are shown: the one registry of rule ids
