@@ -132,6 +132,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
 
     fail_on = _fail_on(args.fail_on)
     path = Path(args.path) if args.path else _default_path()
+    _against(args)
     runs = _load_runs(path, stream=True)
     if not runs:
         return _fail(f"no runs under {path} (a run is a directory with timeline_events/ or compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)")
@@ -141,6 +142,18 @@ def cmd_triage(args: argparse.Namespace) -> int:
     else:
         print("\n\n".join(literal(triage_text(r, show_all=args.all), multiline=True) for r in runs))
     return triage_exit_code(runs, fail_on)
+
+
+def _against(args: argparse.Namespace) -> None:
+    """``--against ROOT``: where else the run that filled the cache may be (model/analysis/cache_baseline.py)."""
+    roots = getattr(args, "against", None) or []
+    for r in roots:
+        if not Path(r).exists():
+            raise SystemExit(_fail(f"--against: no such file or directory: {r}"))
+    if roots:
+        from magi_tui.model.analysis.cache_baseline import look_also_under
+
+        look_also_under(roots)
 
 
 def cmd_why(args: argparse.Namespace) -> int:
@@ -241,6 +254,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     except PolicyError as exc:
         return _fail(str(exc))
     path = Path(args.path) if args.path else _default_path()
+    _against(args)
     # streamed, as triage is (a 100k-frame log kept every event: 416 MB): the budgets read the analysis, and
     # against a baseline each side of the comparison too (compare.sides.SideFold)
     from magi_tui.model.outputs.compare.sides import SideFold
@@ -516,6 +530,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true", help="the whole analysis as JSON (never capped)")
     sp.add_argument("--all", action="store_true", help="text output: show every row (lists are capped otherwise)")
     sp.add_argument("--fail-on", metavar="RULES", default="", help=FAIL_ON_HELP)
+    sp.add_argument("--against", metavar="ROOT", action="append", default=[],
+                    help="also look under ROOT for the earlier run that filled the cache (why a miss missed)")
     sp.set_defaults(func=cmd_triage)
 
     sp = sub.add_parser("compare", help="run vs run: graph breaks, recompiles, failures, cache, compile time, "
@@ -555,6 +571,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sp.add_argument("--junit", metavar="FILE", help="write JUnit XML, one test case per budget")
     sp.add_argument("--fail-on", metavar="RULES", default="", help=FAIL_ON_HELP.replace("exit 1", "fail the gate")
                     + " (a policy's [checks] fail_on adds to them)")
+    sp.add_argument("--against", metavar="ROOT", action="append", default=[],
+                    help="also look under ROOT for the earlier run that filled the cache (the cache-misses rule)")
     sp.add_argument("--list-rules", action="store_true", help="print the rule ids --fail-on takes, and exit")
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_check)

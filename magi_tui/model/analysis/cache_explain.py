@@ -28,8 +28,11 @@ if TYPE_CHECKING:
 #: cache_info.json files read per run, at most (each holds the whole key: the graph's code included)
 MAX_LOOKUPS = 400
 MAX_INFO_BYTES = 4 << 20
-#: a component's value as kept, at most (the window around the first difference comes from it)
-VALUE_CHARS = 400
+#: a component's value as kept, at most (the window around the first difference comes from it; torch itself
+#: cuts a long value at 1,024 characters, so whether the two recorded texts are the same is known)
+VALUE_CHARS = 2048
+#: the graph component's code as kept, at most (its ops are read from it: :mod:`.cache_terms`)
+GRAPH_CHARS = 64 << 10
 _LINE = lazy_re(r"^\[(?P<hash>[^\]]{1,200})\] (?P<name>[^:\n]{1,300}): ?(?P<value>.*)$", re.S)
 CACHE_INFO_FILE = "cache_info.json"
 #: the component holding the graph (FX-graph and AOTAutograd keys alike: AOT's details extend FX's)
@@ -45,6 +48,8 @@ class Lookup(Struct):
     compile_id: str | None
     key: str | None
     components: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: the graph component's code, line breaks kept (None: not recorded)
+    graph: str | None = None
 
     def as_ref(self, where: str | None) -> dict[str, Any]:
         return {"run": where, "index": self.index, "cache": self.cache, "state": self.state,
@@ -100,6 +105,17 @@ def parse_components(lines: Any) -> dict[str, tuple[str, str]]:
     return out
 
 
+def graph_code(lines: Any) -> str | None:
+    """The graph component's code with its line breaks (cut at :data:`GRAPH_CHARS`), or None."""
+    if not isinstance(lines, list):
+        return None
+    prefix = f"] {GRAPH_COMPONENT}: "
+    for ln in lines[:5000]:
+        if isinstance(ln, str) and ln.startswith("[") and prefix in ln[:220]:
+            return ln.split(prefix, 1)[1][:GRAPH_CHARS]
+    return None
+
+
 def run_lookups(run: Any) -> list[Lookup]:
     """The run's cache lookups with the components torch logged (in event order; those without are left
     out: an older torch, a magi cache event)."""
@@ -120,7 +136,8 @@ def run_lookups(run: Any) -> list[Lookup]:
             continue
         cache = str((ev.summary or {}).get("cache") or "-")
         key = info.get("key")
-        out.append(Lookup(ev.index, cache, state, ev.compile_id, key if isinstance(key, str) else None, comps))
+        out.append(Lookup(ev.index, cache, state, ev.compile_id, key if isinstance(key, str) else None, comps,
+                          graph_code(info.get("components"))))
     return out
 
 

@@ -258,18 +258,34 @@ class Job(Struct):
     folder: str | None = None
     #: the parallel topology its run folders name (MagiCompiler 2026: ``ws2``, ``ep6_cp2_dp1``), else None
     topology: str | None = None
+    _warmup: Any = None   # made when first asked (outputs/rank_warmup.py)
 
     @property
     def reference(self) -> RankRun:
         return self.ranks[0]
 
     @property
+    def warmup(self) -> Any:
+        """Which ranks compiled and which loaded from the cache, their compile seconds and the skew."""
+        if self._warmup is None:
+            from magi_tui.model.outputs.rank_warmup import warmup
+
+            self._warmup = warmup(self.ranks)
+        return self._warmup
+
+    @property
     def divergent_ranks(self) -> list[int]:
-        out: set[int] = set()
+        # ranks that warmed differently: the odd ones out are the warmup's (the cold among warm), not the
+        # ranks outside the reference's group
+        w = self.warmup
+        by_warmup = w.differs
+        out: set[int] = set(w.divergent) if by_warmup else set()
         for d in self.divergences:
-            out.update(d.ranks)
+            if not (by_warmup and d.kind == "cache"):
+                out.update(d.ranks)
         for a in self.aspects:
-            out.update(a.odd_ranks)
+            if not (by_warmup and a.name == "cache"):
+                out.update(a.odd_ranks)
         return sorted(out)
 
     @property
@@ -293,6 +309,7 @@ class Job(Struct):
                        "graph_breaks": r.side.analysis.graph_break_total, "cache": r.cache_counts,
                        "compile_s": r.side.analysis.compile_time.get("total_s")} for r in ordered],
             "aspects": [a.as_json() for a in self.aspects],
+            "warmup": self.warmup.as_json(),
             "divergences": [d.as_json() for d in self.divergences],
             "superseded": self.superseded,
         }
@@ -446,6 +463,7 @@ def ranks_lines(jobs: list[Job]) -> list[tuple[str, str]]:
                         f"  {'!' if r['diverges'] else ' '} rank {r['rank']}: {r['status']}, {r['compiles']} compile(s), "
                         f"{r['recompiles']} recompile(s), {r['graph_breaks']} break(s), cache "
                         f"{c['hits']}/{c['misses']}/{c['bypasses']}  {r['run']}"))
+        out.extend(j.warmup.lines())
         for d in j.divergences:
             out.append(("warn", f"  {d.kind}: {d.message}"))
         out.append(("", ""))

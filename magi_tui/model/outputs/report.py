@@ -155,6 +155,8 @@ def triage_document(run: RunModel) -> dict[str, Any]:
         "recompiles": Lazy(r.as_json() for r in a.recompiles),
         "frames": Lazy(f.as_json() for f in a.frames),
         "cache": {**a.cache, "misses_explained": Lazy(m.as_json() for m in run_misses_explained(run))},
+        # why this run missed, against the last earlier run of the program with its cache dir (docs/HEADLESS.md)
+        "cache_miss": _cache_miss_json(run),
         "compile_time": a.compile_time,
         "runtime": a.runtime.as_json() if a.runtime is not None else None,
         "fallbacks": fallbacks_json(a.fallbacks),
@@ -169,6 +171,12 @@ def triage_document(run: RunModel) -> dict[str, Any]:
         "error": run.error,
     }
     return annotate_triage(out, a)
+
+
+def _cache_miss_json(run: RunModel) -> dict[str, Any]:
+    from magi_tui.model.analysis.cache_verdict import cache_miss
+
+    return cache_miss(run).as_json()
 
 
 def _with_source(j: dict[str, Any], src: tuple | None) -> dict[str, Any]:

@@ -348,33 +348,38 @@ def _fix_proven(c: Ctx) -> Iterable[Check]:
                           f"{p.fix_json}")
 
 
-@rule("cache-misses", "no graph missed the cache after this run looked it up before under another key")
+@rule("cache-misses", "no graph missed the cache because something in its key changed since the last run of "
+                      "this program with the same cache directory (or earlier in this run)")
 def _cache_misses(c: Ctx) -> Iterable[Check]:
     counts = c.a.cache["counts"]
     h, m = counts["hits"], counts["misses"]
     first_miss = c.t.cache_misses[0].event if c.t.cache_misses else None
-    # Whether an earlier run of this program used the same cache directory is not recorded in one run, so
-    # neither "a first run" nor "a warm run expects no misses" is said; a miss is a warning only when this
-    # run itself shows the same graph looked up before under another key (issue 31.9).
-    if h and m:
-        from magi_tui.model.analysis.cache_explain import run_misses_explained  # here: only a mixed run reads keys
+    if m:
+        # the baseline is found by itself (model/analysis/cache_baseline.py): the last earlier run of this
+        # program that used the same cache directory; no such run: cold, never "missed because of X"
+        from magi_tui.model.analysis.cache_verdict import cache_miss  # here: only a run with a miss reads keys
 
-        changed = [x for x in run_misses_explained(c.run) if x.same_graph
-                   and any(not d["component"].startswith(_RECOMPILE_COMPONENTS) for d in x.differs)]
+        v = cache_miss(c.run)
+        if v.state == "missed" and v.factor_texts:
+            yield Check("warn", v.text + f"; {h} hit(s), {m} miss(es) in all", first_miss)
+            return
+        changed = [x.factors for x in v.misses if x.explained.where == "same_run" and x.explained.same_graph
+                   and any(not d["component"].startswith(_RECOMPILE_COMPONENTS) for d in x.explained.differs)]
         if changed:
-            names = ", ".join(list(dict.fromkeys(d["component"] for x in changed for d in x.differs
-                                                 if not d["component"].startswith(_RECOMPILE_COMPONENTS)))[:4])
+            names = "; ".join(list(dict.fromkeys(f.text for fs in changed for f in fs
+                                                 if f.kind not in ("graph", "input")))[:3])
             yield Check("warn", f"cache: {len(changed)} miss(es) of a graph looked up before in this run under "
                                 f"another key ({names}); {h} hit(s), {m} miss(es) in all", first_miss)
         else:
-            yield Check("ok", f"cache: {h} hit(s), {m} miss(es): new graphs or new inputs (whether an earlier run "
-                              "used this cache directory is not recorded here)", first_miss)
+            yield Check("ok", f"{v.text}; {h} hit(s), {m} miss(es)", first_miss)
     elif h:
         yield Check("ok", f"cache warm: {h} hit(s), no misses")
-    elif m:
-        yield Check("ok", f"cache: {m} miss(es), no hits — these graphs were not in the cache (a first run, "
-                          "another cache directory or a changed key: not told apart here; magi-tui compare A B "
-                          "names the key)", first_miss)
+    elif not counts["bypasses"] and c.run.event_count:
+        from magi_tui.model.analysis.cache_verdict import cache_miss
+
+        v = cache_miss(c.run)
+        if v.state == "disabled":
+            yield Check("ok", v.text)
 
 
 @rule("cache-bypassed", "the cache was never bypassed (not consulted: neither hit nor miss)")

@@ -243,6 +243,7 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
                                 inert=True))
         if ct.get("note") and sec.panel and b.panel:
             sec.note = Row([Span("  " + literal(ct["note"], 200), "dim")], inert=True)
+    why = _cache_why(b, run)
     lists = (("cache_bypasses", "Cache bypasses", t.cache_bypasses, "cache.bypasses"),
              ("cache_misses", "Cache misses", t.cache_misses, "cache.misses"),
              ("cache_skipped_stores", "Skipped cache stores", t.cache_skipped_stores, "cache.skipped_stores"),
@@ -255,6 +256,9 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
                 spans = [Span(f"#{it.event.index:04d} ", "dim"), Span(literal(it.event.short_name, 50))]
                 if it.reason:
                     spans.append(Span("  " + literal(it.reason, 160), "warn"))
+                factor = why.get(it.event.index) if sid == "cache_misses" else None
+                if factor:
+                    spans.append(Span("\n    because " + literal(factor, 160), "key"))
                 sec.rows.append(Row(spans, it.event, title))
     if run.open_spans:
         sec, items = b.section("open", "Never closed", run.open_spans, json="open")
@@ -265,6 +269,37 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
             sec.rows.append(Row([Span(f"#{s.first.index:04d} ", "dim"), Span(literal(s.first.name, 80)),
                                  Span("  … open", "path")], s.first, "open"))
     return b.out
+
+
+def _cache_why(b: Any, run: RunModel) -> dict[int, str]:
+    """The "Why the cache missed" section (the run alone: :mod:`magi_tui.model.analysis.cache_verdict`), and
+    each missed lookup's first factor by event index (the miss rows carry it)."""
+    t = run.triage
+    if not (t.cache_misses or not (t.cache_hits or t.cache_bypasses)) or not run.event_count:
+        return {}
+    from magi_tui.model.analysis.cache_verdict import cache_miss
+
+    v = cache_miss(run)
+    if v.state in ("none", "warm"):
+        return {}
+    sec, items = b.section("cache_why", "Why the cache missed" if t.cache_misses else "Cache", [v])
+    if items:
+        role = {"missed": "warn", "disabled": "warn"}.get(v.state, "dim")
+        first = v.misses[0].explained.miss.index if v.misses else None
+        target = next((it.event for it in t.cache_misses if it.event.index == first), None)
+        sec.rows.append(Row([Span(literal(v.text, 200), role)], target, "cache_why", inert=target is None))
+        for text in v.factor_texts[1:6]:
+            sec.rows.append(Row([Span("  also: " + literal(text, 160), "dim")], inert=True))
+    if b.report:
+        sec.lines.append([Span("  " + literal(v.text, 200))])
+        for text in v.factor_texts[1:]:
+            sec.lines.append([Span("    also: " + literal(text, 160))])
+    out: dict[int, str] = {}
+    for m in v.misses:
+        if m.factors:
+            f = m.factors[0]
+            out[m.explained.miss.index] = f.text + (f" ({m.place})" if m.place and f.kind == "graph" else "")
+    return out
 
 
 def _recompile(r: Any) -> list[Span]:
