@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from magi_tui.model.outputs.rank_warmup import DEFAULT_TIMEOUT_S, REMEDY, Warmup, RankWarmup
+from magi_tui.model.outputs.rank_warmup import DEFAULT_TIMEOUT_S, REMEDY, RankWarmup, Warmup
 from magi_tui.model.outputs.ranks import find_jobs, ranks_json, ranks_lines
 
 

@@ -127,7 +127,10 @@ def compare_rows(c: Comparison, show_all: bool = False, cap: int | None = None) 
                         f"B {cb['hits']} / {cb['misses']} / {cb['bypasses']} ({cb['state']})"))
     explained, more = capped(c.cache_explained)
     for m in explained:
-        out.append(("changed" if m.differs else "dim", "  B " + m.line()))
+        out.append(("changed" if m.differs else "dim", "  B " + m.line(), m))
+        fs = _factors(m)
+        if fs:
+            out.append(("warn", "      because " + "; ".join(fs[:3]), m))
         for d in m.differs[:4]:
             out.append(("dim", f"      {d['component'][:60]}: A {d['change']} B"))
     if more:
@@ -186,6 +189,15 @@ def compare_rows(c: Comparison, show_all: bool = False, cap: int | None = None) 
     if not c.passes:
         out.append(("dim", "  no pass or piece recorded a graph"))
     return list(out)
+
+
+def _factors(m: Any) -> list[str]:
+    """A miss's differing components in the user's terms (model/analysis/cache_terms.py)."""
+    if not getattr(m, "differs", None) or getattr(m, "nearest", None) is None:
+        return []
+    from magi_tui.model.analysis.cache_terms import factors
+
+    return [f.text for f in factors(m.differs, None, m.nearest.graph, m.miss.graph)]
 
 
 def compare_text(c: Comparison, show_all: bool = False) -> str:
