@@ -229,6 +229,40 @@ def factors(differs: list[dict[str, Any]], names: list[str] | None = None, old_g
     return out
 
 
+def component_label(comp: str, names: list[str] | None = None) -> str:
+    """A key component's name in the user's terms, as :func:`factors` words its change (``gm`` -> "the
+    graph", ``example_inputs[2]`` -> "input x", ``inductor_config[k]`` -> "Inductor config k"); torch's
+    name follows in brackets where the words do not contain it."""
+    if comp == "gm":
+        return "the graph (gm)"
+    if comp == "cache_key_tag":
+        return "TORCH_COMPILE_CACHE_KEY_TAG (cache_key_tag)"
+    m = _INPUT.match(comp)
+    if m:
+        i = int(m.group("i"))
+        return f"input {names[i]} ({comp})" if names and i < len(names) else f"input #{i} ({comp})"
+    if comp in PASS_KEYS:
+        return f"custom pass {comp}"
+    m = _CONFIG.match(comp)
+    if m:
+        key, which = m.group("key"), m.group("which")
+        if which == "inductor_config":
+            if key in MODE_KEYS:
+                return f"compile mode: Inductor config {key}"
+            return f"custom pass {key}" if key in PASS_KEYS else f"Inductor config {key}"
+        return f"the machine or its software: {key}" if which == "system_info" else f"compile_fx's {key} (fx_kwargs)"
+    word = PLAIN.get(comp)
+    return f"{word} ({comp})" if word and comp not in word else (word or comp)
+
+
+def shown_value(comp: str, value: str | None) -> str | None:
+    """A component's value as it may be shown: ``TORCH_COMPILE_CACHE_KEY_TAG``'s never (it may be a secret);
+    None stays None (the component is in one key only)."""
+    if value is None:
+        return None
+    return "(value not shown)" if comp == "cache_key_tag" else value
+
+
 def _short(v: str | None, width: int = 60) -> str:
     if v is None:
         return "(absent)"

@@ -41,6 +41,8 @@ class Miss(Struct):
     factors: list[Factor] = field(default_factory=list)
     #: where in the user's code the graph changed (``prog.py:37``), when a graph factor could be placed
     place: str | None = None
+    #: the graph's inputs by position as the factors named them ([]: by number)
+    names: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         m = self.explained.miss
@@ -87,7 +89,9 @@ class CacheMiss(Struct):
                 "misses": [m.as_json() for m in self.misses]}
 
 
-def _names(lookups: list[Lookup], compile_id: str | None) -> list[str]:
+def names_of(lookups: list[Lookup], compile_id: str | None) -> list[str]:
+    """The graph's inputs as the user's code names them, from the AOT lookup of the same compile (its
+    ``aot_config`` lists the inputs' sources); [] when none recorded it."""
     for lk in lookups:
         if lk.compile_id == compile_id and "aot_config" in lk.components:
             names = input_names(lk.components["aot_config"][1])
@@ -99,17 +103,17 @@ def _names(lookups: list[Lookup], compile_id: str | None) -> list[str]:
 def _miss(e: MissExplained, mine: list[Lookup], theirs: list[Lookup], run: RunModel) -> Miss:
     if e.nearest is None or not e.differs:
         return Miss(e)
-    names = _names(mine, e.miss.compile_id)
-    fs = factors(e.differs, names, e.nearest.graph, e.miss.graph)
+    names = names_of(mine, e.miss.compile_id)
     if e.miss.cache == "fx_graph":    # a lookup's example inputs: only as many as the names where counted so
         n_inputs = sum(1 for c in e.miss.components if c.startswith("example_inputs["))
         if names and n_inputs != len(names):
-            fs = factors(e.differs, [], e.nearest.graph, e.miss.graph)
+            names = []
+    fs = factors(e.differs, names, e.nearest.graph, e.miss.graph)
     place = None
     g = next((f for f in fs if f.kind == "graph" and f.new), None)
     if g is not None:
         place = op_place(run, e.miss.compile_id, (g.new or "").split(", ")[0])
-    return Miss(e, fs, place)
+    return Miss(e, fs, place, names)
 
 
 def op_place(run: RunModel, compile_id: str | None, op: str) -> str | None:
