@@ -92,8 +92,7 @@ class RunFollower:
     def __init__(self, run: RunModel, sink: Callable[[FollowEvent], None], *, poll_s: float = POLL_S,
                  apply_min_s: float = APPLY_MIN_S) -> None:
         self.run = run
-        if hasattr(run.reader, "followed"):
-            run.reader.followed = True  # a TORCH_TRACE log's cut last record waits for its writer's quiet
+        run.reader.followed = True  # a TORCH_TRACE log's cut last record waits for its writer's quiet
         self.sink = sink
         self.poll_s = poll_s
         self.apply_min_s = apply_min_s

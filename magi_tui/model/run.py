@@ -21,7 +21,7 @@ from magi_tui.model.pairing import Pairer
 from magi_tui.model.sources.debugdir import debug_run_name, debug_run_root
 from magi_tui.model.sources.files import read_head
 from magi_tui.model.sources.layout import event_files, event_folder_rel
-from magi_tui.model.sources.reader import Malformed, ReadResult, TimelineReader
+from magi_tui.model.sources.reader import Malformed, Reader, ReadResult, TimelineReader
 from magi_tui.model.sources.torchtrace import is_trace_log, log_run_name
 from magi_tui.model.tree import Group, RunTree
 from magi_tui.model.triage import Failure, Triage, TriageBuilder, raised_into_program
@@ -80,13 +80,13 @@ class RunModel:
             from magi_tui.model.sources.torchtrace.reader import TraceLogReader
 
             self.name_info = log_run_name(p)
-            self.reader: TimelineReader | TraceLogReader = TraceLogReader(p)
+            self.reader: Reader = TraceLogReader(p)
         elif (root := debug_run_root(p)) is not None:  # TORCH_COMPILE_DEBUG output: read by model/debugdir
             from magi_tui.model.sources.debugdir.reader import DebugDirReader
 
             self.path = p = root
             self.name_info = debug_run_name(p)
-            self.reader = DebugDirReader(p)  # type: ignore[assignment]
+            self.reader = DebugDirReader(p)
         else:
             self.name_info = parse_run_name(p)
             self.reader = TimelineReader(p.joinpath(*TIMELINE), root=p)
@@ -219,17 +219,16 @@ class RunModel:
             if bind is not None:  # the fold reads what the analysis will of each frame as it comes
                 bind(self)
             reader = self.reader
-            settle = getattr(reader, "settle", None)  # a log's reader keeps only what is still held
-            if settle is not None:
-                reader.lean = True  # type: ignore[union-attr]
+            if reader.streams_lean:  # a log's reader keeps only what is still held
+                reader.lean = True
             with collector.held(freeze=keep):
                 while True:
                     before = reader.offset
                     res = self.update(STREAM_READ_BYTES)
                     reset = res.reset
                     del res  # the read's events: what the fold and the triage keep is all that holds them
-                    if settle is not None:
-                        settle()
+                    if reader.lean:
+                        reader.settle()
                     if reader.offset == before and not reset:
                         break
             return self
@@ -331,6 +330,13 @@ class RunModel:
         if t.restarts or t.cascades:
             return "recovered", why
         return "ok", why
+
+    def findings_signature(self, open_spans: int = 100) -> tuple:
+        """What changes when a finding of the run does (a view redoes its analysis then): the triage's own
+        :meth:`~magi_tui.model.triage.Triage.signature`, the unreadable lines, a cut last line, whether there are
+        events, and the first ``open_spans`` lifecycles still open."""
+        return (self.triage.signature(), len(self.malformed), self.partial_line, bool(self.events),
+                tuple(s.first.seq for s in self.open_spans[:open_spans]))
 
     def session_cut_short(self) -> str | None:
         """Why the tracer's session record (:mod:`magi_tui.model.sources.session`) marks this run cut short, or None.
@@ -441,18 +447,16 @@ class RunModel:
         return attrs if isinstance(attrs, dict) else (kept or {})
 
     def files(self, ev: Event) -> list[tuple[str, Path | None, str | None]]:
-        own = getattr(self.reader, "event_files", None)  # a log-backed run holds its events' files
-        if own is not None:
-            return own(ev)
+        if self.reader.holds_event_files:  # a log-backed run holds its events' files
+            return self.reader.event_files(ev)
         return event_files(self.path, ev)
 
     def file_text(self, ev: Event, name: str, limit: int) -> str | None:
         """The first ``limit`` bytes of the event's file ``name``, decoded; None when it has none or it
         cannot be read. A log-backed run reads it from what its reader holds, writing no copy (the
         analysis reads metrics of every compile: 100k of them in a long log)."""
-        own = getattr(self.reader, "file_text", None)
-        if own is not None:
-            return own(ev, name, limit)
+        if self.reader.reads_file_text:
+            return self.reader.file_text(ev, name, limit)
         root = None
         if self.has_event_folders:
             root = self.path
@@ -469,7 +473,7 @@ class RunModel:
     def has_event_folders(self) -> bool:
         """Whether events' files live in ``timeline_events/files/`` folders (a run dir), rather than in a
         log the reader holds them from (a TORCH_TRACE log, a TORCH_COMPILE_DEBUG folder)."""
-        return getattr(self.reader, "event_files", None) is None
+        return not self.reader.holds_event_files
 
     def where(self, ev: Event, folder: str | None) -> str | None:
         """Where a user looks for an event: its folder in a run dir, ``LOG:line`` for a log-backed run."""
@@ -481,7 +485,7 @@ class RunModel:
     def files_root(self) -> Path:
         """The directory every file of this run's events lies inside (the run dir; for a log, the
         folder its reader keeps the payloads in): file views and diffs read nothing outside it."""
-        root = getattr(self.reader, "files_root", None)
+        root = self.reader.files_root
         return root if root is not None else self.path
 
     def folder_rel(self, ev: Event) -> str:

@@ -130,6 +130,18 @@ class Triage(Struct):
     captures_started: int = 0
     graphs_captured: int = 0
 
+    def signature(self) -> tuple:
+        """What changes when a finding does: every field's size (a list's length, a count's value), derived
+        from the fields themselves so a new kind of finding is in it without a second list to keep, and how
+        many failures and restarts recovered (a recovery changes no length)."""
+        out: list[Any] = []
+        for name in self.__struct_fields__:
+            v = getattr(self, name)
+            out.append(len(v) if type(v) is list else v)
+        out.append(sum(1 for f in self.failures if f.recovered))
+        out.append(sum(1 for r in self.restarts if r.recovered))
+        return tuple(out)
+
     @property
     def compiled_nothing(self) -> bool:
         """Compiles closed and not one captured a graph: every graph Dynamo made had no op, so the code runs

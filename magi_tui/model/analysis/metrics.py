@@ -240,7 +240,7 @@ class CompileInfo(Struct):
 
 def _root(run: RunModel) -> Path | None:
     """The folder a run's files must stay in (a log's files are the reader's own copies: no root)."""
-    return None if getattr(run.reader, "event_files", None) is not None else run.path
+    return None if run.reader.holds_event_files else run.path
 
 
 def _read(run: RunModel, ev: Event, name: str, budget: list[int], limit: int = MAX_SMALL) -> str | None:

@@ -138,7 +138,7 @@ def _lanes(proc: Process) -> None:
 
 def _chromium_events(run: RunModel) -> list[dict[str, Any]]:
     out = []
-    for _kind, md, payload in getattr(run.reader, "kept", None) or []:
+    for _kind, md, payload in run.reader.kept:
         try:
             ev = json.loads(payload) if payload else None
         except ValueError:
@@ -181,7 +181,7 @@ def _span_events(proc: Process, run: RunModel) -> None:
 
 def _load(path: Path, source: str) -> RunModel:
     run = RunModel(path)
-    if source != "spans" and hasattr(run.reader, "keep"):  # a log: keep torch's chromium events
+    if source != "spans" and run.reader.keeps_records:  # a log: keep torch's chromium events
         run.reader.keep = frozenset({CHROMIUM})
     return run.load()
 
@@ -237,7 +237,7 @@ def build_trace(path: str | Path, source: str = "auto") -> tuple[dict[str, Any],
     for i, f in enumerate(found):
         run = _load(f.path, source)
         pid = f.name.rank if by_rank and f.name.rank is not None else i
-        proc = Process(pid, f.name.rank, str(f.path), "none", program[i], is_log=hasattr(run.reader, "keep"))
+        proc = Process(pid, f.name.rank, str(f.path), "none", program[i], is_log=run.reader.keeps_records)
         raw = _chromium_events(run) if source != "spans" else []
         if raw:
             proc.source = CHROMIUM

@@ -148,7 +148,7 @@ def _aspects(rr: RankRun) -> None:
     """The aspects of one rank: from torch's records where the run is a log, else from its events."""
     run = rr.run
     a, k = rr.aspects, rr.keys
-    log_ids = getattr(run.reader, "compile_ids", None)
+    log_ids = run.reader.compile_ids
     if isinstance(log_ids, dict):
         a["compile_ids"] = list(log_ids)  # tlparse's spelling, attempts included
     else:
@@ -159,7 +159,7 @@ def _aspects(rr: RankRun) -> None:
                     for it in items), key=lambda x: x[0])
     a["cache"] = [f"{ev.compile_id or '-'} {(ev.summary or {}).get('cache') or 'cache'} {state}"
                   for _, ev, state in looks] or None
-    kept = getattr(run.reader, "kept", None) or []
+    kept = run.reader.kept
     sched: list[tuple[str, list[str]]] = []
     meta: list[tuple[str, list[tuple[str, list[str]]]]] = []
     runtime: list[tuple[str, float]] = []
@@ -400,7 +400,7 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
             loners.append(str(f.path))
             continue
         run = RunModel(f.path)
-        if hasattr(run.reader, "keep"):  # a TORCH_TRACE log: keep torch's records the aspects read
+        if run.reader.keeps_records:  # a TORCH_TRACE log: keep torch's records the aspects read
             run.reader.keep = RANK_RECORDS
             key: tuple = ("log", str(f.path.parent), None, None)
         else:

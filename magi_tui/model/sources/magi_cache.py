@@ -355,7 +355,7 @@ def _attributes(run: Any, ev: Event) -> dict[str, Any]:
     kept = ev.attrs
     if kept is not None and type(kept) is not KeptAttrs:
         return kept
-    raw = run.reader.event_line_bytes(ev) if hasattr(run.reader, "event_line_bytes") else None
+    raw = run.reader.event_line_bytes(ev)
     obj: Any = None
     if raw:
         try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +126,87 @@ def open_followed(reader: Any, result: ReadResult, reset: Callable[[], None]) ->
     return fd, st
 
 
-class TimelineReader:
+class Reader:
+    """What every reader of a run is (a run dir's timeline, a TORCH_TRACE log, a TORCH_COMPILE_DEBUG folder):
+    the reading state the run model and the follower read, :meth:`read`, an event's line, and the optional
+    capabilities some readers have, each declared here with what a reader without it answers. A caller asks
+    a capability by its name (``reader.holds_event_files``), never by probing attributes."""
+
+    path: Path
+    # -- the reading state (set by :meth:`_reset_read_state`) ---------------------------------------
+    offset: int          # bytes consumed (just past the last complete line or record)
+    line_no: int         # lines consumed
+    seq: int             # events returned so far
+    partial: int         # bytes of an incomplete last line or record waiting for the rest
+    malformed_count: int
+    exists: bool
+    more: bool           # a ``max_bytes`` budget stopped the last read before the end
+    error: str | None    # why the source cannot be read (reported once per change)
+    gone: bool           # the source was deleted after being read
+
+    def _reset_read_state(self) -> None:
+        self.offset = 0
+        self.line_no = 0
+        self.seq = 0
+        self.partial = 0
+        self.malformed_count = 0
+        self.exists = False
+        self.more = False
+        self.error = None
+        self.gone = False
+
+    def read(self, max_bytes: int | None = None) -> ReadResult:
+        raise NotImplementedError
+
+    def event_line_bytes(self, ev: Event) -> bytes | None:
+        """The bytes of ``ev``'s line (None when it cannot be read back)."""
+        raise NotImplementedError
+
+    # -- optional capabilities ----------------------------------------------------------------------
+    #: events' files are held by the reader (a log's payloads, a debug folder's files: :meth:`event_files`),
+    #: not in the run dir's ``timeline_events/files/`` folders
+    holds_event_files = False
+    #: :meth:`file_text` reads an event's small file from what the reader holds (no copy written)
+    reads_file_text = False
+    @property
+    def files_root(self) -> Path | None:
+        """The folder every file of the events lies inside, when not the run's own path."""
+        return None
+
+    #: keeps torch's own records of the kinds in ``keep`` (``kept``: kind, metadata, payload): a log's reader
+    keeps_records = False
+    keep: frozenset[str] = frozenset()
+    kept: Sequence[tuple[str, dict[str, Any], str | None]] = ()
+    #: the compile ids the source names, in order (a log's reader), else None
+    compile_ids: dict[str, None] | None = None
+    #: hands over an event's ``(co_filename, co_firstlineno)`` without its line decoded again (:meth:`opening_site`)
+    hands_opening_site = False
+    #: can read lean (``lean``: keep only what :meth:`settle` finds still held) for a streamed headless load
+    streams_lean = False
+    lean = False
+    #: followed live (the follower sets it): a log's cut last record waits for its writer's quiet
+    followed = False
+
+    def event_files(self, ev: Event) -> list[tuple[str, Path | None, str | None]]:
+        """``(name, path, problem)`` of ``ev``'s files, when :attr:`holds_event_files`."""
+        return []
+
+    def file_text(self, ev: Event, name: str, limit: int) -> str | None:
+        """The first ``limit`` bytes of ``ev``'s file ``name``, when :attr:`reads_file_text`."""
+        return None
+
+    def opening_site(self, ev: Event) -> tuple[Any, Any] | None:
+        """``(co_filename, co_firstlineno)`` of ``ev``'s attributes, when :attr:`hands_opening_site`."""
+        return None
+
+    def index_only(self, ev: Event) -> None:
+        """``ev`` is kept for its index and name only (a lean reader may drop its line)."""
+
+    def settle(self) -> None:
+        """A lean reader lets go of what nothing holds any more (:attr:`streams_lean`)."""
+
+
+class TimelineReader(Reader):
     """Reads a ``timeline.jsonl`` incrementally. Call :meth:`read` whenever the file may have grown."""
 
     def __init__(self, path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> None:
@@ -136,19 +216,11 @@ class TimelineReader:
         self._reset_state()
 
     def _reset_state(self) -> None:
-        self.offset = 0          # bytes consumed (just past the last complete line)
-        self.line_no = 0         # complete lines consumed
-        self.seq = 0             # events returned so far
+        self._reset_read_state()
         self.session = 0
         self.last_index: int | None = None
-        self.partial = 0         # bytes of an incomplete last line waiting for its newline
-        self.malformed_count = 0
         self._ino: tuple[int, int] | None = None
         self._head = b""
-        self.exists = False
-        self.more = False        # a ``max_bytes`` budget stopped the last read before the end
-        self.error: str | None = None  # why the file cannot be read (reported once per change)
-        self.gone = False  # the file was deleted after being read
         self._inside_ident: tuple[int, int] | None = None  # the file last found inside the run dir
 
     # -- public --------------------------------------------------------------------------------

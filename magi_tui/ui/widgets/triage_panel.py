@@ -89,12 +89,7 @@ class TriagePanel(Vertical):
 
     # -- the model's analysis, throttled ---------------------------------------------------------
     def _findings_sig(self) -> tuple:
-        t, run = self.run.triage, self.run
-        return (len(t.failures), sum(1 for f in t.failures if f.recovered), len(t.restarts),
-                sum(1 for r in t.restarts if r.recovered), len(t.recompiles), len(t.graph_breaks),
-                len(t.cache_hits), len(t.cache_misses), len(t.cache_bypasses), len(t.cache_skipped_stores),
-                len(t.recompile_limit_hits), len(t.tracer_stopped), len(run.malformed), run.partial_line,
-                bool(run.events), tuple(s.first.seq for s in run.open_spans[:CAP]))
+        return self.run.findings_signature(CAP)
 
     def analysis(self, *, wait: bool = True) -> Analysis | None:
         """The model's analysis of the run. In a live run it is redone when the findings change, at most

@@ -116,7 +116,7 @@ class TimelineFold:
         many that will read theirs never gets to (a 100k-frame log kept 100k such events)."""
         from magi_tui.model.analysis.checks.evidence import event_attrs
 
-        handed = getattr(run.reader, "opening_site", None)  # a log's reader hands the values over
+        handed = run.reader.opening_site if run.reader.hands_opening_site else None  # a log's reader hands them
 
         def attributes(ev: Event) -> tuple[Any, Any]:
             """``(co_filename, co_firstlineno)`` of ``ev``'s attributes (no map made of the reader's pair)."""
@@ -132,7 +132,7 @@ class TimelineFold:
         self._reads = MAX_FILE_READS
         for g in self.gatherers:
             g.bind(run)
-        self._index_only = getattr(run.reader, "index_only", None)
+        self._index_only = run.reader.index_only if run.reader.streams_lean else None
 
     def add(self, ev: Event) -> None:
         if ev.files and GRAPH_EXECUTION_FILE in ev.files:

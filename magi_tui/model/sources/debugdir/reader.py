@@ -51,7 +51,7 @@ from magi_format.text import literal
 from magi_tui.model.events import Event
 from magi_tui.model.sources.debugdir import DYNAMO_DIR, INDUCTOR_DIR
 from magi_tui.model.sources.layout import _classify as classify_file
-from magi_tui.model.sources.reader import Malformed, ReadResult
+from magi_tui.model.sources.reader import Malformed, Reader, ReadResult
 
 #: the scheduler's fusion, as a lifecycle (ir_pre_fusion -> ir_post_fusion)
 FUSION = "inductor_fusion"
@@ -107,8 +107,10 @@ class _Folder:
         self.attrs = attrs
 
 
-class DebugDirReader:
+class DebugDirReader(Reader):
     """Reads a ``torch_compile_debug/run_*`` folder incrementally into :class:`Event` s."""
+
+    holds_event_files = True  # each event's files are the folder's own (``event_files``)
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -116,15 +118,9 @@ class DebugDirReader:
         self._reset_state()
 
     def _reset_state(self) -> None:
-        self.offset = 0          # bytes of event lines produced (moves whenever events come)
-        self.line_no = 0
-        self.seq = 0
-        self.partial = 0         # never a partial line: files are read only when shown
-        self.malformed_count = 0
-        self.exists = False
-        self.more = False
-        self.error: str | None = None
-        self.gone = False
+        # ``offset`` counts the bytes of event lines produced (moves whenever events come); never a partial
+        # line: files are read only when shown
+        self._reset_read_state()
         self._ino: tuple[int, int] | None = None
         self._t0: float | None = None
         self._lines = bytearray()

@@ -69,7 +69,7 @@ from magi_format.layout import timeline_record, timeline_times_json
 from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
 from magi_tui.model.events import Event, dict_event, name_kind, place_line
-from magi_tui.model.sources.reader import Malformed, ReadResult, open_followed
+from magi_tui.model.sources.reader import Malformed, Reader, ReadResult, open_followed
 from magi_tui.model.sources.torchtrace import GLOG_RE, GZ_SUFFIX, log_run_name  # noqa: F401 (log_run_name: re-exported)
 
 CHUNK = 8 << 20
@@ -340,8 +340,15 @@ def _open_for_writing(dev: int, ino: int) -> bool:
                 return True  # it holds the file and how cannot be read: assume a writer
     return False
 
-class TraceLogReader:
-    """Reads a TORCH_TRACE log incrementally into :class:`Event` s (the ``TimelineReader`` interface)."""
+class TraceLogReader(Reader):
+    """Reads a TORCH_TRACE log incrementally into :class:`Event` s (the :class:`Reader` interface, with every
+    optional capability: it holds its events' files and keeps torch's own records)."""
+
+    holds_event_files = True
+    reads_file_text = True
+    keeps_records = True
+    hands_opening_site = True
+    streams_lean = True
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -364,16 +371,8 @@ class TraceLogReader:
 
     # -- state ---------------------------------------------------------------------------------
     def _reset_state(self) -> None:
-        self.offset = 0          # bytes consumed (just past the last complete record)
-        self.line_no = 0         # lines consumed
-        self.seq = 0             # events returned so far
-        self.partial = 0         # bytes of a record (or line) still being written
-        self.malformed_count = 0
+        self._reset_read_state()  # ``partial``: bytes of a record (or line) still being written
         self._listed = 0         # malformed entries listed (MAX_MALFORMED_LISTED)
-        self.exists = False
-        self.more = False
-        self.error: str | None = None
-        self.gone = False
         self._ino: tuple[int, int] | None = None
         self._head = b""
         self._skip_tabs = False  # payload lines of a record that was rejected
