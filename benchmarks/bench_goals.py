@@ -3,7 +3,7 @@
 
     .venv/bin/python benchmarks/bench_goals.py [--code DIR ...] [--repeat 3] [--quick] [--only 1 2 3 4 5 6]
                                                [--events 100000] [--mib 1024] [--diff-lines 20000]
-                                               [--compiles 100000] [--toolong /tmp/tl/bin/python]
+                                               [--compiles 100000] [--frames N] [--toolong /tmp/tl/bin/python]
 
 ``--code DIR`` (repeatable): the checkout whose ``magi_tui`` is "ours" (default: this one). Given twice
 (``--code /tmp/before --code .``, a ``git worktree`` of the older commit), every row measures both codes
@@ -167,7 +167,10 @@ def child_data(tmp: str, spec: str) -> dict:
         out["fail_run"] = str(run)
     if "3" in rows:
         (t / "log").mkdir()
-        log = bench_log_triage.make_log(t / "log" / "dedicated_log_torch_trace_big.log", a["mib"])
+        if a["frames"]:  # a log of many small frames (a service recompiling, a fuzz harness): bench_scale's
+            log = synth.write_trace_log(t / "log" / "dedicated_log_torch_trace_frames.log", a["frames"])
+        else:
+            log = bench_log_triage.make_log(t / "log" / "dedicated_log_torch_trace_big.log", a["mib"])
         os.utime(log, (time.time() - 60,) * 2)  # a finished log, not one still written
         out["log"] = str(log)
     if "4" in rows:
@@ -195,6 +198,7 @@ class Bench:
         return {**C.code_env(code, self.pyc), **extra}
 
     def ours(self, code: str, cmd: list[str], **kw: Any) -> dict:
+        kw.setdefault("timeout", self.a.timeout)
         row = C.whole_process(cmd, cwd=code, env=self.env(code, BENCH_T0=repr(time.perf_counter())), **kw)
         return {**row, **row.pop("child", {})}
 
@@ -250,7 +254,8 @@ class Bench:
                                            str(self.tmp / "tlparse_out")], ok=(0,)))
             self.sample_load()
         size = round(Path(d["log"]).stat().st_size / 2**20)
-        tri = {"ours": ours, "anchor": anchor, "anchor_name": f"tlparse on the {size} MiB log", "decide": "cpu",
+        what = f"{self.a.frames} frames, {size} MiB" if self.a.frames else f"{size} MiB"
+        tri = {"ours": ours, "anchor": anchor, "anchor_name": f"tlparse on the {what} log", "decide": "cpu",
                "goal": 0.25, "rss_goal_mb": 400}
         fs = {"ours": first, "anchor": None, "anchor_name": "(absolute) first screen <= 2 s, a key moves the cursor"
               " while the log is still read", "wall_key": "first_launch_wall_s", "cpu_key": "first_cpu_s",
@@ -381,6 +386,10 @@ def summarise(name: str, row: dict, code: str) -> dict:
         out[f"ratio_cpu_vs_{k}"] = round(out["ours_cpu_s"] / out[f"{k}_cpu_s"], 2)
     if name == "fail_after_f":
         out["presses"] = [r["presses"] for r in ours]
+    timed_out = sum(1 for r in ours if r.get("timed_out"))
+    if timed_out:  # a child past its limit measured nothing but the limit
+        out["timed_out"] = f"{timed_out} of {len(ours)}"
+        holds = False
     out["holds"] = bool(holds)
     return out
 
@@ -402,6 +411,8 @@ def markdown(rows: list[dict]) -> str:
                 "abs_wall": f"wall ≤ {r['goal']} s"}[r["decide"]]
         if r.get("rss_goal_mb"):
             goal += f", RSS ≤ {r['rss_goal_mb']} MB"
+        if r.get("timed_out"):
+            ours = f"**timed out** ({r['timed_out']}): {ours}"
         lines.append(f"| {r['row']} | {ours} | {anchor} | {ratio} | {goal} | {'yes' if r['holds'] else '**no**'} |")
     return "\n".join(lines)
 
@@ -414,8 +425,11 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=["1", "2", "3", "4", "5", "6"])
     ap.add_argument("--events", type=int, default=100_000)
     ap.add_argument("--mib", type=int, default=1024)
+    ap.add_argument("--frames", type=int, default=0, help="row 3 on a TORCH_TRACE log of this many small "
+                    "frames (synth.write_trace_log) instead of --mib of real records")
     ap.add_argument("--diff-lines", type=int, default=20_000)
     ap.add_argument("--compiles", type=int, default=100_000)
+    ap.add_argument("--timeout", type=float, default=300, help="seconds one of our processes may run")
     ap.add_argument("--toolong", default="/tmp/tl/bin/python",
                     help="a python with toolong (and orjson) installed: its own venv, it pins an older textual")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -438,7 +452,7 @@ def main() -> None:
     started = time.perf_counter()
     results: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "python": sys.version.split()[0],
                      "codes": {}, "events": args.events, "mib": args.mib, "diff_lines": args.diff_lines,
-                     "compiles": args.compiles, "repeat": args.repeat, "load_before": C.load_average()}
+                     "compiles": args.compiles, "frames": args.frames, "repeat": args.repeat, "load_before": C.load_average()}
     for c in args.code:
         head = subprocess.run(["git", "-C", c, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
         dirty = subprocess.run(["git", "-C", c, "status", "--porcelain", "--untracked-files=no", "--", "magi_tui",
@@ -446,7 +460,7 @@ def main() -> None:
         results["codes"][str(Path(c).resolve())] = head.stdout.strip() + (" (+ uncommitted changes)" if dirty else "")
     with tempfile.TemporaryDirectory(prefix="bench_goals_") as tmp:
         b = Bench(args, Path(tmp))
-        spec = json.dumps({"only": args.only, "events": args.events, "mib": args.mib,
+        spec = json.dumps({"only": args.only, "events": args.events, "mib": args.mib, "frames": args.frames,
                            "diff_lines": args.diff_lines, "compiles": args.compiles})
         data = C.whole_process([PY, str(HERE / "bench_goals.py"), "--child", "data", tmp, spec], cwd=ROOT,
                                ok=(0,))["child"]
