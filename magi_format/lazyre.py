@@ -1,8 +1,8 @@
 """Regular expressions compiled at their first use, not when their module is imported.
 
-A headless command's start imports ~45 of our modules, which held ~60 module-level patterns; a
-``triage --json`` of a timeline run uses about a dozen: compiling the rest was ~3.5 ms of its ~40 ms of
-CPU (issue #21; docs/ARCHITECTURE.md, "Rules that keep it fast"). :func:`lazy_re` stands in for
+A headless command's start imports dozens of our modules, which held many module-level patterns; a
+``triage --json`` of a timeline run uses about a dozen: compiling the rest was a real share of its start
+(issue #21; docs/ARCHITECTURE.md, "Rules that keep it fast"). :func:`lazy_re` stands in for
 ``re.compile`` at module level: the pattern is compiled when one of its methods is first looked up, and
 that lookup puts the compiled pattern's bound methods on the object, so every later call finds them at
 once (a few tens of ns more than a compiled pattern's own method per call: keep ``re.compile`` for a

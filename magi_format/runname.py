@@ -22,8 +22,8 @@ RUN_RE = re.compile(r"^run_(\d{8}_\d{6})(?:_(\d+))?$")
 
 class RunName:
     """What a run directory's name says. A plain frozen class, as ``@dataclass(frozen=True)`` made it
-    (the same constructor, ``repr``, ``==`` and ``hash``): ``dataclasses`` imports ``inspect``, ~5 ms of
-    every headless command's start (``triage --json`` on a small run is ~35 ms in all)."""
+    (the same constructor, ``repr``, ``==`` and ``hash``): ``dataclasses`` imports ``inspect``, paid
+    by every headless command's start."""
 
     __slots__ = ("run_id", "model_index", "tag", "rank", "run_time", "topology")
     run_id: str | None      # ``run_20261122_111900`` (None for a bare output root)
@@ -80,7 +80,7 @@ def parse_run_name(path: Path) -> RunName:
     run_time = None
     if rm:
         try:
-            t = rm.group(1)  # %Y%m%d_%H%M%S (by hand: strptime's import is ~1 ms of every start)
+            t = rm.group(1)  # %Y%m%d_%H%M%S (by hand: strptime's import is paid by every start)
             run_time = datetime(int(t[0:4]), int(t[4:6]), int(t[6:8]), int(t[9:11]), int(t[11:13]),
                                 int(t[13:15])).timestamp()
         except (ValueError, OverflowError):

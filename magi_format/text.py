@@ -112,7 +112,7 @@ def relative_time(seconds: float) -> str:
 def json_safe(value: Any) -> Any:
     """``value`` if JSON can hold it, else the same structure with what it cannot hold as ``repr``
     (what the tracer writes into an event's attributes, and what a log reader keeps of a record's)."""
-    import json  # here: a headless start whose answer parses no JSON text need not import it (~0.8 ms)
+    import json  # here: a headless start whose answer parses no JSON text need not import it
 
     try:
         json.dumps(value)
@@ -127,7 +127,7 @@ _CONTAINERS = (dict, list, tuple)
 @functools.cache
 def _encoders() -> tuple[Callable[[Any], str], Callable[[Any], str]]:
     """The C encoder for one value, and for a map of scalars in one call (items joined the way
-    ``indent=2`` joins them at the top level); made at the first use (``json``'s import is ~0.8 ms)."""
+    ``indent=2`` joins them at the top level); made at the first use (``json``'s import is paid only then)."""
     import json
 
     return (json.JSONEncoder(default=str).encode,

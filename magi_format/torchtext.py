@@ -72,7 +72,7 @@ def exception_from_traceback(text: str) -> tuple[str, str]:
 
 class Frame:
     """One frame of a formatted stack. A plain class, as ``@dataclass`` made it (the same constructor,
-    ``repr`` and ``==``; no hash): ``dataclasses`` imports ``inspect``, ~5 ms of every headless start."""
+    ``repr`` and ``==``; no hash): ``dataclasses`` imports ``inspect``, paid by every headless start."""
 
     __slots__ = ("filename", "line", "function", "code")
 

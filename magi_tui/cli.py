@@ -437,7 +437,7 @@ class _Skipped:
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's, sized to the terminal when it first lays text out rather than when it is made: argparse
     makes one for every option it adds (to check the option's metavar), and sizing imports ``shutil``
-    (with ``bz2`` and ``lzma``: ~1 ms of every headless command's start). The widths are argparse's own
+    (with ``bz2`` and ``lzma``, on every headless command's start). The widths are argparse's own
     (``shutil.get_terminal_size`` less 2, the help column at most ``max_help_position``)."""
 
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
@@ -477,8 +477,8 @@ class _HelpFormatter(argparse.HelpFormatter):
 
 class _Commands:
     """The subparsers action, each command's parser made with :class:`_HelpFormatter`; with ``only``, the
-    named command's parser is made and the others are :class:`_Skipped` (parsers and their options cost
-    ~5 ms for fourteen commands; a headless command's whole start-up is a few times that)."""
+    named command's parser is made and the others are :class:`_Skipped` (every command's parser and options
+    would be made on every start otherwise)."""
 
     def __init__(self, sub: Any, only: str | None) -> None:
         self._sub, self._only = sub, only

@@ -1,8 +1,7 @@
 """The headless commands' JSON, written a piece at a time.
 
-``triage --json`` on a TORCH_TRACE log of 100k frames holds ~100k per-frame dicts and ~100 MB of
-encoded text if its document is built whole and encoded whole (~180 MB over the analysis it is made
-from). Here a big array is a :class:`Lazy` (its items are made while it is written) or is encoded a
+``triage --json`` on a TORCH_TRACE log of many frames would hold a dict per frame and the whole encoded
+text if its document were built whole and encoded whole, on top of the analysis it is made from. Here a big array is a :class:`Lazy` (its items are made while it is written) or is encoded a
 batch of items at a time, and :func:`write_json` hands each piece to the output as it comes: the
 whole document and the whole text never exist at once.
 

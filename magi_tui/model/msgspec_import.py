@@ -2,8 +2,8 @@
 
 msgspec's ``_utils`` takes ``get_type_hints``, ``Required`` and ``NotRequired`` from ``typing_extensions``
 when that is installed (textual brings it), else from ``typing``. ``typing_extensions`` and the
-``inspect`` / ``ast`` it imports cost ~7 ms of CPU at every start, a quarter of ``triage --json``'s fixed
-part on a small run (docs/ARCHITECTURE.md). On Python 3.11+ both sources give the same thing for msgspec's
+``inspect`` / ``ast`` it imports are paid at every start, a good part of ``triage --json``'s fixed
+part on a small run (docs/ARCHITECTURE.md; measured in ``tests/speed/test_headless_start.py``). On Python 3.11+ both sources give the same thing for msgspec's
 use (``typing_extensions`` re-exports ``typing``'s ``Required`` / ``NotRequired``, and its
 ``get_type_hints(..., include_extras=True)`` returns ``typing``'s answer unchanged; tests/model/
 test_msgspec_import.py holds that), so there the import is made as in an environment without

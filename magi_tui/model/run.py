@@ -40,7 +40,7 @@ class RunUpdate(Struct):
     #: the tree groups that got new items, by ``id``, in the order first touched (a view brings each up to
     #: its ``len(items)``); none while the model has no tree (a headless :meth:`RunModel.load` builds none
     #: until ``tree`` is asked for). Groups, not one entry per item: a load shown in a few big updates
-    #: held a tuple per event until shown (~7 MB at 100k events, kept by the allocator after)
+    #: held a tuple per event until shown (memory the allocator kept after)
     groups: dict[int, Group] = field(default_factory=dict)
     #: spans that were open and got their end in this update
     closed: list[Span] = field(default_factory=list)
@@ -427,7 +427,7 @@ class RunModel:
         raw = self.reader.event_line_bytes(ev)
         if raw is None:
             return {}
-        import json  # here: a headless start reads no event back (json's import is ~0.8 ms)
+        import json  # here: a headless start reads no event back (json's import is paid only then)
 
         try:
             obj = json.loads(raw)

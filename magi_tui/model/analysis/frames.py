@@ -28,7 +28,7 @@ _RESUME_NAME = lazy_re(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 _MAX_FRAMES = 2000
 
 
-@lru_cache(maxsize=4096)  # recent ids (a compile's events come together); 65536 held ~15 MB of a 100k-frame log
+@lru_cache(maxsize=4096)  # recent ids (a compile's events come together); a bigger cache held much of a big log's ids
 def parse_compile_id(cid: str | None) -> tuple[str, int, int] | None:
     """``"0/1"`` -> ``("0", 1, 0)``; ``"!2/0/1_1"`` -> ``("!2/0", 1, 1)``; ``"R1/0/0"`` (after a
     ``torch._dynamo.reset()``) -> ``("R1/0", 0, 0)``: (frame key, frame compile id,

@@ -44,7 +44,7 @@ def _base(file: str | None) -> str:
 def _short_hash(text: str) -> str:
     """8 hex digits of the text with numbers and addresses masked (``R`` + hash: a reason, not a GB id)."""
     norm = " ".join(_VOLATILE.sub("N", text).split())
-    import hashlib  # here: ~3 ms of every headless start otherwise
+    import hashlib  # here: every headless start would pay its import otherwise
 
     return "R" + hashlib.sha1(norm.encode("utf-8", "replace")).hexdigest()[:8]
 

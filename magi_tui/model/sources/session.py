@@ -110,7 +110,7 @@ class SessionRecord(Struct, frozen=True):
 
     def writer_alive(self) -> bool | None:
         """Whether the writing process still runs: None when it cannot be told (another host, no pid)."""
-        import socket  # here: the headless commands never ask, and its import is ~2 ms of their start
+        import socket  # here: the headless commands never ask, and its import would be paid by their start
 
         if self.pid is None or self.host != socket.gethostname():
             return None

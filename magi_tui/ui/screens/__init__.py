@@ -2,8 +2,7 @@
 
 Screens a session may never open (the runs list, waiting, diff, compiled functions, frames, compile
 info, compare, ranks) are imported when first pushed, through :func:`lazy`: they pull in Markdown,
-DataTable and the diff model, about 50 ms of the ~0.3 s the app spends importing before it can show a
-run.
+DataTable and the diff model, a good part of what the app imports before it can show a run.
 """
 
 from __future__ import annotations

@@ -40,10 +40,10 @@ if TYPE_CHECKING:  # imported where used: a run read once never follows, a P / K
     from magi_tui.model.analysis.provenance import Jump
 
 LOAD_FIRST_BYTES = 1 << 18  # the first read (~700 events): the first screen comes after it
-LOAD_READ_BYTES = 1 << 20   # each later read (~2,700 events: a few ms to fold in on the UI loop)
+LOAD_READ_BYTES = 1 << 20   # each later read (a few thousand events, folded in on the UI loop)
 LOAD_SHOW_EVENTS = 20_000   # while loading, bring the tree up to date after at least this many events ...
 #: ... and no fewer than it shows already: the tree doubles each time (3 updates on the way to 100k events, not
-#: 5; 6 on the way to 1M, not 50), and each update is a relayout and repaint of the screen (~15 ms) ...
+#: 5; 6 on the way to 1M, not 50), and each update is a relayout and repaint of the screen ...
 LOAD_SHOW_S = 0.5  # ... and no sooner than this after the last one: a load done within it shows its tree once
 LIVE_TITLE_S = 0.25         # live: the title's event count follows at most this often
 DETAIL_SETTLE_S = 0.06  # the detail pane follows the cursor once it rests this long
@@ -152,7 +152,7 @@ class RunScreen(Screen):
         at once; the tree is then brought up to date in doubling steps (see ``apply_update``: a cadence
         in events, not in time, so a busy machine does not do more work). The cycle collector is held
         off meanwhile, as for a headless load (``RunModel.load``): its passes walked what was read so
-        far, again and again (~50 ms of a 100k-event load); ``_ingest`` freezes what was read."""
+        far, again and again; ``_ingest`` freezes what was read."""
         from textual.worker import get_current_worker
 
         worker = get_current_worker()
@@ -209,7 +209,7 @@ class RunScreen(Screen):
         events and as many as are shown already have come in (each tree change relayouts the screen and
         re-renders the visible rows, so the count of them grows with the log of the file's length), and
         ``LOAD_SHOW_S`` has passed since the last time (a 100k-event run, read in less, is shown twice:
-        after its first read and when loaded; each step skipped was ~15 ms of a 0.75 s load). Once
+        after its first read and when loaded). Once
         loaded (live), every update is shown at once."""
         if initial or up.reset or self.loaded:
             if self._pending is not None:

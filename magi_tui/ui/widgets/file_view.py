@@ -117,7 +117,7 @@ class FileLines(ScrollView, can_focus=True):
         assert self.file is not None
         lines = [_clean(s) for s in self.file.lines(start, start + WINDOW)]
         if self.lexer:
-            from rich.syntax import Syntax  # with pygments, ~4 ms of the start: the first screen shows no file
+            from rich.syntax import Syntax  # with pygments: the first screen shows no file
 
             code = "\n".join(lines)
             try:

@@ -38,11 +38,10 @@ class MagiFooter(Footer):
 
     def bindings_changed(self, screen) -> None:
         """Not while another screen is on top: pushing one (``d``'s diff) bumps the covered screen's
-        bindings, and remounting its ten keys then cost ~30 ms of CPU just after ``d`` (a third of
-        it). Textual refreshes the bindings again when the screen is back on top.
+        bindings, and remounting its ten keys then was paid just after ``d``. Textual refreshes the bindings again when the screen is back on top.
 
         Changes before the next refresh make one recompose, not one each (Textual's footer queues one
-        per change: a run screen's start made three, back to back, ~8 ms of CPU each)."""
+        per change: a run screen's start made three, back to back)."""
         self._bindings_ready = True
         if not screen.is_active or not screen.app.app_focus:
             return
@@ -63,7 +62,7 @@ class MagiFooter(Footer):
     async def _recompose_once(self) -> None:
         """Recompose only when the keys would change: Textual reports a change of bindings on each move
         of focus and each mount, and a run screen's start recomposed the same ten keys twice
-        (~5 ms of CPU each: ten widgets made, styled and mounted)."""
+        (ten widgets made, styled and mounted each time)."""
         self._recompose_due = False
         sig = self._keys_sig()
         if sig == self._composed_for:
@@ -106,7 +105,7 @@ class MagiFooter(Footer):
         keys = sorted((w for w in widgets if isinstance(w, FooterKey)), key=place)
         for w in keys:
             # born in the footer's style: a key starts compact and is bound to the footer's (not compact)
-            # only once mounted, so each key's styles were applied three times per recompose (~6 ms each)
+            # only once mounted, so each key's styles were applied three times per recompose
             w.set_reactive(FooterKey.compact, self.compact)
             w.set_class(self.compact, "-compact", update=False)
         ordered = iter(keys)

@@ -28,6 +28,8 @@ from magi_tui.ui.labels import time_bar
 from magi_tui.ui.messages import EventMessage
 
 CAP = 50
+#: what analysing one event costs before the panel has timed an analysis of its own (measured on a big run)
+EVENT_COST_S = 0.5e-6
 #: in a live run the analysis (frames, compile time) is refreshed at most this often unless findings change
 REANALYSE_S = 1.0
 #: an analysis that took longer than this is redone in a thread (the UI loop must not stall on it)
@@ -96,7 +98,7 @@ class TriagePanel(Vertical):
         every few times its own cost (a recompile storm on a 100k-event run must not stall the app), and
         a timer catches up with whatever was deferred.
 
-        A costly analysis (a 1M-event run: ~0.5 s) runs in a thread when ``wait`` is false, so the UI
+        A costly analysis (a run of a million events) runs in a thread when ``wait`` is false, so the UI
         loop never stalls on it: the old analysis (or None, the first time) is returned meanwhile and the
         panel is refreshed when the new one is in. Its result is kept only if no update reached the model
         while it ran (the same event list, as long); otherwise it is tried again, and after
@@ -106,7 +108,7 @@ class TriagePanel(Vertical):
         a = self._analysis
         fresh = a is not None and self._analysis_n == len(self.run.events) and sig == self._analysis_sig
         if a is None or not fresh:
-            # cheap (a normal run): redo it whenever the findings change; costly: not more than ~20% of the time
+            # cheap (a normal run): redo it whenever the findings change; costly: a fraction of the time
             gap = 0.0 if self._analysis_cost < 0.02 else 4 * self._analysis_cost
             waited = now - self._analysis_at
             if a is None or (sig != self._analysis_sig and waited >= gap) or waited >= max(REANALYSE_S, gap):
@@ -129,11 +131,11 @@ class TriagePanel(Vertical):
 
     def _expected_cost(self) -> float:
         """What analysing the run as it is now should cost: the last analysis's cost per event (once it
-        saw enough events to tell) times the events now, else a measured ~0.5 µs per event."""
+        saw enough events to tell) times the events now, else a per-event cost measured once (``EVENT_COST_S``)."""
         n = len(self.run.events)
         if self._analysis_n >= 1000:
             return self._analysis_cost * n / self._analysis_n
-        return n * 0.5e-6
+        return n * EVENT_COST_S
 
     def _analyse_in_thread(self, sig: tuple, at: float) -> None:
         run = self.run
@@ -141,7 +143,7 @@ class TriagePanel(Vertical):
         t0 = time.perf_counter()
         try:
             # the collector held off, as for a load: the analysis makes a row per frame and no garbage
-            # cycle, and each pass walked them as they grew (a 100k-frame log: 0.13 s of 0.85 s)
+            # cycle, and each pass walked them as they grew
             with collector.held():
                 result: Analysis | None = analyse(run)
         except Exception:  # the model changed under it (a live update): redo it on the loop
@@ -230,8 +232,7 @@ class TriagePanel(Vertical):
                    "Nothing to triage: no failures, restarts, recompiles, graph breaks or cache misses.")
             options.append(Option(Text(msg, style="yellow" if a.status == "empty" else "green"), disabled=True))
         # a list taller than the panel gets its scrollbar: its gutter is kept from the start, so the rows
-        # are measured once, at the width they are shown (the scrollbar's arrival re-measured all of them:
-        # ~7 ms for a 100k-event run's 330 rows); a list that fits has none, as before
+        # are measured once, at the width they are shown (the scrollbar's arrival re-measured all of them); a list that fits has none, as before
         gutter = "stable" if len(options) > ol.size.height > 0 else "auto"
         if ol.styles.scrollbar_gutter != gutter:
             ol.styles.scrollbar_gutter = gutter

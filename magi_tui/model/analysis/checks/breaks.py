@@ -26,7 +26,7 @@ def worklist(s: AnalyserState) -> list[BreakEntry]:
     entries: dict[tuple, BreakEntry] = {}
     for item in s.t.graph_breaks:
         # here, not at the top: a run without graph breaks (most headless starts) never loads torch's
-        # text grammar (~0.2 ms); after the first break this is a look-up in sys.modules
+        # text grammar; after the first break this is a look-up in sys.modules
         from magi_format.torchtext import graph_break_report, is_library
 
         ev = item.event

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from magi_tui.model.analysis.guards import GuardDiff, Reason
 
 # the guard grammar (magi_tui.model.analysis.guards) is imported below where a recompile or a guard file is read:
-# a headless start on a run without recompiles never loads it (~0.3 ms)
+# a headless start on a run without recompiles never loads it
 
 _SYMBOL_SOURCE = lazy_re(r"^(?P<src>.+?)\.size\(\)\[(?P<dim>\d+)\]$")
 #: the advice whose value torch's automatic dynamic shapes make dynamic: its ``*_automatic`` entry says so

@@ -10,8 +10,8 @@ by their offset in the unpacked log, as ``os.pread`` gives a plain log's:
   held when it is the read being folded in, else decompressed again from the nearest *mark* before it: a
   copy of the decompressor's state (``zlib`` ``Decompress.copy()``, ~41 KB) taken every ``spacing`` bytes
   of output in the forward pass. At most :data:`MAX_MARKS` are kept: when there are more, every other one
-  goes and the spacing doubles, so a re-read decompresses at most ``spacing`` bytes (1 MiB up to a
-  256 MiB log, 4 MiB for 1 GiB) and the marks stay under ~11 MB. One re-read cursor is kept where the
+  goes and the spacing doubles, so a re-read decompresses at most ``spacing`` bytes and the marks stay bounded
+  whatever the log's size. One re-read cursor is kept where the
   last re-read ended, so re-reads in log order (what an analysis does) cost one pass in all.
 
 Concatenated gzip members (``cat a.gz b.gz``) are read one after the other, as ``gzip -dc`` does; bytes

@@ -486,7 +486,7 @@ class TraceLogReader(Reader):
         :meth:`read` for a :attr:`lean` reader; of any read for one that keeps every event, as the app's
         does: its analysis folds them after the load), else None (read its line). What the fold reads of
         each frame's first compile (``TimelineFold.bind``), handed over rather than made again from the
-        line and decoded (a 100k-frame log in the app: 100k lines, ~0.9 s); only those two values are
+        line and decoded (a line per frame, again); only those two values are
         kept, not the map."""
         got = self._opening.get(ev.seq)
         return got[1:] if got is not None and got[0] is ev else None
@@ -1139,8 +1139,7 @@ class TraceLogReader(Reader):
         """``ev`` (an event of the read being folded in) is held from now on by something that reads only the
         Event itself -- its index, name, compile id: a frame's first event, a check's event or a row's jump
         target (``TimelineFold``) -- never its line nor its files. A :attr:`lean` reader keeps no line for it
-        if that is all that holds it at :meth:`settle` (a 10k-frame log: 10k events, ~31k instructions each,
-        5 % of a headless triage's); asked for, its line is None and it has no files."""
+        if that is all that holds it at :meth:`settle` (a big log's frames would each keep one); asked for, its line is None and it has no files."""
         if self.lean:
             self._index_only.add(ev.seq)
 
