@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+import magi_tui.live.analysis_throttle as analysis_throttle
 import magi_tui.ui.widgets.triage_panel as triage_panel
 from magi_tui.model import RunModel
 from magi_tui.model.analysis.checks import analyse
@@ -28,7 +29,7 @@ class _Spy:
         self.race = False
         self.real = triage_panel.analyse
         monkeypatch.setattr(triage_panel, "analyse", self)
-        monkeypatch.setattr(triage_panel, "THREAD_MIN_S", 0.0)  # treat every analysis as costly
+        monkeypatch.setattr(analysis_throttle, "THREAD_MIN_S", 0.0)  # treat every analysis as costly
 
     def __call__(self, run):
         result = self.real(run)
@@ -53,8 +54,8 @@ async def test_a_costly_analysis_runs_off_the_ui_loop(monkeypatch):
     async with app.run_test(size=(160, 50)) as pilot:
         screen = await _open(pilot)
         panel = screen.query_one(TriagePanel)
-        await wait_for(pilot, lambda: panel._analysis is not None
-                       and [c.message for c in panel._analysis.checks] == want, what="the analysis")
+        await wait_for(pilot, lambda: panel.throttle.result is not None
+                       and [c.message for c in panel.throttle.result.checks] == want, what="the analysis")
         await wait_for(pilot, lambda: "6 recompile(s) in 4 frame(s)" in screen_text(app), what="the checks shown")
     assert seen and all(name != threading.main_thread().name for name in seen)
 
@@ -68,13 +69,13 @@ async def test_an_analysis_overtaken_by_an_update_is_redone_then_done_on_the_loo
         panel = screen.query_one(TriagePanel)
         await wait_for(pilot, lambda: "6 recompile(s) in 4 frame(s)" in screen_text(app), what="the checks shown")
         spy.race, spy.seen[:] = True, []
-        panel._analysis_sig = None  # the findings changed: analyse again
+        panel.throttle.sig = None  # the findings changed: analyse again
         panel.refresh_contents()
         main = threading.main_thread().name
         await wait_for(pilot, lambda: main in spy.seen, what="the analysis done on the loop")
         # each threaded result was thrown away (an update overtook it), MAX_RACES in a row, then the
         # analysis was done on the loop, and that is what is shown
-        assert len(spy.seen) == triage_panel.MAX_RACES + 1 and main not in spy.seen[:-1]
+        assert len(spy.seen) == analysis_throttle.MAX_RACES + 1 and main not in spy.seen[:-1]
         assert spy.seen[-1] == main
-        assert panel._analysis_n == len(panel.run.events) and panel._races == 0
+        assert panel.throttle.n == len(panel.run.events) and panel.throttle.races == 0
         await wait_for(pilot, lambda: "6 recompile(s) in 4 frame(s)" in screen_text(app), what="the checks shown")

@@ -19,6 +19,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from magi_format.text import literal
+from magi_tui.live.analysis_throttle import AnalysisThrottle
 from magi_tui.model import collector
 from magi_tui.model.analysis.checks import Analysis, Check, analyse
 from magi_tui.model.outputs.triage_sections import Row, failure_spans, folded_row, triage_sections, triage_summary
@@ -28,14 +29,6 @@ from magi_tui.ui.labels import time_bar
 from magi_tui.ui.messages import EventMessage
 
 CAP = 50
-#: what analysing one event costs before the panel has timed an analysis of its own (measured on a big run)
-EVENT_COST_S = 0.5e-6
-#: in a live run the analysis (frames, compile time) is refreshed at most this often unless findings change
-REANALYSE_S = 1.0
-#: an analysis that took longer than this is redone in a thread (the UI loop must not stall on it)
-THREAD_MIN_S = 0.03
-#: threaded analyses overtaken by updates in a row before the next one is done on the loop
-MAX_RACES = 3
 #: how the panel shows each role of the model's spans (model/outputs/triage_sections.py ROLES)
 ROLE_STYLE = {"": "", "dim": "dim", "label": "magenta", "warn": "yellow", "bad": "red", "strong": "bold",
               "key": "bold yellow", "path": "cyan", "good": "green", "worst": "bold red", "changed": "bold reverse",
@@ -72,15 +65,9 @@ class TriagePanel(Vertical):
         self.run = run
         self._failure_pos = -1
         self._shown_sig: tuple | None = None
-        self._analysis: Analysis | None = None
-        self._analysis_sig: tuple | None = None
-        self._analysis_at = 0.0
-        self._analysis_n = -1
-        self._analysis_cost = 0.0
-        self._catch_up_pending = False
+        #: the run's analysis and when to redo it (live/analysis_throttle.py)
+        self.throttle = AnalysisThrottle()
         self._expanded: set[str] = set()  # sections whose "… N more" row was chosen
-        self._thread_running = False
-        self._races = 0  # threaded analyses in a row that an update overtook
 
     def compose(self) -> ComposeResult:
         yield Static(id="triage-summary")
@@ -94,48 +81,24 @@ class TriagePanel(Vertical):
         return self.run.findings_signature(CAP)
 
     def analysis(self, *, wait: bool = True) -> Analysis | None:
-        """The model's analysis of the run. In a live run it is redone when the findings change, at most
-        every few times its own cost (a recompile storm on a 100k-event run must not stall the app), and
-        a timer catches up with whatever was deferred.
-
-        A costly analysis (a run of a million events) runs in a thread when ``wait`` is false, so the UI
-        loop never stalls on it: the old analysis (or None, the first time) is returned meanwhile and the
-        panel is refreshed when the new one is in. Its result is kept only if no update reached the model
-        while it ran (the same event list, as long); otherwise it is tried again, and after
-        ``MAX_RACES`` such races in a row done on the loop."""
+        """The model's analysis of the run, redone as :class:`~magi_tui.live.analysis_throttle.AnalysisThrottle`
+        says: here, in a thread (``wait`` false: the old analysis, or None the first time, is returned
+        meanwhile and the panel refreshed when the new one is in), or later by a timer."""
         sig = self._findings_sig()
         now = time.monotonic()
-        a = self._analysis
-        fresh = a is not None and self._analysis_n == len(self.run.events) and sig == self._analysis_sig
-        if a is None or not fresh:
-            # cheap (a normal run): redo it whenever the findings change; costly: a fraction of the time
-            gap = 0.0 if self._analysis_cost < 0.02 else 4 * self._analysis_cost
-            waited = now - self._analysis_at
-            if a is None or (sig != self._analysis_sig and waited >= gap) or waited >= max(REANALYSE_S, gap):
-                if not wait and self._races < MAX_RACES and self.is_mounted and self._expected_cost() >= THREAD_MIN_S:
-                    if not self._thread_running:
-                        self._thread_running = True
-                        self.run_worker(lambda: self._analyse_in_thread(sig, now), thread=True,
-                                        group="triage-analysis", exit_on_error=False)
-                    return a
-                self._races = 0
-                t0 = time.perf_counter()
-                self._analysis = a = analyse(self.run)
-                self._analysis_cost = time.perf_counter() - t0
-                self._analysis_sig, self._analysis_at, self._analysis_n = sig, now, len(self.run.events)
-            elif not self._catch_up_pending and self.is_mounted:
-                self._catch_up_pending = True
-                delay = (gap if sig != self._analysis_sig else max(REANALYSE_S, gap)) - waited
-                self.set_timer(max(0.05, delay), self._catch_up)
-        return a
-
-    def _expected_cost(self) -> float:
-        """What analysing the run as it is now should cost: the last analysis's cost per event (once it
-        saw enough events to tell) times the events now, else a per-event cost measured once (``EVENT_COST_S``)."""
+        th = self.throttle
         n = len(self.run.events)
-        if self._analysis_n >= 1000:
-            return self._analysis_cost * n / self._analysis_n
-        return n * EVENT_COST_S
+        plan, delay = th.plan(sig, n, now, can_thread=not wait and self.is_mounted, can_wait=self.is_mounted)
+        if plan == "thread":
+            self.run_worker(lambda: self._analyse_in_thread(sig, now), thread=True, group="triage-analysis",
+                            exit_on_error=False)
+        elif plan == "now":
+            t0 = time.perf_counter()
+            result = analyse(self.run)
+            th.made(result, sig, now, n, time.perf_counter() - t0)
+        elif plan == "later":
+            self.set_timer(delay, self._catch_up)
+        return th.result
 
     def _analyse_in_thread(self, sig: tuple, at: float) -> None:
         run = self.run
@@ -156,21 +119,13 @@ class TriagePanel(Vertical):
 
     def _analysis_done(self, result: Analysis | None, events: list, n: int, sig: tuple, at: float,
                        cost: float) -> None:
-        self._thread_running = False
-        if result is None or self.run.events is not events or len(events) != n:
-            # an update came in while it ran: try again (throttled as usual); after a few such races in a
-            # row (a fast live run) it is done on the loop, so the panel is never left behind for good
-            self._races += 1
-            self._analysis_at = at
-        else:
-            self._races = 0
-            self._analysis, self._analysis_cost = result, cost
-            self._analysis_sig, self._analysis_at, self._analysis_n = sig, at, n
+        overtaken = self.run.events is not events or len(events) != n
+        self.throttle.thread_done(result, overtaken, sig, at, n, cost)
         if self.is_mounted:
             self.refresh_contents()
 
     def _catch_up(self) -> None:
-        self._catch_up_pending = False
+        self.throttle.caught_up()
         self.refresh_contents()
 
     def checks(self) -> list[Check]:
@@ -188,7 +143,7 @@ class TriagePanel(Vertical):
     # -- the list --------------------------------------------------------------------------------
     def _signature(self, a: Analysis) -> tuple:
         # what the shown analysis was made from (not the run now: a deferred analysis is caught up later)
-        return (self._analysis_sig, self._analysis_n, len(a.worklist), a.graph_break_total, len(a.recompiles),
+        return (self.throttle.sig, self.throttle.n, len(a.worklist), a.graph_break_total, len(a.recompiles),
                 tuple((f.key, f.compiles, f.graph_breaks, f.limit_hit) for f in a.frames[:CAP]))
 
     def refresh_contents(self) -> None:
@@ -256,9 +211,38 @@ class TriagePanel(Vertical):
             self._shown_sig = None
             self.refresh_contents()
             return
+        if oid.startswith("cache_why:") and self._open_lookups(int(oid.rsplit(":", 1)[1])):
+            return   # the cache-miss line: the two lookups side by side (a miss with no key recorded jumps)
         if ":" in oid:
             seq = int(oid.rsplit(":", 1)[1])
             self.post_message(self.Jump(self.run.events[seq]))
+
+    def action_cache_lookups(self) -> None:
+        """``L``: the highlighted cache miss (the cache-miss line, or a row under Cache misses) beside the
+        lookup it was compared with, differing key components first."""
+        ol = self.query_one("#triage-list", OptionList)
+        i = ol.highlighted
+        oid = (ol.get_option_at_index(i).id or "") if i is not None else ""
+        if oid.startswith(("cache_why:", "Cache misses:")):
+            if not self._open_lookups(int(oid.rsplit(":", 1)[1])):
+                self.app.notify("This miss's key was not recorded: nothing to compare.", severity="warning")
+            return
+        self.app.notify("Select the cache-miss line (under “Why the cache missed”) or a row under “Cache "
+                        "misses”.", severity="warning")
+
+    def _open_lookups(self, seq: int) -> bool:
+        """Push the lookups screen for the miss at event ``seq``; False when the model explained no such miss."""
+        from magi_tui.model.analysis.cache_verdict import cache_miss, run_shown
+        from magi_tui.ui.screens import lazy
+
+        v = cache_miss(self.run)
+        m = v.miss_at(self.run.events[seq].index)
+        if m is None or m.explained.nearest is None:
+            return False
+        self.app.push_screen(lazy("CacheLookupsScreen")(m.explained, this_run=run_shown(self.run),
+                                                        other_run=v.against(m), factors=m.factor_texts,
+                                                        names=m.names))
+        return True
 
     def action_step(self, delta: int) -> None:
         """n / p: one stop per failure cascade or restart (``Triage.stops``), as the screen's n / p and the
