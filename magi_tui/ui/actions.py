@@ -139,6 +139,13 @@ CATALOGUE: tuple[Act, ...] = (
         "compare screen"),
     Act("compare_next", "right_square_bracket", "next_pass", "Next differing",
         "Move to the next pass whose graph differs between A and B", "compare screen"),
+    # -- why the cache missed (issue 34) --------------------------------------------------------
+    Act("cache_lookups", "L", "cache_lookups", "Lookups",
+        "The missed cache lookup beside the one it was compared with (the baseline's): the differing key "
+        "components first, in your terms (also Enter on the cache-miss line)", ("triage", "compare screen")),
+    Act("lookups_same", "a", "toggle_same", "Same too",
+        "Also list the key components that are the same on both sides (folded into one row at first)",
+        "lookups screen"),
     Act("ranks_back", "escape,q", "app.pop_screen", "Back", "Back to the runs list", "ranks screen"),
     Act("ranks_open", "enter", "open_rank", "Open rank", "Open the run of the rank under the cursor",
         "ranks screen"),

@@ -56,6 +56,11 @@ class Miss(Struct):
         more = f" (+{len(self.factors) - 1} more)" if len(self.factors) > 1 else ""
         return f"{head} against {against}: {first}{more}"
 
+    @property
+    def factor_texts(self) -> list[str]:
+        """What changed, in the user's words (the graph's with its place in their code)."""
+        return [f.text + (f" ({self.place})" if self.place and f.kind == "graph" else "") for f in self.factors]
+
     def as_json(self) -> dict[str, Any]:
         e = self.explained
         return {**e.miss.as_ref("this"), "against": e.nearest.as_ref(e.where) if e.nearest else None,
@@ -79,6 +84,17 @@ class CacheMiss(Struct):
                 if t not in out:
                     out.append(t)
         return out
+
+    def miss_at(self, index: int) -> Miss | None:
+        """The explained miss of the lookup event ``index`` (None: not explained: no key recorded)."""
+        return next((m for m in self.misses if m.explained.miss.index == index), None)
+
+    def against(self, m: Miss) -> str | None:
+        """The run of the lookup ``m`` was compared with, as a user finds it (None: this run's own)."""
+        b = self.baseline
+        if m.explained.where != "baseline" or b is None or b.run is None:
+            return None
+        return shown(b)
 
     def as_json(self) -> dict[str, Any]:
         b = self.baseline
@@ -175,6 +191,16 @@ def shown(base: Baseline) -> str:
         except ValueError:
             continue
     return str(p)
+
+
+def run_shown(run: RunModel) -> str:
+    """This run as a user finds it: its path under the root a baseline is searched in."""
+    from magi_tui.model.analysis.cache_baseline import run_root
+
+    try:
+        return str(run.path.relative_to(run_root(run.path)))
+    except ValueError:
+        return str(run.path)
 
 
 def _verdict(run: RunModel) -> CacheMiss:

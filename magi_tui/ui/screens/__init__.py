@@ -17,6 +17,7 @@ _LAZY = {
     "FramesScreen": "frames",
     "CompileInfoScreen": "compile_info",
     "CompareScreen": "compare",
+    "CacheLookupsScreen": "lookups",
     "RanksScreen": "ranks",
     "FixScreen": "fix",
     "BisectScreen": "bisect",

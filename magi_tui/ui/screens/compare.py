@@ -2,7 +2,8 @@
 
 The comparison is built by the model (:func:`magi_tui.model.outputs.compare.compare_runs`) in a thread worker.
 Rows about a pass or piece present on both sides open the side-by-side diff of the graph after it,
-A against B (``d`` or Enter); a frame row says so instead.
+A against B (``d`` or Enter); a frame row says so instead. A cache miss row of B opens its lookup beside
+the one it was compared with (``L`` or Enter: :mod:`magi_tui.ui.screens.lookups`).
 """
 
 from __future__ import annotations
@@ -114,7 +115,36 @@ class CompareScreen(Screen):
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
-        self.action_diff_pass()
+        from magi_tui.model.analysis.cache_explain import MissExplained
+
+        if isinstance(self.current_object(), MissExplained):
+            self.action_cache_lookups()
+        else:
+            self.action_diff_pass()
+
+    def action_cache_lookups(self) -> None:
+        """``L`` (or Enter) on a cache miss row of B: its lookup beside the one it was compared with (in A, or
+        earlier in B), differing key components first."""
+        from magi_tui.model.analysis.cache_explain import MissExplained
+        from magi_tui.model.analysis.cache_terms import factors
+        from magi_tui.model.analysis.cache_verdict import names_of
+        from magi_tui.ui.screens import lazy
+
+        m = self.current_object()
+        if not isinstance(m, MissExplained) or self.comparison is None:
+            self.notify("Select a cache miss row (under the cache counts: “B … miss”) to see its lookups.",
+                        severity="warning")
+            return
+        if m.nearest is None:
+            self.notify("No other lookup of this cache to compare this miss with.", severity="warning")
+            return
+        names = names_of([x.miss for x in self.comparison.cache_explained
+                          if isinstance(x, MissExplained)], m.miss.compile_id)
+        words = [f.text for f in factors(m.differs, names, m.nearest.graph, m.miss.graph)]
+        b, a = short_name(self.path_b, self.path_a), short_name(self.path_a, self.path_b)
+        self.app.push_screen(lazy("CacheLookupsScreen")(m, this_run=f"B {b}",
+                                                        other_run=f"A {a}" if m.where == "baseline" else None,
+                                                        factors=words, names=names))
 
     def action_next_pass(self) -> None:
         """Move to the next pass whose graph differs between A and B."""

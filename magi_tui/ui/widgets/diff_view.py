@@ -112,6 +112,8 @@ class DiffView(ScrollView, can_focus=True):
         self.layout_chosen = False
         self._gw = 3
         self._styles: dict[str, Style] | None = None
+        #: what a fold row hides, one and many (a screen of other things than lines names them)
+        self.fold_words = ("unchanged line", "unchanged lines")
 
     def set_diff(self, diff: Diff, left_title: str = "", right_title: str = "", *,
                  language: str | None = None) -> None:
@@ -253,7 +255,7 @@ class DiffView(ScrollView, can_focus=True):
         row = rows[i]
         gw = self._gw
         if row.kind == "fold":
-            t = f"{'':>{gw}}   ⋯ {row.folded} unchanged line{'s' if row.folded != 1 else ''}"
+            t = f"{'':>{gw}}   ⋯ {row.folded} {self.fold_words[row.folded != 1]}"
             return Strip([Segment(t, self._style("fold"))]).crop_extend(0, width, base).apply_style(base)
         if self.single:
             if row.kind == "insert":
