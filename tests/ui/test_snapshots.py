@@ -30,6 +30,7 @@ sizes = pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 LOG = TORCH_TRACE / "graph_breaks_recompiles_failure.log"
 JOBS = ROOT / "tests" / "torchtrace" / "jobs"  # per-rank TORCH_TRACE logs of a real 2-rank job
 FIX = Path(__file__).resolve().parent / "data" / "fix"  # a real `magi-tui fix` result (see its README)
+SEEDED = ROOT / "tests" / "cache" / "fixtures" / "seeded_runs.tar.xz"  # issue 34's seeded runs (README there)
 
 
 async def _loaded(pilot) -> RunScreen:
@@ -176,6 +177,32 @@ def test_compare_cold_and_warm_run(snap_compare, size, monkeypatch):
         await _on(pilot, "CompareScreen")
 
     assert snap_compare(MagiApp(root), terminal_size=size, run_before=run_before)
+
+
+@sizes
+def test_cache_lookups_of_a_config_change(snap_compare, size, tmp_path, monkeypatch):
+    """Enter on the triage panel's cache-miss line: the run's missed lookup beside the baseline's (issue 34)."""
+    import tarfile
+
+    from textual.widgets import OptionList
+
+    with tarfile.open(SEEDED) as tf:
+        tf.extractall(tmp_path, filter="data")
+    monkeypatch.chdir(tmp_path)
+    run = sorted(Path("runs", "magi_depyf").glob("run_*/model_1_seeded_rank_0"))[2]   # max_fusion_size 64 -> 32
+
+    async def run_before(pilot):
+        await _loaded(pilot)
+        await pilot.press("T")
+        triage = pilot.app.screen.query_one("#triage-list", OptionList)
+        await wait_for(pilot, lambda: triage.option_count > 0, what="the triage list")
+        triage.focus()
+        triage.highlighted = next(i for i in range(triage.option_count)
+                                  if (triage.get_option_at_index(i).id or "").startswith("cache_why:"))
+        await pilot.press("enter")
+        await _on(pilot, "CacheLookupsScreen", None)
+
+    assert snap_compare(MagiApp(run), terminal_size=size, run_before=run_before)
 
 
 @sizes
