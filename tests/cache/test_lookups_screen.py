@@ -83,3 +83,24 @@ async def test_enter_on_a_compare_miss_row_shows_the_graph_change(seeded):
         assert "because the graph changed: relu → sigmoid" in screen_text(app)
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is compare, what="back to the comparison")
+
+
+async def test_l_on_a_miss_row_with_no_color(seeded, monkeypatch):
+    """NO_COLOR: the changed component still reads as changed (the − / + markers), nothing crashes."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = MagiApp(_run(seeded, 11))     # the input's shape (4, 16) -> (8, 16)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await loaded_run_screen(pilot)
+        await pilot.press("T")
+        triage = screen.query_one("#triage-list", OptionList)
+        await wait_for(pilot, lambda: triage.option_count > 0, what="the triage list")
+        triage.focus()
+        triage.highlighted = next(i for i in range(triage.option_count)
+                                  if (triage.get_option_at_index(i).id or "").startswith("Cache misses:"))
+        await pilot.press("L")
+        await wait_for(pilot, lambda: _top(app) == "CacheLookupsScreen", what="the lookups screen")
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        assert any(ln.startswith("  1 - input x (example_inputs[2]): TensorMetadata(") for ln in lines)
+        assert any(ln.startswith("  1 + input x (example_inputs[2]): TensorMetadata(") for ln in lines)
+        assert "because input x: shape (4, 16) → (8, 16)" in "\n".join(lines)
