@@ -1,9 +1,10 @@
-"""The one walk over the analysis: the sections in order, each with the panel's rows (built here) and the
-text report's lines (:mod:`.report_lines`)."""
+"""The one walk over the analysis: the sections in order (:data:`SECTIONS`, one function each), each with the
+panel's rows (built here) and the text report's lines (:mod:`.report_lines`). A new kind of finding is one
+function added to :data:`SECTIONS` at its place."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from magi_format.text import fmt_seconds, literal
 from magi_tui.model.analysis.checks import Analysis
@@ -97,16 +98,15 @@ def _program_end(b: _Builder, o: Any, report: bool) -> None:
 _UNRANKED = ("", 0.0)
 
 
-def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded: Iterable[str] = (), *,
-                    panel: bool = True, report: bool = False, show_all: bool = False) -> list[Section]:
-    """The findings of the analysis, section by section, in the order the panel lists them and the
-    report prints them. ``panel``: build the panel's rows (a section named by title in ``expanded`` whole,
-    the others at most ``cap`` items); ``report``: build the report's lines (``show_all``: every row)."""
-    b = _Builder(cap, expanded, panel, report, show_all)
-    t = run.triage
+def _program_ended(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
+    """How the program ended, when it did not end well (:func:`_program_end`), first."""
     o = a.outcome
     if o is not None and (o.exception is not None or o.interrupted):
         _program_end(b, o, report)
+
+
+def _failures(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
+    """Failures: every failed cascade, its head first and the members it folded under it."""
     if a.problems:
         sec, items = b.section("failures", "Failures", a.problems, json="failures")
         if report:
@@ -119,6 +119,10 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
                                   + literal(f"{src[0]}:{src[1]}", 140), "path"))
             sec.rows.append(Row(spans, c.head.event, "fail"))
             sec.rows += [folded_row(m) for m in c.members[1:]]
+
+
+def _restarts(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
+    """Dynamo's restarts, recovered or not (a restart's cascade folded under it)."""
     if a.restarts:
         sec, items = b.section("restarts", "Restarts", a.restarts, json="restarts")
         if report:
@@ -131,6 +135,11 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
             sec.rows.append(Row(spans, r.event, "fail" if r.cascade is not None else "restart"))
             if r.cascade is not None:
                 sec.rows += [folded_row(m) for m in r.cascade.members[1:]]
+
+
+def _ran_eagerly(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
+    """Frames that ran uncompiled (an unsupported graph break, the recompile limit)."""
+    o = a.outcome
     if a.ran_eagerly:
         sec, items = b.section("ran_eagerly", "Ran eagerly", a.ran_eagerly, json="ran_eagerly")
         if report:
@@ -152,6 +161,10 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
             if e.where:
                 spans.append(Span(f"\n    at {literal(e.where, 140)}", "path"))
             sec.rows.append(Row(spans, e.event, "eager"))
+
+
+def _graph_breaks(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
+    """The graph-break worklist: each site once, torch's reason, hints and the user's line."""
     if a.worklist:
         sec, items = b.section("graph_breaks", "Graph breaks", a.worklist, json="graph_breaks")
         if report:
@@ -179,12 +192,20 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
             elif gb.resume_fns:
                 spans.append(Span(f"\n    evidence: {literal(gb.resume_fns[0], 160)}", "dim"))
             sec.rows.append(Row(spans, gb.events[0] if gb.events else None, "gb"))
+
+
+def _recompiles(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
+    """Recompiles, each with torch's reason and the guard that failed."""
     if a.recompiles:
         sec, items = b.section("recompiles", "Recompiles", a.recompiles, json="recompiles")
         if report:
             _recompiles_report(b, sec, a)
         for r in items:
             sec.rows.append(Row(_recompile(r), r.event, "rc"))
+
+
+def _frames(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
+    """The compiled frames: compiles, breaks, cache, time and the recompile limit."""
     if a.frames:
         sec, items = b.section("frames", "Frames", a.frames, json="frames")
         if report:
@@ -206,6 +227,10 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
             if f.limit_hit:
                 spans.append(Span("  LIMIT HIT → eager", "worst"))
             sec.rows.append(Row(spans, f.limit_event or f.first_event, "frame"))
+
+
+def _fallbacks(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
+    """Silent fallbacks: what ran uncompiled or compiled worse with no error."""
     if a.fallbacks:
         sec, items = b.section("fallbacks", "Silent fallbacks", a.fallbacks, json="fallbacks.items")
         if report:
@@ -220,6 +245,10 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
             if where:
                 spans.append(Span(f"\n    at {literal(where, 120)}", "path"))
             sec.rows.append(Row(spans, fb.event, "fallback"))
+
+
+def _compile_time(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
+    """Where compile time went (the cache's report lines first, in the text report)."""
     if report:
         _cache_report(b, run, a)
     ct = a.compile_time
@@ -243,6 +272,11 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
                                 inert=True))
         if ct.get("note") and sec.panel and b.panel:
             sec.note = Row([Span("  " + literal(ct["note"], 200), "dim")], inert=True)
+
+
+def _finding_lists(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
+    """Why the cache missed, then the lists of single findings: cache bypasses, misses (each with its factor), skipped stores, recompile-limit hits, the tracer stopping."""
+    t = run.triage
     why = _cache_why(b, run)
     lists = (("cache_bypasses", "Cache bypasses", t.cache_bypasses, "cache.bypasses"),
              ("cache_misses", "Cache misses", t.cache_misses, "cache.misses"),
@@ -260,6 +294,10 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
                 if factor:
                     spans.append(Span("\n    because " + literal(factor, 160), "key"))
                 sec.rows.append(Row(spans, it.event, title))
+
+
+def _open_spans(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
+    """Lifecycles never closed (a cut-short run)."""
     if run.open_spans:
         sec, items = b.section("open", "Never closed", run.open_spans, json="open")
         if report:
@@ -268,6 +306,24 @@ def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded
         for s in items:
             sec.rows.append(Row([Span(f"#{s.first.index:04d} ", "dim"), Span(literal(s.first.name, 80)),
                                  Span("  … open", "path")], s.first, "open"))
+
+
+#: the sections in the order the panel lists them and the report prints them: one function each, that adds
+#: its section to the builder when the analysis has something for it
+SECTIONS: tuple[Callable[[_Builder, RunModel, Analysis, bool], None], ...] = (
+    _program_ended, _failures, _restarts, _ran_eagerly, _graph_breaks, _recompiles, _frames, _fallbacks,
+    _compile_time, _finding_lists, _open_spans,
+)
+
+
+def triage_sections(run: RunModel, a: Analysis, cap: int | None = None, expanded: Iterable[str] = (), *,
+                    panel: bool = True, report: bool = False, show_all: bool = False) -> list[Section]:
+    """The findings of the analysis, section by section, in the order the panel lists them and the
+    report prints them. ``panel``: build the panel's rows (a section named by title in ``expanded`` whole,
+    the others at most ``cap`` items); ``report``: build the report's lines (``show_all``: every row)."""
+    b = _Builder(cap, expanded, panel, report, show_all)
+    for section in SECTIONS:
+        section(b, run, a, report)
     return b.out
 
 
