@@ -226,7 +226,8 @@ def _verdict(run: RunModel) -> CacheMiss:
     if base.run is None:
         where = ", ".join(base.roots[:2])
         cold = (f"cache cold: no earlier run of this program used {base.cache_dir} (searched {where})"
-                if base.cache_dir else "cache cold: which cache directory this run used is not recorded here")
+                if base.cache_dir else "cache missed, with nothing to explain it against: which cache directory "
+                                       "this run used is not recorded here")
         same = [e for e in explain_misses(mine) if e.nearest is not None and e.differs]
         misses = [_miss(e, mine, [], run) for e in same]
         return CacheMiss("cold", cold, base.cache_dir, base, misses)

@@ -11,6 +11,9 @@ from magi_tui.model.run import RunModel
 #: each check level's mark, in the panel and the text report alike
 CHECK_ICONS = {"ok": "✓", "warn": "⚠", "fail": "✗", "unknown": "?"}
 CHECK_ROLES = {"ok": "good", "warn": "warn", "fail": "worst"}
+#: the summary lists failed checks, then warnings and unknowns, then the ok ones (the panel shows the first
+#: few lines: what a user looks for is what is wrong), each level in the rules' order
+CHECK_ORDER = {"fail": 0, "warn": 1, "unknown": 1, "ok": 2}
 STATUS_ROLES = {"failed": "worst", "incomplete": "worst", "interrupted": "worst", "recovered": "warn",
                 "degraded": "key", "ok": "good", "empty": "warn"}
 
@@ -38,7 +41,7 @@ def triage_summary(run: RunModel, a: Analysis) -> list[Span]:
     look = look_first(run, a)
     if look:  # right under the status: the summary is cut at half the panel, the checks may be many
         out += [*look, Span("\n")]
-    for c in a.checks:
+    for c in sorted(a.checks, key=lambda c: CHECK_ORDER.get(c.level, 1)):   # what is wrong first
         out += [Span(f"  {CHECK_ICONS.get(c.level, '?')} ", CHECK_ROLES.get(c.level, "")),
                 Span(literal(c.message, 300) + "\n")]
     return out
