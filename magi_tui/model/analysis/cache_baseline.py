@@ -57,7 +57,7 @@ def look_also_under(paths: list[str] | list[Path]) -> None:
 
 def timeline_file(run: RunModel) -> Path:
     """The file torch's records of this run are in (the timeline, or the log itself)."""
-    return Path(getattr(run.reader, "path", run.path))
+    return run.reader.path
 
 
 def cache_dir_of(run: RunModel) -> str | None:

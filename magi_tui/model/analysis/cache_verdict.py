@@ -221,8 +221,11 @@ def _verdict(run: RunModel) -> CacheMiss:
         return CacheMiss("bypassed", f"cache bypassed (not consulted): {why}", None, None)
     if not m:
         return CacheMiss("warm", f"cache warm: {h} hit(s), no miss", None, None)
-    base = find_baseline(run)
     mine = run_lookups(run)
+    if not any(lk.state == "miss" for lk in mine):   # no key recorded with a miss: nothing to compare, nor to search for
+        return CacheMiss("cold", "cache missed: the missed lookups' keys are not recorded here, so what changed "
+                                 "cannot be told", None, None)
+    base = find_baseline(run)
     if base.run is None:
         where = ", ".join(base.roots[:2])
         cold = (f"cache cold: no earlier run of this program used {base.cache_dir} (searched {where})"

@@ -24,11 +24,12 @@ from pathlib import Path, PurePosixPath
 
 from magi_tui.model.sources.paths import FileProblem, open_regular
 
-#: bytes of a run's file scanned at most for the output-code record
-MAX_SCAN = 256 << 20
+#: bytes of a run's file scanned at most for the output-code record (it comes with the first Inductor compile)
+MAX_SCAN = 32 << 20
 _CHUNK = 1 << 20
-#: bytes of a log scanned at most for torch's repro script (it comes with the first compile)
-MAX_ENV_SCAN = 32 << 20
+#: bytes of a log scanned at most for torch's repro script (it comes with the first Inductor compile, before
+#: its output code) and for the compiled frames' files
+MAX_ENV_SCAN = 8 << 20
 #: a record that carries the output code's path, and the path itself (a JSON string) after it
 _MARKERS = (b'"inductor_output_code": {"filename": "', b'_after_inductor_codegen"')
 _FILENAME = re.compile(rb'"filename": "((?:[^"\\]|\\.){1,4096})"')
@@ -128,14 +129,18 @@ def compile_env(file: Path, run_dir: Path | None) -> dict[str, str | None]:
                 chunk = os.pread(fd, 4 * _CHUNK, pos)
             except OSError:
                 return {}
-            if not chunk:
-                return {}
             at = chunk.find(marker)
+            # torch logs a compile's repro before its output code: output code first, no repro was logged
+            code = chunk.find(_MARKERS[0], 0, at if at >= 0 else len(chunk))
+            if code >= 0:
+                return {}
             if at >= 0:
                 more = os.pread(fd, 64 << 10, pos + at)
                 head = more.decode("utf-8", "replace")
                 cut = head.find("\nV", 1)   # the next glog record
                 return _env_of(head[:cut] if cut > 0 else head)
+            if len(chunk) < 4 * _CHUNK:     # the end of the log
+                return {}
             pos += len(chunk) - len(marker)
         return {}
     finally:
