@@ -111,3 +111,20 @@ def test_a_miss_row_carries_its_factor(seeded):
     rows = [r.text for r in secs["cache_misses"].rows]
     assert rows and all("because input x: shape (4, 16) → (8, 16)" in t for t in rows)
     assert secs["cache_why"].rows[0].text.startswith("cache missed: input x: shape (4, 16) → (8, 16)")
+
+
+def test_a_log_without_lookups_or_repro_ends_the_env_scan(tmp_path):
+    """A log under the scan's bound with no fx_graph_runnable (no Inductor compile) reads as no env, at once
+    (the scan read its last chunk again and again: triage --json of such a log never ended)."""
+    import threading
+
+    from magi_tui.model.sources.cache_dir import compile_env
+
+    log = Path(__file__).resolve().parents[1] / "torchtrace" / "logs" / "jit_reset.log"
+    got: list = []
+    t = threading.Thread(target=lambda: got.append(compile_env(log, None)), daemon=True)
+    t.start()
+    t.join(10)
+    assert got == [{}], "compile_env did not return on a log with no repro script"
+    out = json.loads(_cli("triage", str(log), "--json").stdout)
+    assert out["cache_miss"]["state"] == "none"
