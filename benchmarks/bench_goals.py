@@ -250,8 +250,9 @@ class Bench:
             for c in self.codes:
                 ours[c].append(self.ours(c, [PY, "-m", "magi_tui", "triage", d["log"], "--json"]))
                 first[c].append(self.child(c, "first_keys", d["log"]))
-            anchor.append(C.whole_process([self.tlparse, d["log"], "--no-browser", "--overwrite", "-o",
-                                           str(self.tmp / "tlparse_out")], ok=(0,)))
+            if not self.a.no_anchor:
+                anchor.append(C.whole_process([self.tlparse, d["log"], "--no-browser", "--overwrite", "-o",
+                                               str(self.tmp / "tlparse_out")], ok=(0,)))
             self.sample_load()
         size = round(Path(d["log"]).stat().st_size / 2**20)
         what = f"{self.a.frames} frames, {size} MiB" if self.a.frames else f"{size} MiB"
@@ -376,8 +377,10 @@ def summarise(name: str, row: dict, code: str) -> dict:
         out["keys_moved_while_loading"] = [bool(r.get("key_moved") and r.get("loading_after_key")) for r in ours]
         out["key_s"] = C.median(ours, "key_s")
         out["events_at_first"] = C.median(ours, "events_at_first")
-    else:
+    elif anchor:
         holds = (out["ratio_cpu"] if decide == "cpu" else out["ratio_wall"]) <= row["goal"]
+    else:  # --no-anchor: codes compared with each other only
+        holds = None
     if "rss_goal_mb" in row:
         out["rss_goal_mb"] = row["rss_goal_mb"]
         holds = holds and out["ours_peak_rss_mb"] <= row["rss_goal_mb"]
@@ -390,7 +393,7 @@ def summarise(name: str, row: dict, code: str) -> dict:
     if timed_out:  # a child past its limit measured nothing but the limit
         out["timed_out"] = f"{timed_out} of {len(ours)}"
         holds = False
-    out["holds"] = bool(holds)
+    out["holds"] = None if holds is None else bool(holds)
     return out
 
 
@@ -400,7 +403,9 @@ def markdown(rows: list[dict]) -> str:
     for r in rows:
         mem = f", {r['ours_peak_rss_mb']:.0f} MB" if r.get("rss_goal_mb") else ""
         ours = f"{r['ours_cpu_s']:.3f} s / {r['ours_wall_s']:.3f} s{mem}"
-        if r.get("anchor_cpu_s") is not None:
+        if r["decide"] != "abs_wall" and r.get("anchor_cpu_s") is None:
+            anchor, ratio = "(not measured: --no-anchor)", "—"
+        elif r.get("anchor_cpu_s") is not None:
             anchor = f"{r['anchor_cpu_s']:.3f} s / {r['anchor_wall_s']:.3f} s ({r['anchor_name']})"
             ratio = f"{r['ratio_cpu']:.2f}× / {r['ratio_wall']:.2f}×"
         else:
@@ -413,7 +418,7 @@ def markdown(rows: list[dict]) -> str:
             goal += f", RSS ≤ {r['rss_goal_mb']} MB"
         if r.get("timed_out"):
             ours = f"**timed out** ({r['timed_out']}): {ours}"
-        lines.append(f"| {r['row']} | {ours} | {anchor} | {ratio} | {goal} | {'yes' if r['holds'] else '**no**'} |")
+        lines.append(f"| {r['row']} | {ours} | {anchor} | {ratio} | {goal} | {'—' if r['holds'] is None else 'yes' if r['holds'] else '**no**'} |")
     return "\n".join(lines)
 
 
@@ -429,6 +434,8 @@ def main() -> None:
                     "frames (synth.write_trace_log) instead of --mib of real records")
     ap.add_argument("--diff-lines", type=int, default=20_000)
     ap.add_argument("--compiles", type=int, default=100_000)
+    ap.add_argument("--no-anchor", action="store_true", help="row 3 without tlparse (to compare --code "
+                    "checkouts with each other: tlparse writes a folder per compile, minutes on a big log)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds one of our processes may run")
     ap.add_argument("--toolong", default="/tmp/tl/bin/python",
                     help="a python with toolong (and orjson) installed: its own venv, it pins an older textual")
