@@ -134,7 +134,9 @@ def triage_document(run: RunModel) -> dict[str, Any]:
                     "recompiles": None if "recompiles" in a.not_recorded else len(a.recompiles),
                     "graph_breaks": None if "graph_breaks" in a.not_recorded else a.graph_break_total,
                     "graph_break_sites": None if "graph_breaks" in a.not_recorded else len(a.worklist),
-                    "frames": len(a.frames),
+                    # the user's frames; the compiled-autograd graphs apart (torch's compiled_autograd.captures)
+                    "frames": sum(1 for f in a.frames if not f.compiled_autograd),
+                    "compiled_autograd_graphs": sum(1 for f in a.frames if f.compiled_autograd),
                     "ran_eagerly": len(a.ran_eagerly),
                     "cache_state": a.cache["state"]},
         "checks": [c.as_json() for c in a.checks],

@@ -76,6 +76,89 @@ PROGRAMS = {
             ep = torch.export.export(M(), (torch.randn(2, 4),))
             torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(tempfile.mkdtemp(), "m.pt2"))
     ''',
+    # compiled autograd (issue 33.4): torch._dynamo.config.compiled_autograd and a backward inside a compiled
+    # step; the backward is a graph break (a resume frame), each backward a compiled-autograd graph (!0/1/0,
+    # !1/3/0: the second differs, the grads now accumulate). torch's counters: compiled_autograd.captures 2,
+    # stats.unique_graphs 3, one graph break (Tensor.backward)
+    "compiled_autograd": """
+        import torch
+        from torch._dynamo.utils import counters
+
+        torch._dynamo.config.compiled_autograd = True
+
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                return torch.relu(self.lin(x)).sum()
+
+
+        m = M()
+
+
+        @torch.compile(backend="aot_eager")
+        def step(x):
+            loss = m(x)
+            loss.backward()
+            return loss
+
+
+        for _ in range(2):
+            step(torch.randn(2, 4))
+        print(dict(counters["compiled_autograd"]), dict(counters["stats"]))
+    """,
+    # compiled autograd with a fullgraph compiler over a hook that breaks the graph: Dynamo raises Unsupported
+    # inside the compiled-autograd graph (!0/1/0) and backward() raises; tlparse lists it as a failure
+    "compiled_autograd_fail": """
+        import torch
+        from torch._dynamo import compiled_autograd
+        from torch._dynamo.utils import counters
+
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                return torch.relu(self.lin(x)).sum()
+
+
+        m = M()
+
+
+        def hook(grad):
+            torch._dynamo.graph_break()
+            return grad * 2
+
+
+        m.lin.weight.register_hook(hook)
+        loss = torch.compile(m, backend="aot_eager")(torch.randn(2, 4))
+        try:
+            with compiled_autograd._enable(torch.compile(backend="aot_eager", fullgraph=True)):
+                loss.backward()
+        except Exception as e:
+            print("raised", type(e).__name__)
+        print(dict(counters["compiled_autograd"]), dict(counters["stats"]))
+    """,
+    # one function compiled, torch._dynamo.reset(), compiled again (issue 33.9): two frames of one label,
+    # compile ids 0/0 and (after the reset) 0/0 again
+    "reset_same_function": """
+        import torch
+        import torch._dynamo
+
+
+        def f(x):
+            return torch.sin(x) + 1
+
+
+        torch.compile(f, backend="aot_eager")(torch.ones(3))
+        torch._dynamo.reset()
+        torch.compile(f, backend="aot_eager")(torch.ones(3))
+    """,
 }
 
 

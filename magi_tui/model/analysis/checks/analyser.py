@@ -8,6 +8,7 @@ import os
 import stat
 import weakref
 
+from magi_format.lazyre import lazy_re
 from magi_tui.model.analysis.checks.breaks import worklist as breaks_worklist
 from magi_tui.model.analysis.checks.compiled_nothing import compiled_nothing
 from magi_tui.model.analysis.checks.evidence import (
@@ -40,6 +41,9 @@ from magi_tui.model.run import RunModel
 from magi_tui.model.sources.files import FileProblem, open_regular
 from magi_tui.model.sources.safejson import metrics_or_none
 from magi_tui.model.triage import raised_into_program
+
+#: a compiled-autograd graph's frame key (``!0/1``, ``R1/!0/1`` after a reset): its capture, ``!0``
+_CA_KEY = lazy_re(r"^(?:R\d+/)?(!\d+)/")
 
 LOG_NAMES = ("run.log", "stderr.log", "stderr.txt", "output.log")
 
@@ -93,6 +97,10 @@ class _Analyser(AnalyserState):
         for row in self.frames.values():
             code = CodeId(row.name, row.file, row.line)
             row.frame = code.label
+            ca = _CA_KEY.match(row.key)
+            if ca is not None:  # the graph compiled autograd captured: named so, never as a user's "forward"
+                row.compiled_autograd = True
+                row.frame = f"compiled autograd graph {ca.group(1)}"
             same = self.cf.by_name(row.name)
             if len(same) == 1:
                 row.cf_rel = same[0].rel
@@ -173,6 +181,7 @@ class _Analyser(AnalyserState):
             only.compile_s = compile_time["total_s"]
             if only.compile_s is not None:
                 compile_time["per_frame"] = {only.frame: only.compile_s}
+                compile_time["per_frame_key"] = {only.key: only.compile_s}
         a = Analysis(status, list(self.t.restarts), self.t.problems, worklist, recompiles, frames, cache,
                      compile_time, [], incomplete_reasons=why,
                      graph_break_total=sum(b.count for b in worklist), recompile_total=len(recompiles))

@@ -229,6 +229,9 @@ class FrameRow(Struct):
     eager_calls: int | None = None                   # runtime: None when nothing counted them
     first_event: Event | None = None
     asked: bool = False
+    #: a compiled-autograd graph (compile id ``!<n>/<frame>/…``): Dynamo compiling the backward compiled
+    #: autograd captured, not a frame of the user's (torch's ``compiled_autograd.captures``)
+    compiled_autograd: bool = False
 
     @property
     def recompiles(self) -> int:
@@ -261,7 +264,8 @@ class FrameRow(Struct):
                 "recompile_limit": self.recompile_limit, "recompile_limit_recorded": self.limit_recorded,
                 "limit_hit": self.limit_hit, "limit_raised": self.limit_raised, "compiled_functions": self.cf_rel,
                 "entries": [e.as_json() for e in self.entries], "eager_calls": self.eager_calls,
-                "first_call_s": None if self.first_call_s is None else round(self.first_call_s, 6)}
+                "first_call_s": None if self.first_call_s is None else round(self.first_call_s, 6),
+                "compiled_autograd": self.compiled_autograd}
 
 
 class Analysis(Struct):

@@ -288,7 +288,9 @@ def _compiles_per_frame(c: Ctx) -> Iterable[Check]:
         if shared:
             extra.append(f"{sum(shared.values())} other function(s) through a shared wrapper")
         plus = f" (and {', and '.join(extra)})" if extra else ""
-        yield Check("ok", f"{len(a.frames)} frame(s), one compile each{plus}")
+        n_ca = sum(1 for f in a.frames if f.compiled_autograd)
+        ca = f" and {n_ca} compiled-autograd graph(s)" if n_ca else ""
+        yield Check("ok", f"{len(a.frames) - n_ca} frame(s){ca}, one compile each{plus}")
 
 
 @rule("ran-eagerly", "no frame ran eagerly (uncompiled after an unsupported graph break or the recompile limit)")

@@ -96,12 +96,19 @@ def compile_time(s: AnalyserState) -> dict[str, Any]:
         phases += [{"phase": k, "seconds": round(v, 6), "count": None, "source": "metrics"}
                    for k, v in metrics.items() if v > 0]
     phases.sort(key=lambda p: -p["seconds"])
-    frames = {r.frame: round(r.compile_s, 6) for r in s.frames.values() if r.compile_s is not None}
+    # keyed by the frame's id: two frames may share a label (the same function compiled again after
+    # torch._dynamo.reset(), frame 0 then R1/0), and neither's seconds may overwrite the other's
+    by_key = {r.key: round(r.compile_s, 6) for r in s.frames.values() if r.compile_s is not None}
+    frames: dict[str, float] = {}
+    for r in s.frames.values():
+        if r.compile_s is not None:
+            frames[r.frame] = round(frames.get(r.frame, 0.0) + r.compile_s, 6)
     # top-level time no frame owns (no compile id): so the frames and it add up to the total
-    unattributed = round(max(0.0, top - sum(frames.values())), 6) if top_n and frames else None
+    unattributed = round(max(0.0, top - sum(by_key.values())), 6) if top_n and by_key else None
     per_piece = [{"piece": k, "seconds": round(v[1], 6), "lifecycle": "+".join(v[2]), "count": v[3]}
                  for k, v in sorted(pieces.items())]
     return {"total_s": round(top, 6) if top_n else None, "phases": phases, "per_frame": frames,
+            "per_frame_key": by_key,
             "unattributed_s": unattributed,
             "per_piece": per_piece,
             "note": "lifecycles nest (a pass runs inside its backend call): phase seconds are inclusive "

@@ -209,7 +209,8 @@ def _frames(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
     if a.frames:
         sec, items = b.section("frames", "Frames", a.frames, json="frames")
         if report:
-            _line(sec, f"  frames: {len(a.frames)}")
+            n_ca = sum(1 for f in a.frames if f.compiled_autograd)
+            _line(sec, f"  frames: {len(a.frames) - n_ca}" + (f" and {n_ca} compiled-autograd graph(s)" if n_ca else ""))
             _line(sec, (f"    {'COMPILES':>8} {'BREAKS':>6} {'CACHE h/m/b':>11} {'TIME':>8} {'LIMIT':>5} "
                         f"{'CALLS':>7} {'EAGER':>5}  FRAME", "title"))
             shown, left = b.capped(a.frames, 8)

@@ -172,10 +172,12 @@ def _search_at(pattern: re.Pattern[bytes], data: bytes) -> re.Match[bytes] | Non
 
 
 def tlparse_compile_id(md: dict[str, Any]) -> str | None:
-    """tlparse's spelling of a record's compile id: ``[0/1]``, ``[0/1_2]`` (attempt 2), ``[!3/0/1]``."""
+    """tlparse's spelling of a record's compile id: ``[0/1]``, ``[0/1_2]`` (attempt 2), ``[!3/0/1]``, and
+    ``[!3/-/-]`` for a record of compiled autograd's capture 3 itself (its graph, before Dynamo compiles it)."""
     fid, fcid = md.get("frame_id"), md.get("frame_compile_id")
     if fid is None or fcid is None:
-        return None
+        ca = md.get("compiled_autograd_id")
+        return f"[!{ca}/-/-]" if ca is not None else None
     ca, att = md.get("compiled_autograd_id"), md.get("attempt")
     if ca is None and not att:  # (most records: neither part; 210k records of a 100k-frame log)
         return f"[{fid}/{fcid}]"
@@ -928,7 +930,11 @@ class TraceLogReader(Reader):
         """The attributes the mapping gives its own events (compile id without the attempt, frame)."""
         a: dict[str, Any] = dict(scope_attrs(None))
         cid = self._mapper.compile_id_of(md)
-        if cid is not None:
+        if cid is None and md.get("compiled_autograd_id") is not None:
+            # compiled autograd's capture itself (its graph, its compile reasons): tlparse's ``!N/-/-``
+            a["compile_id"] = f"!{md['compiled_autograd_id']}/-/-"
+            a["attempt"] = md.get("attempt")
+        elif cid is not None:
             st = self._mapper.compiles.get(cid)
             key = (self._mapper.resets, md.get("compiled_autograd_id"), md.get("frame_id"))
             a["compile_id"] = cid
