@@ -35,58 +35,30 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
+from _common import whole_process  # noqa: E402
 
 _BARE = "import magi_tui.cli, magi_tui.model.outputs.report, magi_tui.model.sources.torchtrace.reader, magi_format.torch_mapping\n"
 
 
 def _whole_process(cmd: list[str], timeout: float, ok: tuple[int, ...] = (0, 1)) -> dict:
-    """CPU, wall and peak RSS of one child process (``wait4``); stdout's last line parsed if JSON.
+    """CPU, wall and peak RSS of one child process, run from this checkout (``_common.whole_process``);
     ``ok``: the exit codes that are a measurement (triage exits 1 on a failed run)."""
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT)
-        timed_out = False
-        while True:
-            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - t0 > timeout:
-                proc.kill()
-                _pid, status, ru = os.wait4(proc.pid, 0)
-                timed_out = True
-                break
-            time.sleep(0.02)
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        # only the tail: triage --json on 100k frames writes ~100 MB, and reading it all would make this
-        # process big, and every later child's peak RSS starts from its parent's at fork
-        out.seek(max(0, out.seek(0, 2) - (64 << 10)))
-        err.seek(max(0, err.seek(0, 2) - (64 << 10)))
-        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
-    row = {"cpu_s": round(ru.ru_utime + ru.ru_stime, 3), "wall_s": round(wall, 3),
-           "peak_rss_mb": round(ru.ru_maxrss / 1024, 1)}
-    if timed_out:
-        row["timed_out"] = True
-        return row
-    if proc.returncode not in ok:
-        raise SystemExit(f"{cmd[:5]} exited {proc.returncode}: {stderr[-2000:]}")
-    last = stdout.strip().splitlines()[-1:] if stdout.strip() else []
-    if last and last[0].startswith("{"):
-        row["child"] = json.loads(last[0])
-    return row
+    try:
+        row = whole_process(cmd, cwd=ROOT, timeout=timeout, ok=ok)
+    except RuntimeError as e:
+        raise SystemExit(str(e)) from None
+    return {k: round(v, 3 if k != "peak_rss_mb" else 1) if isinstance(v, float) else v for k, v in row.items()}
 
 
 def _in_child(fn: str, *args: object) -> Path:
