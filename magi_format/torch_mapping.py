@@ -12,7 +12,7 @@ recompile-limit warning, or the metrics); a ``dynamo_error`` is written with the
 that follows it (whole message, ``metrics.json``); what still waits at the end comes out of ``finish()``.
 
 Lives in the contract package (torch-free, tracer-free) because both sides use it: the tracer on its
-writer thread, the viewer on every TORCH_TRACE log it opens (:mod:`magi_tui.model.torchtrace.reader`).
+writer thread, the viewer on every TORCH_TRACE log it opens (:mod:`magi_tui.model.sources.torchtrace.reader`).
 
 Backward: records of a compile that arrive after its ``compilation_metrics`` (with torch's own ids, not
 ids the session lent a piece compiled later) are the lazy backward compile, bracketed by
@@ -73,7 +73,7 @@ from magi_format.torchtext import (
     is_limit_hit,
     is_torch_or_runpy,
     limit_from_message,
-    load_gb_registry,
+    merged_gb_registry,
     parse_graph_break,
     parse_recompile_reasons,
     recompile_limit_of,
@@ -644,7 +644,7 @@ class TraceMapper:
 
     def registry(self) -> dict[str, Any]:
         if self._registry is None:
-            self._registry = load_gb_registry(self._registry_path or find_gb_registry())
+            self._registry = merged_gb_registry(self._registry_path or find_gb_registry())
         return self._registry
 
     # -- records that are not torch's trace ----------------------------------------------------

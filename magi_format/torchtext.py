@@ -246,6 +246,21 @@ def load_gb_registry(path: str | os.PathLike[str] | None) -> dict[str, Any]:
         return {}
 
 
+#: the torch release whose ``graph_break_registry.json`` is shipped beside this module (the newest read: ids of
+#: a torch newer than the one installed, or of any torch where none is installed, as the viewer runs)
+SHIPPED_GB_REGISTRY_TORCH = "2.15.0"
+SHIPPED_GB_REGISTRY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "graph_break_registry.json")
+
+
+def merged_gb_registry(installed: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """The installed torch's registry (its wording wins: it is the torch most likely to have written the log),
+    with the ids only the shipped one knows (torch 2.14 grew it from 517 to 561 ids, 2.15 to 592) added, and
+    those only an older torch knew kept. An id neither knows is shown with the log's own text."""
+    shipped = load_gb_registry(SHIPPED_GB_REGISTRY)
+    own = load_gb_registry(installed) if installed else {}
+    return {**shipped, **own}
+
+
 def find_gb_registry() -> str | None:
     """The registry of the installed torch, found without importing torch."""
     try:
