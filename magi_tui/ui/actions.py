@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 
 @dataclass(frozen=True)
@@ -211,23 +211,25 @@ def act(act_id: str) -> Act:
     return _BY_ID[act_id]
 
 
-def bindings(*scopes: str) -> list[Binding]:
+def bindings(*scopes: str) -> list[BindingType]:
     """The bindings of the acts in ``scopes``, each with its catalogue id."""
     return [Binding(a.keys, a.action, a.title, show=a.show, priority=a.priority, id=a.id)
             for a in CATALOGUE if set(_scopes(a)) & set(scopes)]
 
 
-def binding(act_id: str, **overrides) -> Binding:
-    """One act's binding (``overrides`` e.g. ``action="app.pop_screen"`` for a screen of its own)."""
+def binding(act_id: str, *, action: str | None = None, title: str | None = None, show: bool | None = None,
+            priority: bool | None = None) -> Binding:
+    """One act's binding, a field overridden where given (e.g. ``action="app.pop_screen"`` for a screen of
+    its own)."""
     a = _BY_ID[act_id]
-    kw = dict(show=a.show, priority=a.priority, id=a.id) | {k: v for k, v in overrides.items()
-                                                            if k in ("show", "priority")}
-    return Binding(a.keys, overrides.get("action", a.action), overrides.get("title", a.title), **kw)
+    return Binding(a.keys, a.action if action is None else action, a.title if title is None else title,
+                   show=a.show if show is None else show, priority=a.priority if priority is None else priority,
+                   id=a.id)
 
 
 def vim_bindings(*, down: str, up: str, top: str, bottom: str, left: str | None = None,
                  right: str | None = None, page_up: str | None = None, page_down: str | None = None,
-                 arrows: bool = False) -> list[Binding]:
+                 arrows: bool = False) -> list[BindingType]:
     """j/k/g/G (and h/l) for a widget, mapped onto its own movement actions.
 
     ``arrows=True`` also binds the arrow keys / home / end (for widgets that do not already)."""
@@ -236,7 +238,7 @@ def vim_bindings(*, down: str, up: str, top: str, bottom: str, left: str | None 
         pairs.append(("left", left, "left"))
     if right:
         pairs.append(("right", right, "right"))
-    out = []
+    out: list[BindingType] = []
     for name, action, arrow in pairs:
         keys = f"{arrow},{VIM[name]}" if arrows else VIM[name]
         out.append(Binding(keys, action, name.capitalize(), show=False, id=f"move_{name}"))
