@@ -77,6 +77,8 @@ CACHE_MISS = "cache_miss"          #        a backward graph's; exception_type o
 CACHE_BYPASS = "cache_bypass"      #        states: a bypass is never written as a miss
 TRACER_STOPPED = "tracer_stopped"  # attrs: reason, error: the tracer stopped recording before the program ended
                                    #        reason: "disk_full" | "write_error" | "tracer_error"; error: "Type: msg"
+COMPILE_WORKER_DIED = "compile_worker_died"  # attrs: pid, returncode, reason (the output's last line); file:
+                                   #        worker_output.txt (torch 2.14+'s compile_worker_sidecar_death: its tail)
 
 # -- lifecycle names the tracer opens for torch's own stages (``<scope>_<phase>_<lifecycle>``) --------
 COMPILE = "compile"                # one compile id; failed: exception_type, exception_message (whole message),

@@ -45,6 +45,7 @@ from magi_format.names import (
     CACHE_HIT,
     CACHE_MISS,
     COMPILE,
+    COMPILE_WORKER_DIED,
     DYNAMO_CAPTURE,
     EXPORT_ISSUE,
     FUSION,
@@ -79,7 +80,7 @@ from magi_format.torchtext import (
     recompile_limit_of,
 )
 
-#: record kinds torch 2.1–2.13 writes (``trace_structured("<kind>", …)`` in its source, TORCH_TRACE.md §3a);
+#: record kinds torch 2.1–2.15 writes (``trace_structured("<kind>", …)`` in its source, TORCH_TRACE.md §3a);
 #: a log reader counts the others as unknown, as tlparse does
 TORCH_KINDS = frozenset({
     "str", "dynamo_start", "dynamo_output_graph", "dynamo_guards", "dynamo_cpp_guards_str", "compilation_metrics",
@@ -93,7 +94,7 @@ TORCH_KINDS = frozenset({
     "mismatched_fake_kernel", "exported_program", "export", "compiled_autograd_graph", "optimize_ddp_split_graph",
     "optimize_ddp_split_child",
 })
-#: ``artifact`` names torch 2.1–2.13 writes. Each is shown under its own name; those without a handler
+#: ``artifact`` (and ``graph_dump``) names torch 2.1–2.15 writes. Each is shown under its own name; those without a handler
 #: become a point event named after the artifact (its payload opens as a file)
 TORCH_ARTIFACTS = frozenset({
     "torch_version", "recompile_reasons", "dynamo_graph_break_reason", "dynamo_error", "dynamo_side_effects",
@@ -124,7 +125,25 @@ TORCH_ARTIFACTS = frozenset({
     "pre_bucketing_collective_sizes", "pre_bucketing_collective_sizes_after", "pre_bucketing_fsdp_collectives",
     "pre_decomp_comms", "reorder_communication_preserving_peak_memory", "scheduler_nodes_before_comm_overlap",
     "sink_waits_iterative_info",
+    # named in a constant or by the callers of a helper (torch 2.13): AOT autograd's runtime wrappers, one
+    # artifact each (2.15 writes them as one, aot_autograd_runtime_wrappers), collective estimates, PGO
+    "backward_subclass_unwrap", "backward_subclass_wrapper", "debug_assert_wrapper", "dedup_wrapper",
+    "effect_tokens_wrapper", "functionalized_rng_wrapper", "mutation_epilogue", "output_alias_wrapper",
+    "subclass_wrapper", "synthetic_base_wrapper", "fx_collectives_analytical_estimation",
+    "fx_collectives_node_runtime_estimation", "put_remote_code_state", "put_extra_remote_code_state",
+    # torch 2.14 / 2.15: Inductor's compile-worker pool (a worker's status report; the sidecar process dying,
+    # with the tail of its output), native DSL kernels' compiles, AOT autograd's runtime wrappers as one record
+    "compile_worker_status", "compile_worker_sidecar_death", "native_dsl_compile", "aot_autograd_runtime_wrappers",
+    "inductor_aot_code",  # torch 2.4's graph_dump of AOTInductor's code (later split in wrapper / kernel / header)
 })
+#: ``artifact`` names torch makes from a prefix (``f"flex_gemm_{phase}"``, torch 2.14; the cache lookups;
+#: ``f"get_{ty}_code_state"``): any name with one of these is one of torch's
+TORCH_ARTIFACT_PREFIXES = ("aotautograd_cache_", "fx_graph_cache_", "flex_gemm_", "get_")
+
+
+def is_torch_artifact(name: str) -> bool:
+    """An ``artifact`` name some torch writes (by name or by prefix)."""
+    return name in TORCH_ARTIFACTS or name.startswith(TORCH_ARTIFACT_PREFIXES)
 
 IGNORED = frozenset({"describe_storage", "describe_tensor", "describe_source", "link", "dump_file",
                      "compilation_metrics_runtime", "bwd_compilation_metrics_runtime"})
@@ -937,6 +956,18 @@ def _graph_break(self: TraceMapper, r: Rec) -> None:
         user_frame=frame.where if frame else None, user_file=frame.filename if frame else None,
         user_line=frame.line if frame else None, user_function=frame.function if frame else None,
         source_line=source_line))
+
+
+@on_artifact("compile_worker_sidecar_death")
+def _worker_died(self: TraceMapper, r: Rec) -> None:
+    """Inductor's compile-worker sidecar died (torch 2.14+): ``sidecar pid=<p> returncode=<r>``, then the tail
+    of its output; the compiles waiting on it fail."""
+    head, _, tail = r.payload.partition("\n")
+    m = re.match(r"sidecar pid=(\d+) returncode=(-?\d+)", head)
+    last = next((ln.strip() for ln in reversed(tail.splitlines()) if ln.strip()), "")
+    r.events.append(self._point(r.st, COMPILE_WORKER_DIED, {"worker_output.txt": r.payload},
+                                pid=int(m.group(1)) if m else None, returncode=int(m.group(2)) if m else None,
+                                reason=first_line(last or head, 2000)))
 
 
 @on_artifact("recompile_reasons")

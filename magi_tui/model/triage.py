@@ -24,7 +24,7 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from magi_format.names import EXPORT_ISSUE, RECOMPILE_LIMIT_HIT, TRACER_STOPPED
+from magi_format.names import COMPILE_WORKER_DIED, EXPORT_ISSUE, RECOMPILE_LIMIT_HIT, TRACER_STOPPED
 from magi_tui.model.events import Event, Span
 from magi_tui.model.pairing import Pairer
 from magi_tui.model.sources.layout import event_folder_rel
@@ -122,6 +122,8 @@ class Triage(Struct):
     cache_bypasses: list[Item] = field(default_factory=list)
     recompile_limit_hits: list[Item] = field(default_factory=list)
     tracer_stopped: list[Item] = field(default_factory=list)
+    #: Inductor's compile-worker sidecar died (torch 2.14+'s compile_worker_sidecar_death)
+    workers_died: list[Item] = field(default_factory=list)
     #: torch.export's issues (data-dependent expressions, guards it added, fake kernels)
     export_issues: list[Item] = field(default_factory=list)
     #: compiles that closed (``after`` of a ``compile`` lifecycle) and graphs Dynamo captured (``after`` of a
@@ -336,6 +338,8 @@ class TriageBuilder:
                     t.tracer_stopped.append(Item(ev, _attr(ev, "reason", "error")))
                 elif ev.frag == EXPORT_ISSUE:
                     t.export_issues.append(Item(ev, _attr(ev, "issue")))
+                elif ev.frag == COMPILE_WORKER_DIED:
+                    t.workers_died.append(Item(ev, _attr(ev, "reason")))
         elif kind == "restart" and phase is None:
             reason = _first_line(_attr(ev, "restart_reason", "reason"))
             cid = ev.compile_id

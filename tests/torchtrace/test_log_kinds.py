@@ -4,16 +4,16 @@ blank lines."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 
-from magi_format.torch_mapping import TORCH_ARTIFACTS, TORCH_KINDS
+from magi_format.torch_mapping import TORCH_ARTIFACT_PREFIXES, TORCH_KINDS, is_torch_artifact
 from magi_tui.model import RunModel
 from tests.torchtrace.logkit import RECORDED, make_record, records, write_log
 from tests.torchtrace.oracle import run_tlparse, tlparse_facts
+from tests.torchtrace.torchsource import scan, torch_sources, torch_version
 
 LOGS = sorted(RECORDED.glob("*.log"))
 
@@ -58,23 +58,36 @@ def test_payload_keeps_lines_after_a_blank_one(tmp_path):
     assert run.status == "ok"
 
 
-def _torch_source() -> Path | None:
-    spec = importlib.util.find_spec("torch")
-    return Path(next(iter(spec.submodule_search_locations))) if spec and spec.submodule_search_locations else None
+SOURCES = torch_sources()
 
 
-@pytest.mark.skipif(_torch_source() is None, reason="needs torch's source to read its vocabulary from")
-def test_vocabulary_covers_what_installed_torch_writes():
-    kinds, artifacts = set(), set()
-    for p in _torch_source().rglob("*.py"):
-        text = p.read_text(errors="replace")
-        if "trace_structured" not in text:
-            continue
-        kinds |= set(re.findall(r'trace_structured\(\s*"([a-z_]+)"', text))
-        for m in re.finditer(r'trace_structured\(\s*"artifact".{0,300}?"name":\s*"([a-z_.]+)"', text, re.S):
-            artifacts.add(m.group(1))
-    assert kinds and kinds <= TORCH_KINDS, sorted(kinds - TORCH_KINDS)
-    assert artifacts and artifacts <= TORCH_ARTIFACTS, sorted(artifacts - TORCH_ARTIFACTS)
+@pytest.mark.skipif(not SOURCES, reason="no torch here to read its vocabulary from")
+@pytest.mark.parametrize("src", SOURCES, ids=torch_version)
+def test_vocabulary_covers_what_each_torch_writes(src):
+    """Every record kind and artifact name in a torch's source is ours — the installed torch's and every
+    other found (tests/torchtrace/torchsource.py: 2.4.0, 2.14.1 wheels on this machine; 2.15.0 with
+    MAGI_TORCH_SOURCES), names kept in constants and passed to helpers included."""
+    s = scan(src)
+    assert s.kinds and s.kinds <= TORCH_KINDS, sorted(s.kinds - TORCH_KINDS)
+    assert s.artifacts and not {a for a in s.artifacts if not is_torch_artifact(a)}, \
+        sorted(a for a in s.artifacts if not is_torch_artifact(a))
+    assert s.prefixes <= set(TORCH_ARTIFACT_PREFIXES), sorted(s.prefixes - set(TORCH_ARTIFACT_PREFIXES))
+
+
+@pytest.mark.skipif(not SOURCES, reason="needs torch's source")
+def test_the_scan_follows_names_not_written_at_the_call():
+    s = scan(SOURCES[0])
+    # torch 2.13: AOT autograd's wrappers name their artifact through a helper's argument
+    # (_compile_and_exec_source(..., artifact_name="output_alias_wrapper")), the cache lookups by an f-string
+    assert {"output_alias_wrapper", "compiled_fn_wrapper"} <= s.artifacts
+    assert {"fx_graph_cache_", "aotautograd_cache_"} <= s.prefixes
+
+
+def test_the_vocabulary_knows_torch_2_14_and_2_15():
+    for name in ("compile_worker_status", "compile_worker_sidecar_death", "native_dsl_compile",
+                 "aot_autograd_runtime_wrappers", "flex_gemm_lowering_plan"):
+        assert is_torch_artifact(name), name
+    assert not is_torch_artifact("future_thing")
 
 
 @pytest.mark.parametrize("name", ["jit_reset.log", "aot_provenance.log"])

@@ -213,6 +213,17 @@ def _tracer_drops(c: Ctx) -> Iterable[Check]:
                         "of the run is recorded (a TORCH_TRACE log of the same run has them)")
 
 
+@rule("compile-worker", "Inductor's compile worker stayed alive (torch 2.14+ records its sidecar's death, with the "
+      "tail of its output)")
+def _compile_worker(c: Ctx) -> Iterable[Check]:
+    died = c.t.workers_died
+    if died:
+        a = c.run.attributes(died[0].event)
+        who = f"pid {a.get('pid')}, returncode {a.get('returncode')}" if a.get("pid") is not None else "sidecar"
+        yield Check("fail", f"Inductor's compile worker died {len(died)}× ({who}); its output ended: "
+                            f"{died[0].reason or '(nothing)'}", died[0].event)
+
+
 def _auto_other(a: Analysis) -> tuple[list, list]:
     """Recompiles that are torch's automatic dynamic shapes, and the others (another function through a
     shared wrapper aside: :func:`_shared_wrapper`)."""
