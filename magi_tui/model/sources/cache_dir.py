@@ -17,7 +17,6 @@ else is opened, and a link out of the run is never followed (:func:`magi_tui.mod
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path, PurePosixPath
@@ -42,6 +41,8 @@ _RUNNABLE = "fx_graph_runnable"
 
 
 def _decode(raw: bytes) -> str | None:
+    import json  # here: a headless start that finds no path never imports it (tests/speed/test_headless_start.py)
+
     try:
         s = json.loads(b'"' + raw + b'"')
     except ValueError:
