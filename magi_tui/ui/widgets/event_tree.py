@@ -34,7 +34,22 @@ class NodeData:
     start: int = 0   # bucket: first item index in the group
     loaded: bool = False
     placed: int = 0  # group: how many of its items have nodes (or buckets) already
-    children: dict = field(default_factory=dict)
+    #: group: its buckets by first item index; span: its phase leaves by event seq
+    children: dict[int, TreeNode[NodeData]] = field(default_factory=dict)
+
+
+def _data(node: TreeNode[NodeData]) -> NodeData:
+    """The data of a node below the root: every node this tree adds carries one (Textual types a node's
+    data as optional)."""
+    data = node.data
+    assert data is not None, "every node of the event tree carries its NodeData"
+    return data
+
+
+def _group(span: Span) -> Group | None:
+    """The tree group showing ``span`` (the record types it loosely, knowing nothing of the tree)."""
+    group = span.group
+    return group if isinstance(group, Group) else None
 
 
 class EventTree(Tree[NodeData]):
@@ -103,7 +118,7 @@ class EventTree(Tree[NodeData]):
             self._expand_path(first_bucket)
             self.ensure_loaded(first_bucket)
         nodes = list(self._group_nodes.values())
-        total = sum(len(n.data.obj.items) for n in nodes)
+        total = sum(len(_data(n).obj.items) for n in nodes)
         for i, node in enumerate(nodes):
             if total <= 300 or i == 0:
                 self._expand_path(node)
@@ -168,7 +183,7 @@ class EventTree(Tree[NodeData]):
         return node
 
     def _load_cbucket(self, node: TreeNode[NodeData]) -> None:
-        data = node.data
+        data = _data(node)
         data.loaded = True
         for comp in self.run.tree.sessions[data.obj].compiles[data.start:data.start + BUCKET]:
             for g in comp.groups:
@@ -176,12 +191,12 @@ class EventTree(Tree[NodeData]):
 
     def _unload_cbucket(self, node: TreeNode[NodeData]) -> None:
         """Give back a compile bucket's nodes (rebuilt from the model when it is opened again)."""
-        data = node.data
+        data = _data(node)
         for comp in self.run.tree.sessions[data.obj].compiles[data.start:data.start + BUCKET]:
             self._compile_nodes.pop((comp.session, comp.compile_id), None)
             for g in comp.groups:
                 gnode = self._group_nodes.pop(g.key, None)
-                if gnode is not None and gnode.data.loaded:
+                if gnode is not None and _data(gnode).loaded:
                     for item in g.items:
                         self._item_nodes.pop(item.first.seq if isinstance(item, Span) else item.seq, None)
         node.remove_children()
@@ -196,7 +211,7 @@ class EventTree(Tree[NodeData]):
         bnode = self._cbuckets.get((comp.session, start))
         if bnode is None:
             bnode = self._add_cbucket(comp.session, start)
-        if not bnode.data.loaded:
+        if not _data(bnode).loaded:
             if not force:
                 return None
             self._load_cbucket(bnode)
@@ -257,7 +272,7 @@ class EventTree(Tree[NodeData]):
         return node
 
     def _load_group(self, node: TreeNode[NodeData]) -> None:
-        data = node.data
+        data = _data(node)
         g: Group = data.obj
         data.loaded = True
         data.placed = len(g.items)
@@ -276,11 +291,11 @@ class EventTree(Tree[NodeData]):
 
     def _add_bucket(self, node: TreeNode[NodeData], g: Group, start: int) -> TreeNode[NodeData]:
         b = node.add(self._bucket_label(g, start), NodeData("bucket", g, start=start))
-        node.data.children[start] = b
+        _data(node).children[start] = b
         return b
 
     def _load_bucket(self, node: TreeNode[NodeData]) -> None:
-        data = node.data
+        data = _data(node)
         data.loaded = True
         g: Group = data.obj
         placed = node.parent.data.placed if node.parent is not None and node.parent.data is not None else len(g.items)
@@ -289,12 +304,13 @@ class EventTree(Tree[NodeData]):
             self._add_item(node, item)
 
     def _load_span(self, node: TreeNode[NodeData]) -> None:
-        span: Span = node.data.obj
-        node.data.loaded = True
+        data = _data(node)
+        span: Span = data.obj
+        data.loaded = True
         for ev in span.events:
             leaf = node.add_leaf(event_label(ev, recovered=ev.seq in self._recovered, eager=ev.seq in self._eager),
                                  NodeData("phase", ev))
-            node.data.children[ev.seq] = leaf
+            data.children[ev.seq] = leaf
 
     def ensure_loaded(self, node: TreeNode[NodeData]) -> None:
         data = node.data
@@ -327,7 +343,9 @@ class EventTree(Tree[NodeData]):
             return
         self._eager.add(f.event.seq)
         span = f.event.span
-        group = span.group if span is not None and span.group is not None else self.run.tree.group_of(f.event)
+        group = _group(span) if span is not None else None
+        if group is None:
+            group = self.run.tree.group_of(f.event)
         if group is not None:
             self._eager_in[("g", *group.key)] += 1
             self._eager_in[("c", group.session, group.compile_id)] += 1
@@ -358,16 +376,16 @@ class EventTree(Tree[NodeData]):
                         cbuckets.add((group.session, comp.pos // BUCKET * BUCKET))
         item_nodes = self._item_nodes  # a few hundred nodes; a load's update closes tens of thousands of spans
         for span in update.closed:
-            b = span.before
-            if (b if b is not None else span.end).seq in item_nodes:  # type: ignore[union-attr]
+            if span.first.seq in item_nodes:
                 self._relabel_span(span)
             end = span.end
-            if end is not None and end.phase == "failed" and span.group is not None:
-                touched.setdefault(span.group.key, span.group)
+            shown_in = _group(span)
+            if end is not None and end.phase == "failed" and shown_in is not None:
+                touched.setdefault(shown_in.key, shown_in)
         for f in update.recovered:
-            span = self.run.span_of(f.event)
-            if span is not None:
-                self._relabel_span(span)
+            recovered = self.run.span_of(f.event)
+            if recovered is not None:
+                self._relabel_span(recovered)
         compiles: set[tuple] = set()
         for key, group in touched.items():
             node = self._group_nodes.get(key)
@@ -383,14 +401,14 @@ class EventTree(Tree[NodeData]):
         for ckey in compiles:
             cnode = self._compile_nodes.get(ckey)
             if cnode is not None:
-                cnode.set_label(self._compile_label(cnode.data.obj))
+                cnode.set_label(self._compile_label(_data(cnode).obj))
         for session, start in cbuckets:
             bnode = self._cbuckets.get((session, start))
             if bnode is not None:
                 bnode.set_label(self._cbucket_label(session, start))
         if len(self._group_nodes) == 1:
             for node in self._group_nodes.values():
-                if not node.is_expanded and not node.data.loaded:
+                if not node.is_expanded and not _data(node).loaded:
                     node.expand()
 
     def _catch_up(self, gnode: TreeNode[NodeData]) -> None:
@@ -420,7 +438,7 @@ class EventTree(Tree[NodeData]):
                 bnode = self._add_bucket(gnode, group, start)
             else:
                 touched_buckets[start] = bnode
-            if bnode.data.loaded:
+            if _data(bnode).loaded:
                 self._add_item(bnode, items[pos])
         data.placed = n
         for start, bnode in touched_buckets.items():
@@ -431,11 +449,12 @@ class EventTree(Tree[NodeData]):
         if node is None:
             return
         node.set_label(self._item_label(span))
-        if node.data.loaded and span.end is not None and span.end.seq not in node.data.children:
+        data = _data(node)
+        if data.loaded and span.end is not None and span.end.seq not in data.children:
             leaf = node.add_leaf(event_label(span.end, recovered=span.end.seq in self._recovered,
                                              eager=span.end.seq in self._eager),
                                  NodeData("phase", span.end))
-            node.data.children[span.end.seq] = leaf
+            data.children[span.end.seq] = leaf
 
     def tick_open(self) -> None:
         """Refresh the elapsed time on open spans that are on screen."""
@@ -450,7 +469,7 @@ class EventTree(Tree[NodeData]):
         span and ``phase``), and return the node."""
         span = self.run.span_of(ev)
         item: Span | Event = span if span is not None else ev
-        group = span.group if span is not None else self.run.tree.group_of(ev)
+        group = _group(span) if span is not None else self.run.tree.group_of(ev)
         if group is None:
             return None
         gnode = self._ensure_group_node(group, force=True)
@@ -464,11 +483,11 @@ class EventTree(Tree[NodeData]):
         self._catch_up(gnode)  # the item may be newer than what the tree has shown so far
         gnode.expand()
         container = gnode
-        if gnode.data.children:
+        if _data(gnode).children:
             items = group.items  # by identity from the end: O(1) for the newest (follow mode); list.index
             pos = next(i for i in range(len(items) - 1, -1, -1) if items[i] is item)  # used Span.__eq__
             start = (pos // BUCKET) * BUCKET
-            container = gnode.data.children.get(start) or self._add_bucket(gnode, group, start)
+            container = _data(gnode).children.get(start) or self._add_bucket(gnode, group, start)
             self.ensure_loaded(container)
             container.expand()
         seq = item.first.seq if isinstance(item, Span) else item.seq
@@ -478,7 +497,7 @@ class EventTree(Tree[NodeData]):
         if isinstance(item, Span) and phase:
             self.ensure_loaded(node)
             node.expand()
-            node = node.data.children.get(ev.seq, node)
+            node = _data(node).children.get(ev.seq, node)
         self._tree_lines  # rebuild now so the node has its line
         self.move_cursor(node)
         self.scroll_to_node(node, animate=False)
@@ -524,20 +543,20 @@ class EventTree(Tree[NodeData]):
                     continue
                 if bnode.is_expanded:
                     bnode.collapse()
-                if bnode.data.loaded:
+                if _data(bnode).loaded:
                     self._unload_bucket(bnode)
         lasts: dict[int, int] = {}
         for session, start in self._cbuckets:
             lasts[session] = max(start, lasts.get(session, start))
         for (session, start), bnode in self._cbuckets.items():
-            if start == lasts[session] or id(bnode) in keep or not bnode.data.loaded:
+            if start == lasts[session] or id(bnode) in keep or not _data(bnode).loaded:
                 continue
             if bnode.is_expanded:
                 bnode.collapse()
             self._unload_cbucket(bnode)
 
     def _unload_bucket(self, bnode: TreeNode[NodeData]) -> None:
-        data = bnode.data
+        data = _data(bnode)
         g: Group = data.obj
         for item in g.items[data.start:data.start + BUCKET]:
             self._item_nodes.pop(item.first.seq if isinstance(item, Span) else item.seq, None)
