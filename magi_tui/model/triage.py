@@ -153,6 +153,14 @@ class Triage(Struct):
 
     @property
     def first_failure(self) -> Failure | None:
+        """The failure to look at first (``f``, the panel's "Look first", the report's first failure): the head
+        of the first failure cascade nothing recovered, else of the first failure cascade, else the first
+        failed event (a restart's). One rule: ``f`` went to the first failed event, a recovered one, while
+        the panel named an unrecovered failure further on."""
+        problems = self.problems
+        c = next((c for c in problems if not c.recovered), problems[0] if problems else None)
+        if c is not None:
+            return c.head
         return self.failures[0] if self.failures else None
 
     @property

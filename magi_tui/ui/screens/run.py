@@ -461,7 +461,8 @@ class RunScreen(Screen):
         if ff is None:
             self.notify("No failed events in this run.")
             return
-        self._failure_pos = 0
+        # n / p go on from there
+        self._failure_pos = next((i for i, st in enumerate(self.run.triage.stops) if st[0] is ff.event), 0)
         self.jump_to(ff.event)
 
     def action_step_failure(self, delta: int) -> None:

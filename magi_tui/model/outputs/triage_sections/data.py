@@ -122,7 +122,8 @@ def frame_calls_text(f: Any) -> tuple[str, str]:
 
 
 def first_failure(a: Analysis) -> Any:
-    """The failure to look at first: the first not recovered, else the first (a cascade), else None."""
+    """The failure cascade to look at first: the first not recovered, else the first, else None (the same rule
+    as :attr:`magi_tui.model.triage.Triage.first_failure`, which ``f`` jumps to)."""
     return next((c for c in a.problems if not c.recovered), a.problems[0] if a.problems else None)
 
 
