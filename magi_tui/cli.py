@@ -62,7 +62,7 @@ def _load_runs(path: Path, stream: bool = False, fold=None):
     if not path.exists():
         raise SystemExit(_fail(f"no such file or directory: {path}"))
     found = find_runs(path)
-    runs = [RunModel(r.path).load(keep=True, fold=fold() if fold else TimelineFold() if stream else None)
+    runs = [RunModel(r.path).load(fold=fold() if fold else TimelineFold() if stream else None)
             for r in found]
     for r in runs:
         if r.error:  # one clear line per broken timeline, the rest of the report still comes
@@ -630,11 +630,8 @@ SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "c
                "export-trace", "bisect", "report", "fix", "why"}
 
 
-#: headless commands that only print (files they write are closed before they return): the process ends
-#: with them, without freeing what they built object by object (:func:`run`)
-QUICK_EXIT = frozenset({"triage", "runs", "check", "metrics", "compare", "ranks"})
-#: of those, the ones whose answer makes no garbage cycles worth collecting (``compare`` and ``ranks`` held
-#: more memory without the collector): run with it off (:func:`main`)
+#: headless commands whose load, analysis and answer make no garbage cycle worth collecting (``compare`` and
+#: ``ranks`` held more memory without the collector): run with it off (:func:`main`)
 GC_HELD = frozenset({"triage", "runs", "check", "metrics"})
 
 
@@ -667,16 +664,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The console script and ``python -m magi_tui``: :func:`main`, then the process ends; after a command
-    of :data:`QUICK_EXIT` without the interpreter's teardown (:func:`magi_tui.model.collector.quick_exit`)."""
-    argv = sys.argv[1:]
-    if argv and argv[0] in GC_HELD:
-        from magi_tui.model import collector
-
-        collector.hold_to_the_end()
+    """The console script and ``python -m magi_tui``: :func:`main`, then the process ends with its code."""
     rc = main()
-    if argv and argv[0] in QUICK_EXIT:
-        from magi_tui.model import collector
-
-        collector.quick_exit(rc)  # returns when the process must end the normal way
     raise SystemExit(rc)

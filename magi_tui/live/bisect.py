@@ -237,7 +237,7 @@ def run_facts(run_dir: Path | None) -> RunFacts:
     from magi_tui.model import RunModel
     from magi_tui.model.analysis.checks import analyse
 
-    run = RunModel(run_dir).load(keep=True)
+    run = RunModel(run_dir).load()
     frames = set()
     for ev in run.events:
         cid = ev.compile_id

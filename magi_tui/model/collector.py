@@ -1,25 +1,22 @@
-"""Python's cycle collector and the process's end: the one place that decides when the collector is held
-off, when what a run read is taken out of its passes, and when a headless command may end without
-freeing what it built.
+"""Python's cycle collector: the one place that decides when it is held off and when what a run read is
+taken out of its passes.
 
 Why: a run's events, spans and rows are many small objects that live as long as the run is shown or the
 command runs, and hold no garbage cycles. Each full pass of the collector walks every one of them again,
-so a bulk load (a reader's events, a diff's rows) holds it off, a loaded run is frozen out of later passes
-while a screen shows it, and a headless command skips the interpreter's teardown (freeing each object one
-by one) once its answer is written. Measured in ``benchmarks/bench_goals.py`` and the commit messages; a
-caller names what it wants (:func:`held`, :func:`keep_out_of_passes`, ...), never ``gc`` itself
+so a headless report holds it off for its whole command, the app's load holds it off while it reads, and a
+loaded run is frozen out of later passes while a screen shows it. Each stays only while removing it costs
+a row of the speed table 5 % or more (``benchmarks/bench_goals.py``, benchmarks/RESULTS_36.md). A caller
+names what it wants (:func:`held`, :func:`keep_out_of_passes`, ...), never ``gc`` itself
 (``tests/test_layers.py``)."""
 
 from __future__ import annotations
 
 import _thread  # threading.Lock itself; importing threading costs every headless start
 import gc
-import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["collect_less_often", "held", "hold_to_the_end", "keep_out_of_passes", "let_go", "quick_exit"]
+__all__ = ["collect_less_often", "held", "keep_out_of_passes", "let_go"]
 
 #: the collector's thresholds while a live run is followed (Python's default: 700, 10, 10)
 LIVE_THRESHOLDS = (10_000, 50, 100)
@@ -67,29 +64,3 @@ def collect_less_often() -> None:
     """While a live run is followed: a collection is a pause the next shown event waits for; what was read is
     already out of the passes (:func:`keep_out_of_passes`), so young garbage can wait for bigger batches."""
     gc.set_threshold(*LIVE_THRESHOLDS)
-
-
-def hold_to_the_end() -> None:
-    """A headless command that ends with :func:`quick_exit`: the collector stays off to the end (turned back
-    on after the answer, it would run one full pass over everything the command built, then the process
-    would end without freeing any of it)."""
-    gc.disable()
-
-
-def quick_exit(rc: int) -> None:
-    """End a headless command without the interpreter's teardown, which frees every object it built one by
-    one: stdout and stderr flushed, the atexit handlers run (a log's private folder of files is removed),
-    then ``os._exit``. Returns (the caller ends the normal way) when a thread is still running or a flush
-    fails: the normal end reports those."""
-    threading = sys.modules.get("threading")  # not imported: no thread was started through it
-    if threading is not None and threading.active_count() != 1:
-        return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        return
-    import atexit
-
-    atexit._run_exitfuncs()
-    os._exit(rc)

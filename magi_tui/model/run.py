@@ -15,7 +15,6 @@ from msgspec import Struct, field
 
 from magi_format.layout import TIMELINE_DIR, TIMELINE_FILE
 from magi_format.runname import parse_run_name
-from magi_tui.model import collector
 from magi_tui.model.events import Event, KeptAttrs, Span
 from magi_tui.model.pairing import Pairer
 from magi_tui.model.sources.debugdir import debug_run_name, debug_run_root
@@ -195,14 +194,10 @@ class RunModel:
         up.failures = tri.triage.failures[n_fail:]
         return up
 
-    def load(self, *, keep: bool = False, fold: Any = None) -> "RunModel":
+    def load(self, *, fold: Any = None) -> "RunModel":
         """Read everything there is now (the headless commands' entry point).
 
-        No tree is built (``tree`` builds it if a caller asks), and the cycle collector is held off
-        while the events are made: each of its full passes would walk every event read so far, again
-        and again (a third of a million-event load). ``keep``: the process keeps this run until it
-        exits (a headless command), so what was read is also taken out of the collector's later passes
-        (``gc.freeze``); a view that may drop the run leaves it False.
+        No tree is built (``tree`` builds it if a caller asks).
 
         ``fold`` (``checks.TimelineFold()``; a run dir's timeline only): stream. The file is read a block
         at a time, each event folded into pairing, triage and ``fold`` (what the analysis reads from
@@ -210,7 +205,7 @@ class RunModel:
         not with the run: ``events`` stays empty (``event_count`` counts), there is no tree, and only
         the analysis (``checks.analyse``) and the reports read such a model. A closed span's events no
         longer point at it (``ev.span`` None: the fold has read it), so what is dropped goes by
-        reference counting, with the collector held off as above."""
+        reference counting."""
         if not self.events and self._tree is not None and not self._tree.sessions:
             self._tree = None
         if fold is not None and self._streams() and not self.events and not self._count:
@@ -221,19 +216,17 @@ class RunModel:
             reader = self.reader
             if reader.streams_lean:  # a log's reader keeps only what is still held
                 reader.lean = True
-            with collector.held(freeze=keep):
-                while True:
-                    before = reader.offset
-                    res = self.update(STREAM_READ_BYTES)
-                    reset = res.reset
-                    del res  # the read's events: what the fold and the triage keep is all that holds them
-                    if reader.lean:
-                        reader.settle()
-                    if reader.offset == before and not reset:
-                        break
+            while True:
+                before = reader.offset
+                res = self.update(STREAM_READ_BYTES)
+                reset = res.reset
+                del res  # the read's events: what the fold and the triage keep is all that holds them
+                if reader.lean:
+                    reader.settle()
+                if reader.offset == before and not reset:
+                    break
             return self
-        with collector.held(freeze=keep):
-            self.update()
+        self.update()
         return self
 
     def _streams(self) -> bool:

@@ -95,7 +95,7 @@ def test_the_analysis_reads_a_bounded_number_of_event_files_listed_but_missing(t
     log = write_trace_log(tmp_path / "dedicated_log_torch_trace_rank_0_a.log", 300)
     run_dir = write_run_from_log(log, tmp_path / "model_1_Fuzz_rank_0")
     assert not (run_dir / "timeline_events" / "files").exists()
-    monkeypatch.setattr(checks.analyser, "MAX_FILE_READS", 50)
+    monkeypatch.setattr(checks.evidence, "MAX_FILE_READS", 50)
     calls = []
     real = RunModel.files
     monkeypatch.setattr(RunModel, "files", lambda self, ev: calls.append(ev) or real(self, ev))

@@ -53,7 +53,7 @@ def test_a_gz_log_reads_as_its_plain_log_every_file_included(tmp_path, monkeypat
     assert [_every_file(run)[i] for i in reversed(range(len(want)))] == want[::-1]
     assert len(run.reader._gz._marks) <= 8 and run.reader._gz.spacing > 4096
     for lean in (True, False):  # the headless path (a fold, 256 KiB reads) too
-        r = RunModel(gz).load(fold=TimelineFold()) if lean else RunModel(gz).load(keep=False)
+        r = RunModel(gz).load(fold=TimelineFold()) if lean else RunModel(gz).load()
         assert r.event_count == plain.event_count and r.status == plain.status
 
 

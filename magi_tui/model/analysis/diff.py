@@ -32,7 +32,6 @@ from operator import eq, lt
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from magi_tui.model import collector
 from magi_tui.model.analysis.guards import normalise_noise
 
 MAX_DIFF_LINES = 200_000
@@ -258,10 +257,8 @@ def _anchors(a: Sequence[str], b: Sequence[str], lo: int, hi_a: int,
 
 
 def compute_diff(a: Sequence[str], b: Sequence[str], context: int = 3, *, normalise: bool = False) -> Diff:
-    """The diff of ``a`` and ``b``; the collector is held off while it is built: it makes many lists, tuples
-    and rows (no cycles among them), and each pass it would trigger walks the whole app's heap."""
-    with collector.held():
-        return _compute_diff(a, b, context, normalise)
+    """The diff of ``a`` and ``b``."""
+    return _compute_diff(a, b, context, normalise)
 
 
 def _compute_diff(a: Sequence[str], b: Sequence[str], context: int, normalise: bool) -> Diff:
@@ -380,13 +377,12 @@ def diff_files(left: Path | str, right: Path | str, *, left_root: Path | str | N
                normalise: bool | None = None) -> tuple[Diff | None, str | None]:
     """``(diff, None)`` of two files, or ``(None, problem)`` when a side cannot be read.
     ``normalise=None``: on for guard trees (:func:`default_normalise`)."""
-    with collector.held():
-        a, pa = read_side(left, left_root)
-        if pa:
-            return None, pa
-        b, pb = read_side(right, right_root)
-        if pb:
-            return None, pb
-        if normalise is None:
-            normalise = default_normalise(left) and default_normalise(right)
-        return compute_diff(a, b, normalise=normalise), None
+    a, pa = read_side(left, left_root)
+    if pa:
+        return None, pa
+    b, pb = read_side(right, right_root)
+    if pb:
+        return None, pb
+    if normalise is None:
+        normalise = default_normalise(left) and default_normalise(right)
+    return compute_diff(a, b, normalise=normalise), None

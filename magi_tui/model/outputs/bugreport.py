@@ -600,7 +600,7 @@ def build_report(path: Path) -> Report:
         if len(found) > 1:
             raise ReportError(f"{len(found)} runs under {path}: name one run directory (magi-tui runs {path})")
         run_path = Path(found[0].path)
-    run = RunModel(run_path).load(keep=True)
+    run = RunModel(run_path).load()
     if run.error and not run.event_count:
         raise ReportError(f"{run_path}: {run.error}")
     rep = Report(name=run.path.name)

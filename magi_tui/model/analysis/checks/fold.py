@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from magi_format.names import AFTER_BUILD_GUARDS, SHAPE_SYMBOL
-from magi_tui.model.analysis.checks.evidence import MAX_FILE_READS, _int, _s
+from magi_tui.model.analysis.checks import evidence
+from magi_tui.model.analysis.checks.evidence import _int, _s
 from magi_tui.model.analysis.checks.gather import GATHERERS, Gatherer
 from magi_tui.model.analysis.fallbacks import MAX_HINTS, PERF_HINT_NAME
 from magi_tui.model.analysis.frames import parse_compile_id
@@ -129,7 +130,7 @@ class TimelineFold:
             return a.get("co_filename"), a.get("co_firstlineno")
 
         self._attributes = attributes
-        self._reads = MAX_FILE_READS
+        self._reads = evidence.MAX_FILE_READS
         for g in self.gatherers:
             g.bind(run)
         self._index_only = run.reader.index_only if run.reader.streams_lean else None

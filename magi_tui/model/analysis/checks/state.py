@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import weakref
 
-from magi_tui.model.analysis.checks.evidence import MAX_FILE_READS
+from magi_tui.model.analysis.checks import evidence
 from magi_tui.model.analysis.checks.fold import TimelineFold, timeline_fold
 from magi_tui.model.analysis.checks.results import FrameRow, RecompileInfo
 from magi_tui.model.analysis.frames import CfIndex, analyse_compiled_functions
@@ -46,7 +46,7 @@ class AnalyserState:
         self.t: Triage = run.triage
         self.cf: CfIndex = compiled_index(run)
         #: reads of event files left (one counter shared by the walks, on a budget)
-        self.budget = [MAX_FILE_READS]
+        self.budget = [evidence.MAX_FILE_READS]  # (read now: a test lowers it)
         #: (compile end event, its metrics.json) of the compiles that left no guarded code
         self.unguarded: list[tuple[Event, dict]] = []
         #: (compile end event, its metrics.json) of the compiles whose metrics carry a cudagraph skip reason
