@@ -8,7 +8,20 @@ DataTable and the diff model, a good part of what the app imports before it can 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+if TYPE_CHECKING:  # for the types of lazy()'s answers only: the modules are imported when first pushed
+    from magi_tui.ui.screens.bisect import BisectScreen
+    from magi_tui.ui.screens.compare import CompareScreen
+    from magi_tui.ui.screens.compile_info import CompileInfoScreen
+    from magi_tui.ui.screens.compiled import CompiledFunctionsScreen
+    from magi_tui.ui.screens.diff import DiffScreen
+    from magi_tui.ui.screens.fix import FixScreen
+    from magi_tui.ui.screens.frames import FramesScreen
+    from magi_tui.ui.screens.lookups import CacheLookupsScreen
+    from magi_tui.ui.screens.ranks import RanksScreen
+    from magi_tui.ui.screens.runs import RunsScreen
+    from magi_tui.ui.screens.waiting import WaitingScreen
 
 #: screen class -> its module under this package
 _LAZY = {
@@ -24,6 +37,30 @@ _LAZY = {
     "RunsScreen": "runs",
     "WaitingScreen": "waiting",
 }
+
+
+@overload
+def lazy(name: Literal["CompiledFunctionsScreen"]) -> type[CompiledFunctionsScreen]: ...
+@overload
+def lazy(name: Literal["DiffScreen"]) -> type[DiffScreen]: ...
+@overload
+def lazy(name: Literal["FramesScreen"]) -> type[FramesScreen]: ...
+@overload
+def lazy(name: Literal["CompileInfoScreen"]) -> type[CompileInfoScreen]: ...
+@overload
+def lazy(name: Literal["CompareScreen"]) -> type[CompareScreen]: ...
+@overload
+def lazy(name: Literal["CacheLookupsScreen"]) -> type[CacheLookupsScreen]: ...
+@overload
+def lazy(name: Literal["RanksScreen"]) -> type[RanksScreen]: ...
+@overload
+def lazy(name: Literal["FixScreen"]) -> type[FixScreen]: ...
+@overload
+def lazy(name: Literal["BisectScreen"]) -> type[BisectScreen]: ...
+@overload
+def lazy(name: Literal["RunsScreen"]) -> type[RunsScreen]: ...
+@overload
+def lazy(name: Literal["WaitingScreen"]) -> type[WaitingScreen]: ...
 
 
 def lazy(name: str) -> Any:
