@@ -89,7 +89,7 @@ def _identity(path: Path) -> tuple[int, int] | None:
 class RunFollower:
     """Follows one :class:`RunModel` on the running asyncio loop; reports to ``sink``."""
 
-    def __init__(self, run: RunModel, sink: Callable[[FollowEvent], None], *, poll_s: float = POLL_S,
+    def __init__(self, run: RunModel, sink: Callable[[FollowEvent], object], *, poll_s: float = POLL_S,
                  apply_min_s: float = APPLY_MIN_S) -> None:
         self.run = run
         run.reader.followed = True  # a TORCH_TRACE log's cut last record waits for its writer's quiet
@@ -200,14 +200,14 @@ class RunFollower:
             self.poll()
 
     async def _watch(self) -> None:
-        from watchfiles import awatch
+        from watchfiles import Change, awatch
 
         # the file the reader follows: timeline_events/timeline.jsonl, or a TORCH_TRACE log itself
         target_path = Path(self.run.reader.path)
         folder = target_path.parent
         target = str(target_path)
 
-        def only_timeline(_change, path: str) -> bool:
+        def only_timeline(_change: Change, path: str) -> bool:
             return path == target
 
         while True:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass
@@ -18,3 +18,15 @@ class Mark:
     @property
     def title(self) -> str:
         return f"{self.run_path.name}: {self.ref.title}"
+
+
+@runtime_checkable
+class HoldsMark(Protocol):
+    """What holds the mark: the app (a screen's ``self.app`` is typed as any Textual app)."""
+
+    mark: Mark | None
+
+
+def mark_of(app: object) -> Mark | None:
+    """The mark ``app`` holds (None before ``m``)."""
+    return app.mark if isinstance(app, HoldsMark) else None

@@ -30,6 +30,7 @@ from magi_tui.model.analysis.compiled_functions import (
 from magi_tui.model.analysis.runtime import EntryCalls, read_runtime_file
 from magi_tui.model.sources import files
 from magi_tui.ui.actions import bindings, vim_bindings
+from magi_tui.ui.mark import HoldsMark, Mark, mark_of
 from magi_tui.ui.widgets.file_view import FileView
 
 MAX_MARKDOWN_BYTES = files.MAX_MARKDOWN_BYTES
@@ -204,11 +205,13 @@ class CompiledFunctionsScreen(Screen):
 
     def action_focus_other(self) -> None:
         if self.query_one(CFTree).has_focus:
-            self.query_one("#cf-right", ContentSwitcher).visible_content.focus()
+            shown = self.query_one("#cf-right", ContentSwitcher).visible_content
+            if shown is not None:
+                shown.focus()
         else:
             self.query_one(CFTree).focus()
 
-    def _ref(self):
+    def _ref(self) -> _PathRef | None:
         if self.current is None:
             return None
         problem = files.check(self.current, self.run_path)  # a refused file is never marked / diffed
@@ -222,21 +225,20 @@ class CompiledFunctionsScreen(Screen):
         return _PathRef(rel, self.current)
 
     def action_mark(self) -> None:
-        from magi_tui.ui.app import Mark
-
         if self.current is None:
             self.notify("Select a file to mark.", severity="warning")
             return
         ref = self._ref()
         if ref is None:
             return
-        self.app.mark = Mark(self.run_path, ref)
+        if isinstance(self.app, HoldsMark):
+            self.app.mark = Mark(self.run_path, ref)
         self.notify(f"marked {literal(ref.title, 70)}")
 
     def action_diff(self) -> None:
         from magi_tui.ui.screens.diff import DiffScreen
 
-        mark = getattr(self.app, "mark", None)
+        mark = mark_of(self.app)
         ref = self._ref()
         if mark is None or ref is None:
             self.notify("Mark a file with m, select another, then press d.", severity="warning")

@@ -10,6 +10,7 @@ is followed by a :class:`magi_tui.live.follower.RunFollower`, whose reports arri
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Static, Tab, Tabs
 
 from magi_format.text import literal
@@ -25,7 +28,7 @@ from magi_tui.model import collector
 from magi_tui.model.events import Event
 from magi_tui.model.run import RunModel, RunUpdate
 from magi_tui.ui.actions import bindings
-from magi_tui.ui.mark import Mark
+from magi_tui.ui.mark import HoldsMark, Mark, mark_of
 from magi_tui.ui.messages import LiveEvent
 from magi_tui.ui.screens import lazy
 from magi_tui.ui.widgets.detail import EventDetail, FileRef, graph_file
@@ -38,6 +41,7 @@ from magi_tui.ui.widgets.triage_panel import TriagePanel
 if TYPE_CHECKING:  # imported where used: a run read once never follows, a P / K is a key away
     from magi_tui.live.follower import RunFollower
     from magi_tui.model.analysis.provenance import Jump
+    from magi_tui.model.sources.reader import ReadResult
 
 LOAD_FIRST_BYTES = 1 << 18  # the first read (~700 events): the first screen comes after it
 LOAD_READ_BYTES = 1 << 20   # each later read (a few thousand events, folded in on the UI loop)
@@ -69,9 +73,9 @@ class RunScreen(Screen):
         self._pending: RunUpdate | None = None
         self._shown_at = 0.0  # when the load last brought the tree up to date (perf_counter)
         self._title_at = 0.0
-        self._title_timer = None
+        self._title_timer: Timer | None = None
         self._detail_pending: tuple[str, Any] | None = None
-        self._detail_timer = None
+        self._detail_timer: Timer | None = None
         self.follower: RunFollower | None = None
         self.live_note = ""  # e.g. the run was deleted while followed
         #: where provenance jumps left from: (event, file name, cursor line, marked lines); backspace pops
@@ -136,7 +140,7 @@ class RunScreen(Screen):
             t.append(f"  {len(r.malformed)} malformed line(s)", style="yellow")
         if not self.loaded:
             t.append("  loading…", style="cyan")
-        mark = getattr(self.app, "mark", None)
+        mark = mark_of(self.app)
         if mark is not None:
             t.append("  mark: ", style="dim")
             t.append(literal(mark.title, 50), style="magenta")
@@ -177,7 +181,7 @@ class RunScreen(Screen):
         if self._alive():
             self.call_after_refresh(self.on_loaded, events, seconds)
 
-    def _call_ui(self, callback, *args) -> bool:
+    def _call_ui(self, callback: Callable[..., object], *args: object) -> bool:
         """Run ``callback`` on the UI loop and wait for it; False when the app or screen is gone."""
         try:
             self.app.call_from_thread(callback, *args)
@@ -190,7 +194,7 @@ class RunScreen(Screen):
         being removed, and the load must not touch them then."""
         return self.is_attached and self in self.app.screen_stack
 
-    def _ingest(self, res, initial: bool) -> None:
+    def _ingest(self, res: ReadResult, initial: bool) -> None:
         if not self._alive():
             return
         up = self.run.ingest(res)
@@ -219,8 +223,8 @@ class RunScreen(Screen):
             self._show_update(up, initial=initial)
             return
         self._pending = up if self._pending is None else self._pending.merge(up)
-        pending = len(self._pending.events)
-        if pending >= max(LOAD_SHOW_EVENTS, len(self.run.events) - pending) \
+        waiting = len(self._pending.events)
+        if waiting >= max(LOAD_SHOW_EVENTS, len(self.run.events) - waiting) \
                 and time.perf_counter() - self._shown_at >= LOAD_SHOW_S:
             self.flush_pending()  # the title too
 
@@ -423,6 +427,12 @@ class RunScreen(Screen):
             if self.query_one("#left", ContentSwitcher).current == "tree":
                 tree.focus()
 
+    def _shown(self, side: str) -> Widget:
+        """What the ``left`` or ``right`` switcher shows (each always shows one of its panes)."""
+        shown = self.query_one(f"#{side}", ContentSwitcher).visible_content
+        assert shown is not None, f"the {side} pane shows nothing"
+        return shown
+
     # -- actions -------------------------------------------------------------------------------
     def action_back(self) -> None:
         """Esc: close what is open on this screen (timeline, triage, focus in the right pane), then
@@ -434,7 +444,7 @@ class RunScreen(Screen):
         elif right.current == "triage":
             self.action_toggle_triage()
         elif right.visible_content is not None and right.visible_content.has_focus_within:
-            left.visible_content.focus()
+            self._shown("left").focus()
         elif len(self.app.screen_stack) > 2:
             self.app.pop_screen()
         else:
@@ -486,7 +496,7 @@ class RunScreen(Screen):
             self._triage_stale = False
             self.query_one("#triage-list").focus()
         else:
-            self.query_one("#left", ContentSwitcher).visible_content.focus()
+            self._shown("left").focus()
 
     def action_toggle_timeline(self) -> None:
         sw = self.query_one("#left", ContentSwitcher)
@@ -505,14 +515,14 @@ class RunScreen(Screen):
             tree.focus()
 
     def action_focus_other(self) -> None:
-        if self.query_one("#left", ContentSwitcher).visible_content.has_focus:
+        if self._shown("left").has_focus:
             right = self.query_one("#right", ContentSwitcher)
             if right.current == "detail":  # the file: j / k move its cursor, P follows provenance
                 self.query_one("#detail-file", FileView).lines.focus()
             else:
-                right.visible_content.focus()
+                self._shown("right").focus()
         else:
-            self.query_one("#left", ContentSwitcher).visible_content.focus()
+            self._shown("left").focus()
 
     def action_toggle_follow(self) -> None:
         if not self.live:
@@ -546,14 +556,15 @@ class RunScreen(Screen):
         if ref is None:
             self.notify("Select an event with files to mark.", severity="warning")
             return
-        self.app.mark = Mark(self.run.path, ref)
+        if isinstance(self.app, HoldsMark):
+            self.app.mark = Mark(self.run.path, ref)
         self.notify(f"marked {literal(ref.title, 70)} — select another event (any run) and press d")
         self._update_title()
 
     def action_diff(self) -> None:
         detail = self.query_one(EventDetail)
         ev = detail.current_event
-        mark = getattr(self.app, "mark", None)
+        mark = mark_of(self.app)
         if mark is not None:
             ref = self.current_ref()
             if ref is None:
@@ -672,24 +683,24 @@ class RunScreen(Screen):
         self.jump_to(ev)
         detail = self.query_one(EventDetail)
         i = next((k for k, r in enumerate(detail.refs) if r.event is ev and r.name == name), None)
-        if i is None or detail.refs[i].path is None:
+        ref = detail.refs[i] if i is not None else None
+        if i is None or ref is None or ref.path is None:
             self.notify(f"{literal(name, 80)} of #{ev.index} is not shown here (the event is no longer in the tree)",
                         severity="warning")
             return False
         fv = self.query_one("#detail-file", FileView)
-        ref = detail.refs[i]
         fv.goto(ref.path, line, marks)
         if i != 0:  # the detail opened its first tab: switch to ours once the new tabs are up
             self._settle_tab(ref, f"file-{detail._gen}-{i}", line, marks, 0)
         fv.lines.focus()
         return True
 
-    def _settle_tab(self, ref, tab_id: str, line: int, marks: frozenset[int], tries: int) -> None:
+    def _settle_tab(self, ref: FileRef, tab_id: str, line: int, marks: frozenset[int], tries: int) -> None:
         """Activate the tab of ``ref`` once it is mounted; again while the rebuilt tabs' own first
         activation lands after ours (Tabs activates its first tab when that tab is mounted)."""
         detail = self.query_one(EventDetail)
         fv = self.query_one("#detail-file", FileView)
-        if ref not in detail.refs or (fv.path == ref.path and detail.current_file is ref):
+        if ref.path is None or ref not in detail.refs or (fv.path == ref.path and detail.current_file is ref):
             return
         tabs = detail.query_one("#detail-tabs", Tabs)
         if any(t.id == tab_id for t in tabs.query(Tab)) and tabs.active != tab_id:
