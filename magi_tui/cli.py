@@ -10,25 +10,29 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magi_format.text import literal
 from magi_tui import __version__
 
+if TYPE_CHECKING:  # the model is imported where a command needs it (a quick start for the others)
+    from magi_tui.model.run import RunModel
+
 __all__ = ["main", "literal"]
 
 
-def _dump_json(obj) -> str:
+def _dump_json(obj: object) -> str:
     """JSON with non-ASCII kept readable, but no raw control character reaching the terminal: byte for
     byte ``json.dumps(obj, indent=2, ensure_ascii=False)`` (model/json_stream.py ``encode``)."""
     from magi_tui.model.json_stream import encode, materialize
 
     out = encode(materialize(obj))
-    return out.decode("ascii") if type(out) is bytes else out
+    return out.decode("ascii") if isinstance(out, bytes) else out
 
 
-def _print_json(obj) -> None:
+def _print_json(obj: object) -> None:
     """``print(_dump_json(obj))``, a piece at a time (model/json_stream.py ``write_json``: a big list is
     made and encoded a batch at a time); ASCII pieces go to stdout's bytes as they are."""
     from magi_tui.model.json_stream import write_json
@@ -52,7 +56,7 @@ def _default_path() -> Path:
     return runs if runs.is_dir() else Path(".")
 
 
-def _load_runs(path: Path, stream: bool = False, fold=None):
+def _load_runs(path: Path, stream: bool = False, fold: Callable[[], object] | None = None) -> list[RunModel]:
     """Every run under ``path``, read whole (kept to the end: frozen out of the GC). ``stream``: for a
     command that reads only the analysis and the reports (``triage``, ``runs``, ``check``), each event
     is folded in and dropped (``RunModel.load(fold=...)``), so memory follows the answer, not the run."""
@@ -109,7 +113,7 @@ def _fail_on(value: str | None) -> tuple[str, ...]:
         raise SystemExit(str(exc)) from None
 
 
-def triage_exit_code(runs, fail_on: tuple[str, ...] | frozenset = frozenset()) -> int:
+def triage_exit_code(runs: list[RunModel], fail_on: tuple[str, ...] | frozenset = frozenset()) -> int:
     """0: no unrecovered failure; 1: an unrecovered failure or an incomplete run (or what ``--fail-on``
     adds: a named rule that does not hold, a named kind that does); 2: no usable run (docs/HEADLESS.md)."""
     from magi_tui.model.analysis.checks import analyse, failing
@@ -174,10 +178,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     # streamed: each run's events folded into its analysis and its side of the comparison, then dropped
     # (two 100k-frame logs kept whole were 1.2 GB)
     run_a, problem = one_run(args.a, stream=True)
-    if problem:
+    if run_a is None:  # one_run gives a run or the reason why not
         return _fail(f"A: {problem}")
     run_b, problem = one_run(args.b, stream=True)
-    if problem:
+    if run_b is None:
         return _fail(f"B: {problem}")
     c = compare_runs(run_a, run_b)
     if args.json:
@@ -305,7 +309,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
             k.as_json() for k in kernel_provenance(r, i)]} for i in compile_infos(r))} for r in runs]
         _print_json(objs[0] if len(objs) == 1 else objs)
     else:
-        def text(r) -> str:
+        def text(r: RunModel) -> str:
             infos = compile_infos(r)
             if not infos:  # upstream runs carry no per-compile metrics: say so instead of an empty table
                 return (f"{r.path}\n  no per-compile metrics recorded (no compile lifecycle with metrics.json: "
@@ -448,7 +452,7 @@ class _HelpFormatter(argparse.HelpFormatter):
         self.__dict__.pop("_lazy_width", None)
         self.__dict__.pop("_lazy_help_position", None)
 
-    @property  # type: ignore[override]
+    @property
     def _width(self) -> int:
         if "_lazy_width" not in self.__dict__:
             width = self._sizes[2]
@@ -463,7 +467,7 @@ class _HelpFormatter(argparse.HelpFormatter):
     def _width(self, value: int) -> None:
         self.__dict__["_lazy_width"] = value
 
-    @property  # type: ignore[override]
+    @property
     def _max_help_position(self) -> int:
         if "_lazy_help_position" not in self.__dict__:
             indent, most, _ = self._sizes
