@@ -13,12 +13,18 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from magi_format.text import literal
 
+if TYPE_CHECKING:  # the bisect is imported when the command runs
+    from magi_tui.live.bisect import BisectResult, Step
 
-def add_parsers(sub, cmd_bisect: Callable, cmd_report: Callable) -> None:
+#: a command's function: the parsed arguments -> its exit code
+Command = Callable[[argparse.Namespace], int]
+
+
+def add_parsers(sub: argparse._SubParsersAction, cmd_bisect: Command, cmd_report: Command) -> None:
     sp = sub.add_parser(
         "bisect", help="find the layer, stage and graph of a compile that makes a program wrong or crash",
         description="Runs the program many times, traced, each time with part of torch.compile swapped out: "
@@ -56,13 +62,13 @@ def add_parsers(sub, cmd_bisect: Callable, cmd_report: Callable) -> None:
     sp.set_defaults(func=cmd_report)
 
 
-def _step_line(step) -> str:
+def _step_line(step: Step) -> str:
     where = f"  {step.change}" if step.change else ""
     return (f"  {step.verdict:10} {step.seconds:6.1f}s{where}"
             + (f"  [{step.why}]" if step.why and step.verdict != "passes" else ""))
 
 
-def result_text(res) -> str:
+def result_text(res: BisectResult) -> str:
     """The text report: what was found, then the steps."""
     lines = [res.summary()]
     c = res.culprit
@@ -124,7 +130,8 @@ def _usage(command: list[str]) -> str | None:
     return None
 
 
-def run_bisect_command(args: argparse.Namespace, print_json: Callable, fail: Callable) -> int:
+def run_bisect_command(args: argparse.Namespace, print_json: Callable[[object], None],
+                       fail: Callable[[str], int]) -> int:
     from magi_tui.live.bisect import Bisector, new_bisect_dir
     from magi_tui.live.trial import stop_on_signals
 
@@ -143,7 +150,7 @@ def run_bisect_command(args: argparse.Namespace, print_json: Callable, fail: Cal
     except OSError as exc:
         return fail(f"-o: cannot create a folder under {args.output}: {exc}")
 
-    def on_step(step) -> None:
+    def on_step(step: Step) -> None:
         if not args.json:
             print(literal(_step_line(step)), file=sys.stderr, flush=True)
 
@@ -181,7 +188,7 @@ def signal_exit(name: str | None, code: int) -> int:
         return code
 
 
-def print_result(res: Any, text: str, verb: str, as_json: bool, print_json: Callable) -> int:
+def print_result(res: Any, text: str, verb: str, as_json: bool, print_json: Callable[[object], None]) -> int:
     """A trials command's result (bisect, fix) as JSON or text; exit 1 with ``could not <verb>`` when it could not
     run, else 0."""
     try:
@@ -198,7 +205,8 @@ def print_result(res: Any, text: str, verb: str, as_json: bool, print_json: Call
     return 1 if res.error else 0
 
 
-def _bisect_in_app(command: list[str], directory: Path, args: argparse.Namespace, print_json: Callable) -> int:
+def _bisect_in_app(command: list[str], directory: Path, args: argparse.Namespace,
+                   print_json: Callable[[object], None]) -> int:
     """``--app``: the bisect runs in the app's worker thread; when the app closes it is stopped (its running
     trial killed) if it had not finished, and its result printed as without ``--app``. SIGTERM / SIGHUP
     stop the bisect and close the app."""
@@ -206,8 +214,9 @@ def _bisect_in_app(command: list[str], directory: Path, args: argparse.Namespace
     from magi_tui.live.trial import stop_on_signals
     from magi_tui.ui.app import MagiApp
 
+    cancel = threading.Event()
     bis = Bisector(command, directory, compare_output=args.compare_output, rtol=args.rtol, atol=args.atol,
-                   timeout=args.timeout, cancel=threading.Event())
+                   timeout=args.timeout, cancel=cancel)
     app = MagiApp(directory, bisector=bis)
 
     def on_signal(signo: int) -> None:
@@ -218,7 +227,7 @@ def _bisect_in_app(command: list[str], directory: Path, args: argparse.Namespace
         try:
             app.run()
         finally:
-            bis.cancel.set()  # never leave a trial running; the worker thread returns within a tick
+            cancel.set()  # never leave a trial running; the worker thread returns within a tick
             if bis.started:
                 bis.done.wait(30)
         res = bis.result

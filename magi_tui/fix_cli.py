@@ -9,12 +9,15 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from magi_format.text import literal
 
+if TYPE_CHECKING:  # the fix is imported when the command runs
+    from magi_tui.live.fix import FixResult
 
-def add_parser(sub, cmd_fix: Callable) -> None:
+
+def add_parser(sub: argparse._SubParsersAction, cmd_fix: Callable[[argparse.Namespace], int]) -> None:
     sp = sub.add_parser(
         "fix", help="try the fixes for a program's recompiles and graph breaks, re-run, and show the delta",
         description="Runs the program traced (the baseline), derives changes that need no code edit from its "
@@ -37,7 +40,7 @@ def add_parser(sub, cmd_fix: Callable) -> None:
     sp.set_defaults(func=cmd_fix)
 
 
-def result_text(res) -> str:
+def result_text(res: FixResult) -> str:
     """The table and the candidates (:func:`magi_tui.model.outputs.fixes.fix_lines`, as the app shows them)."""
     from magi_tui.model.outputs.fixes import fix_lines
 
@@ -47,7 +50,8 @@ def result_text(res) -> str:
     return "\n".join(lines)
 
 
-def run_fix_command(args: argparse.Namespace, print_json: Callable, fail: Callable) -> int:
+def run_fix_command(args: argparse.Namespace, print_json: Callable[[object], None],
+                    fail: Callable[[str], int]) -> int:
     import os
 
     from magi_tui.live.fix import DEFAULT_MAX_RUNS, Fixer, new_fix_dir, script_of, write_fix_json

@@ -13,12 +13,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import IO, Callable
 
 from magi_format.layout import RUN_DIR_ANNOUNCE
 
 
-def add_parser(sub: argparse._SubParsersAction, cmd: Callable) -> None:
+def add_parser(sub: argparse._SubParsersAction, cmd: Callable[[argparse.Namespace], int]) -> None:
     sp = sub.add_parser(
         "why", help="run a Python program under the tracer, then print its triage (exit code as triage)",
         description="Runs `python script.py args…` under the tracer (same output, same stdin), then prints the "
@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction, cmd: Callable) -> None:
     sp.set_defaults(func=cmd)
 
 
-def _forward_stderr(stream, found: list[str]) -> None:
+def _forward_stderr(stream: IO[bytes], found: list[str]) -> None:
     """The program's stderr to ours, line by line; the tracer's run-dir line is remembered, not shown."""
     for raw in iter(stream.readline, b""):
         text = raw.decode("utf-8", "replace")
