@@ -118,7 +118,7 @@ class Step:
     graphs: list[int] | None = None   # graph step: the frame ids left on the culprit backend
 
     def as_json(self) -> dict:
-        out = {"backend": self.backend, "subsystem": self.subsystem, "limit": self.limit,
+        out: dict[str, object] = {"backend": self.backend, "subsystem": self.subsystem, "limit": self.limit,
                "verdict": self.verdict, "seconds": round(self.seconds, 3), "run": self.run,
                "change": self.change, "why": self.why}
         if self.graphs is not None:
@@ -481,8 +481,9 @@ class Bisector:
     def _inside(self, i: int, backend: str | None, layer: str, bad_run: TrialResult, good: str | None) -> BisectResult:
         res = self.result
         res.reproduced = True
-        name = backend
-        if backend is None:
+        if backend is not None:
+            name = backend
+        else:
             name = "inductor" if any(a.backend == "inductor" for a in bad_run.applications) else "program"
         culprit = {"backend": name, "layer": layer, "subsystem": None, "bisect_number": None, "debug_info": None,
                    "graph": None, "run": str(bad_run.run_dir) if bad_run.run_dir else None}
@@ -547,32 +548,32 @@ class Bisector:
         count = bad_run.count(name, sub.name)
         if count == 0:
             return None, 1  # never applied: nothing to switch off (torch's bisector still runs it once)
-        def ov(limit: int) -> Overrides:
+        def limited(limit: int) -> Overrides:
             return Overrides(backend=backend, bisect=(name, sub.name, limit))
-        bad, _r = self._step(ov(-1), name, sub.name, -1)
+        bad, _r = self._step(limited(-1), name, sub.name, -1)
         if bad:
             return None, 1
         low, high = 0, count - 1
         torch_runs = 2  # its test_disable and find_max_bounds runs
         while low < high:
             mid = (low + high) // 2
-            bad, _r = self._step(ov(mid), name, sub.name, mid)
+            bad, _r = self._step(limited(mid), name, sub.name, mid)
             torch_runs += 1
             if bad:
                 high = mid
             else:
                 low = mid + 1
         app = bad_run.application(name, sub.name, low)
-        out = {"subsystem": sub.name, "bisect_number": low, "applications": count,
-               "debug_info": app.info if app else None}
+        out: dict[str, object] = {"subsystem": sub.name, "bisect_number": low, "applications": count,
+                                  "debug_info": app.info if app else None}
         if app is not None and app.compile_id:
-            out["graph"] = self._graph_json(bad_run, app.compile_id, f"the compile of application #{low}",
-                                            sub.name)
+            graph = out["graph"] = self._graph_json(bad_run, app.compile_id, f"the compile of application #{low}",
+                                                    sub.name)
             # the bisection ran 0..low-1 (it passed) and 0..low (it reproduced), or low is the last application
             # and the run that found the layer applied them all
-            own = self._pass_diff(ov(low - 1), ov(low), bad_run, app.compile_id, low)
+            own = self._pass_diff(limited(low - 1), limited(low), bad_run, app.compile_id, low)
             if isinstance(own, dict):
-                out["graph"]["pass_diff"] = own
+                graph["pass_diff"] = own
             else:
                 self.result.notes.append(f"application #{low}'s own diff: {own}")
         return out, torch_runs

@@ -375,7 +375,7 @@ class Fixer:
                 combo.patch = config_patch(script, combo.config)
                 t = self._try(combo)
                 res.tried.append(t)
-                if t.kept and _score(t)[0] < _score(best)[0]:  # together only when it removes more
+                if t.kept and _score(t)[0] < _score(kept[0])[0]:  # together only when it removes more than the best
                     best = t
             elif len(chosen) > 1:
                 res.notes.append("--max-runs reached: the kept changes were not tried together")

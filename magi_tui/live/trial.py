@@ -47,7 +47,7 @@ from array import array
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import IO, Callable, Iterator, Literal
 
 from magi_format.layout import RUN_DIR_ANNOUNCE
 from magi_tui.live.runner import exit_text, tracer_command
@@ -391,7 +391,7 @@ class _ExitWatch:
         self.proc = proc
         self.sel: selectors.BaseSelector | None = None
         try:
-            fd = os.pidfd_open(proc.pid)  # type: ignore[attr-defined]
+            fd = os.pidfd_open(proc.pid)
         except (AttributeError, OSError):
             return
         self.fd = fd
@@ -503,7 +503,7 @@ class _NumberScanner:
 class _Reader:
     """One of the program's pipes, read in a thread as the program writes: its tail and numbers kept."""
 
-    def __init__(self, pipe, *, numbers: bool, head: int = 0) -> None:
+    def __init__(self, pipe: IO[bytes], *, numbers: bool, head: int = 0) -> None:
         self.fd = pipe.fileno()
         self.tail = _Tail(TAIL_BYTES, head)
         self.numbers = _NumberScanner(MAX_NUMBERS) if numbers else None
@@ -610,7 +610,7 @@ def kill_running_trials() -> None:
         _kill_tree(pid)
 
 
-_PRCTL: object = None
+_PRCTL: Callable[[int, int], int] | Literal[False] | None = None  # None: not looked up yet; False: none here
 
 
 def _pdeathsig() -> Callable[[], None] | None:
@@ -861,8 +861,11 @@ def check_determinism(first: TrialResult, second: TrialResult, rtol: float = DEF
             elif d:
                 max_rel = math.inf
     partial = first.output_bytes[0] > MAX_KEEP or second.output_bytes[0] > MAX_KEEP
+    moved_lines = _moved_lines(first.stdout, second.stdout) if changed or why else []
+    if partial and moved_lines:
+        moved_lines.append(f"(the diff is of the last {MAX_KEEP} characters each printed)")
     out = {"deterministic": why is None, "why": why,
-           "moved": _moved_lines(first.stdout, second.stdout) if changed or why else [],
+           "moved": moved_lines,
            "numbers_moved": moved, "numbers_changed": changed,
            "counts": [first.number_count, second.number_count],
            "max_abs_diff": max_abs if changed else None,
@@ -870,8 +873,6 @@ def check_determinism(first: TrialResult, second: TrialResult, rtol: float = DEF
            "exit_codes": [first.returncode, second.returncode],
            "runs": [None if r.run_dir is None else str(r.run_dir) for r in (first, second)],
            "rtol": rtol, "atol": atol}
-    if partial and out["moved"]:
-        out["moved"].append(f"(the diff is of the last {MAX_KEEP} characters each printed)")
     return out
 
 
