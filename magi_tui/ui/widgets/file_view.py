@@ -26,7 +26,7 @@ from typing import Any
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Size
@@ -110,10 +110,10 @@ class FileLines(ScrollView, can_focus=True):
         self.refresh()
 
     def _window(self, start: int) -> list[Text]:
-        win = self._windows.get(start)
-        if win is not None:
+        cached = self._windows.get(start)
+        if cached is not None:
             self._windows.move_to_end(start)
-            return win
+            return cached
         assert self.file is not None
         lines = [_clean(s) for s in self.file.lines(start, start + WINDOW)]
         if self.lexer:
@@ -123,7 +123,7 @@ class FileLines(ScrollView, can_focus=True):
             try:
                 text = Syntax(code, self.lexer, theme="ansi_dark", word_wrap=False).highlight(code)
                 text.rstrip()
-                win = text.split("\n", allow_blank=True)
+                win = list(text.split("\n", allow_blank=True))  # rich's Lines has no +=
             except Exception:  # a lexer bug must not take the viewer down
                 win = [Text(s) for s in lines]
             if len(win) < len(lines):
@@ -241,7 +241,7 @@ class FileLines(ScrollView, can_focus=True):
         self.scroll_to(y=top, animate=False)
         self.refresh()
 
-    def on_click(self, event) -> None:
+    def on_click(self, event: events.Click) -> None:
         if self.file is None:
             return
         at = event.get_content_offset(self)
@@ -361,7 +361,7 @@ class FileView(Vertical):
         self.lines.focus()
         self.action_find(1, from_top=True)
 
-    def on_key(self, event) -> None:
+    def on_key(self, event: events.Key) -> None:
         box = self.query_one(Input)
         if event.key == "escape" and box.has_focus:
             box.remove_class("-visible")

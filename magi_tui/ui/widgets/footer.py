@@ -9,6 +9,10 @@ in ``?`` and the palette.
 
 from __future__ import annotations
 
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -30,13 +34,13 @@ class MagiFooter(Footer):
     }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("show_command_palette", False)  # ctrl+p is in help and the README; room for ?
         super().__init__(**kwargs)
 
     _recompose_due = False
 
-    def bindings_changed(self, screen) -> None:
+    def bindings_changed(self, screen: Screen) -> None:
         """Not while another screen is on top: pushing one (``d``'s diff) bumps the covered screen's
         bindings, and remounting its ten keys then was paid just after ``d``. Textual refreshes the bindings again when the screen is back on top.
 
@@ -88,7 +92,7 @@ class MagiFooter(Footer):
             w.display = need <= room
             room -= need if w.display else room  # keys after one left out are left out too: order is meaning
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         help_key = None
         widgets = list(super().compose())
         # the focused widget's keys first, then its parents' (Textual's order), each node's in catalogue order

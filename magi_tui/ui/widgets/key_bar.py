@@ -10,11 +10,12 @@ as one line of text, repainted only when the list of keys changes. A click on a 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.screen import Screen
 from textual.widget import Widget
 
 HELP_ACTION = "app.help"
@@ -49,7 +50,7 @@ class KeyBar(Widget):
     }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._keys: tuple[Key, ...] = ()
         #: (first column, end column, key) of each key as last drawn, for clicks
@@ -62,7 +63,7 @@ class KeyBar(Widget):
     def on_unmount(self) -> None:
         self.screen.bindings_updated_signal.unsubscribe(self)
 
-    def _bindings_changed(self, screen) -> None:
+    def _bindings_changed(self, screen: Screen) -> None:
         keys = self._active_keys()
         if keys != self._keys:
             self._keys = keys

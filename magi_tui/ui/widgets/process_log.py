@@ -12,6 +12,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.timer import Timer
 from textual.widgets import Log, Static
 
 from magi_format.text import literal
@@ -34,7 +35,7 @@ class ProcessLog(Vertical):
         super().__init__(**kwargs)
         self.runner = runner
         self._pending: list[str] = []
-        self._flush_timer = None
+        self._flush_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="process-header")

@@ -7,6 +7,8 @@ per row, no up-front measuring), so 100k events cost nothing until they are on s
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import reactive
@@ -51,7 +53,7 @@ class TimelineView(ScrollView, can_focus=True):
     class Highlighted(EventMessage):
         """The cursor moved onto this event."""
 
-    def __init__(self, run: RunModel, **kwargs) -> None:
+    def __init__(self, run: RunModel, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.run = run
         self._recovered: set[int] = set()
@@ -80,8 +82,9 @@ class TimelineView(ScrollView, can_focus=True):
         t0 = self.run.started
         rel = (ev.timestamp - t0) if (ev.timestamp is not None and t0 is not None) else None
         gap = None
-        if i > 0 and ev.timestamp is not None and events[i - 1].timestamp is not None:
-            gap = ev.timestamp - events[i - 1].timestamp
+        before = events[i - 1].timestamp if i > 0 else None
+        if ev.timestamp is not None and before is not None:
+            gap = ev.timestamp - before
         t = Text(no_wrap=True, end="")
         t.append(f"#{ev.index:04d} " if ev.index >= 0 else "#---- ", style="dim")
         t.append(f"{'+' + fmt_ms(rel * 1000) if rel is not None else '-':>9} ", style="dim")
