@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from textual.actions import SkipAction
+from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, TextArea
 
 from magi_tui.live.runner import ProgramExited, ProgramRunner, ProgramStarted, RunnerEvent, SignalSent
@@ -19,12 +21,12 @@ from magi_tui.ui.screens.run import RunScreen
 from magi_tui.ui.widgets.process_log import ProcessLog
 
 
-def typing_in_field(screen) -> bool:
+def typing_in_field(screen: Screen) -> bool:
     """Whether a key should go to a text field (filter, search) rather than run an action."""
     return isinstance(screen.focused, (Input, TextArea))
 
 
-async def stop_program(screen, runner: ProgramRunner | None) -> None:
+async def stop_program(screen: Screen, runner: ProgramRunner | None) -> None:
     """ctrl+c: stop the program (escalates when pressed again); a normal ctrl+c when none runs."""
     if runner is None or not runner.running:
         raise SkipAction()
@@ -43,7 +45,7 @@ class CommandRunScreen(RunScreen):
         super().__init__(run_path, live=True, **kwargs)
         self.runner = runner
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         footer = None
         for widget in super().compose():
             if isinstance(widget, Footer):

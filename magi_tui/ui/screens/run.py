@@ -57,7 +57,7 @@ class RunScreen(Screen):
     """One run directory."""
 
     BINDINGS = bindings("run")
-    ACTION_SCOPES = ("run",)
+    ACTION_SCOPES: tuple[str, ...] = ("run",)
 
     def __init__(self, run_path: Path, *, live: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)

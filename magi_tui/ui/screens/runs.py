@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
@@ -44,7 +45,7 @@ class RunsTable(DataTable):
     #: where ``m`` would mark a run and ``s`` sort. Back to keys once the table has the focus again.
     typing = False
 
-    def on_key(self, event) -> None:
+    def on_key(self, event: events.Key) -> None:
         """Typing a printable character starts filtering (no need to reach for /)."""
         ch = event.character
         if not (ch and len(ch) == 1 and ch.isprintable()):
@@ -65,7 +66,7 @@ class RunsTable(DataTable):
 
 class RunsScreen(Screen):
     BINDINGS = bindings("runs")
-    ACTION_SCOPES = ("runs",)
+    ACTION_SCOPES: tuple[str, ...] = ("runs",)
 
     def __init__(self, root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -135,12 +136,12 @@ class RunsScreen(Screen):
         current = None
         if table.row_count and table.cursor_row is not None:
             try:
-                current = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+                current = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
             except Exception:
                 current = None
         table.clear()
 
-        def key(r: dict[str, Any]):
+        def key(r: dict[str, Any]) -> tuple[bool, Any]:
             v = r.get(self.sort_key)
             return (v is None, v if not isinstance(v, str) else v.lower()) if v is not None else (True, 0)
 
@@ -201,7 +202,7 @@ class RunsScreen(Screen):
         if not table.row_count or table.cursor_row is None:
             return None
         try:
-            return table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+            return table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
         except Exception:
             return None
 
@@ -251,7 +252,9 @@ class RunsScreen(Screen):
             self._show_status()
         self.notify(f"sorted by {self.sort_key}{' (descending)' if self.sort_reverse else ''}", timeout=2)
 
-    def action_back(self) -> None:
+    async def action_back(self) -> None:
+        """Esc: clear the filter, else go back (quit on the first screen). Async: the attach / run screen's
+        stops its program first."""
         flt = self.query_one("#runs-filter", Input)
         if flt.has_focus or flt.value:
             flt.value = ""

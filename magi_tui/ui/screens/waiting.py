@@ -20,7 +20,9 @@ from typing import Any
 
 from rich.text import Text
 from textual.actions import SkipAction
-from textual.widgets import DataTable, Footer, Static
+from textual.app import ComposeResult
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Input, Static
 
 from magi_format.text import literal
 from magi_tui.live.runner import ProgramExited, ProgramRunner, RunDirAnnounced, RunnerEvent, exit_text
@@ -55,11 +57,11 @@ class WaitingScreen(RunsScreen):
         self.announced: set[Path] = set()
         self.initial: set[Path] = set()  # runs already there when we started (command mode: not ours)
         self._first_scan_done = False
-        self._scan_timer = None
-        self._clock = None  # ticks the "starting … N s" line
+        self._scan_timer: Timer | None = None
+        self._clock: Timer | None = None  # ticks the "starting … N s" line
 
     # -- layout --------------------------------------------------------------------------------
-    def compose(self):
+    def compose(self) -> ComposeResult:
         footer = None
         first = True
         for widget in super().compose():
@@ -259,8 +261,8 @@ class WaitingScreen(RunsScreen):
         screen.quit_on_close = True  # opened for the user, not from the list: q quits, as on a first screen
         self.app.push_screen(screen)
 
-    def _screen_for(self, path: Path):
-        if self.is_program_run(path):
+    def _screen_for(self, path: Path) -> RunScreen:
+        if self.runner is not None and self.is_program_run(path):
             return CommandRunScreen(path, self.runner)
         return RunScreen(path, live=True)
 
@@ -270,7 +272,7 @@ class WaitingScreen(RunsScreen):
             return False
         if action in LIST_ACTIONS and self.starting:
             return False
-        if action == "stop_program" and not self.runner.running:
+        if action == "stop_program" and (self.runner is None or not self.runner.running):
             return False
         return True
 
@@ -308,9 +310,7 @@ class WaitingScreen(RunsScreen):
 
     async def action_back(self) -> None:
         if self.runner is not None and self.runner.running and not typing_in_field(self) \
-                and not self.query_one("#runs-filter").value:
+                and not self.query_one("#runs-filter", Input).value:
             self.notify("Stopping the program before quitting…", timeout=4)
             await self.runner.stop()
-        result = super().action_back()
-        if result is not None and hasattr(result, "__await__"):
-            await result
+        await super().action_back()
