@@ -90,12 +90,13 @@ class CacheLookupsScreen(Screen):
 
     def _show(self) -> None:
         view = self.query_one(DiffView)
-        if self.explained.nearest is None:
+        e = self.explained
+        nearest = e.nearest
+        if nearest is None:
             self._status(Text("no key to compare with", style="dim"))
             return
-        e = self.explained
         differ = sum(1 for r in self.rows if r.differs)
-        which = f"{e.miss.cache} lookup #{e.nearest.index} − / #{e.miss.index} +" + \
+        which = f"{e.miss.cache} lookup #{nearest.index} − / #{e.miss.index} +" + \
             (f" ({e.miss.compile_id})" if e.miss.compile_id else "")
         self._status(Text(f"{which} · {differ} of {len(self.rows)} key components differ, shown first; "
                           f"{len(self.rows) - differ} the same ({'a lists' if self.fold_same else 'a folds'} them)",
