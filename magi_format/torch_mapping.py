@@ -34,7 +34,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from magi_format.names import (
     AFTER_BUILD_GUARDS,
@@ -139,6 +139,20 @@ TORCH_ARTIFACTS = frozenset({
 #: ``artifact`` names torch makes from a prefix (``f"flex_gemm_{phase}"``, torch 2.14; the cache lookups;
 #: ``f"get_{ty}_code_state"``): any name with one of these is one of torch's
 TORCH_ARTIFACT_PREFIXES = ("aotautograd_cache_", "fx_graph_cache_", "flex_gemm_", "get_")
+
+
+class Mapped(NamedTuple):
+    """What the mapping makes of one record (:meth:`TraceMapper.map`): its events, and what it knows of a record
+    it made none of. ``known``: ``mapped`` (a handler took it, into events or into nothing, or there is nothing
+    to show), ``shown`` (torch writes it and no handler takes it: a reader shows it as it is, under ``name``,
+    its payload as the file ``file``; ``attrs``: what to say of it), ``unknown`` (no torch writes such a
+    record: ``name`` is its kind)."""
+
+    specs: list[EventSpec]
+    known: str
+    name: str = ""
+    file: str = ""
+    attrs: dict[str, Any] | None = None
 
 
 def is_torch_artifact(name: str) -> bool:
@@ -350,6 +364,33 @@ class TraceMapper:
             return [self._user_event(record)]
         return []
 
+    def map(self, md: dict[str, Any], payload: str | None, specs: list[EventSpec] | None = None) -> Mapped:
+        """A log reader's one question: the record's events (``specs`` when :meth:`handle` was asked already),
+        and what the mapping knows of a record it made no event of (:class:`Mapped`)."""
+        if specs is None:
+            specs = self.handle(md, payload)
+        if not md:
+            return Mapped(specs, "mapped")
+        kind = next(iter(md))
+        if specs or kind in IGNORED or kind == "str":
+            return Mapped(specs, "mapped")
+        body = md.get(kind)
+        if kind == "artifact":
+            name = str(body.get("name", "")) if isinstance(body, dict) else ""
+            if name in ARTIFACT_HANDLERS or CACHE_ARTIFACT.match(name) or payload is None:
+                return Mapped(specs, "mapped")  # mapped (into nothing, this time) or nothing to show
+            enc = body.get("encoding") if isinstance(body, dict) else None
+            return Mapped(specs, "shown", name, name + (".json" if enc == "json" else ".txt"),
+                          {"artifact": name, "encoding": enc})
+        if kind in TORCH_KINDS:
+            if (kind in KIND_HANDLERS and kind not in PARTIAL_KINDS) or payload is None:
+                return Mapped(specs, "mapped")
+            name = kind
+            if kind == "graph_dump" and isinstance(body, dict) and body.get("name"):
+                name = str(body["name"])  # torch's graph dumps are named: inductor_aot_wrapper_code, ...
+            return Mapped(specs, "shown", name, name + ".txt", {"artifact": name})
+        return Mapped(specs, "unknown", kind)
+
     def handle(self, md: dict[str, Any], payload: str | None, context: dict[str, Any] | None = None
                ) -> list[EventSpec]:
         if not md:
@@ -507,7 +548,7 @@ class TraceMapper:
         open_.append(lc)
         if len(open_) > 256:  # a log that never closes what it opens does not grow this without end
             del open_[0]
-        return (_lifecycle_name("before", lc), self._lc_attrs(st, lc, extra), files or {})
+        return EventSpec(_lifecycle_name("before", lc), self._lc_attrs(st, lc, extra), files or {})
 
     def _end(self, st: CompileState | None, phase: str, lc: str, files: dict[str, str] | None = None,
              **extra: Any) -> EventSpec:
@@ -527,11 +568,11 @@ class TraceMapper:
                 del open_[idx]
             if not open_ and st is not None:
                 st.open = ()
-        return (_lifecycle_name(phase, lc), self._lc_attrs(st, lc, extra), files or {})
+        return EventSpec(_lifecycle_name(phase, lc), self._lc_attrs(st, lc, extra), files or {})
 
     def _point(self, st: CompileState | None, base: str, files: dict[str, str] | None = None,
                **extra: Any) -> EventSpec:
-        return (point_event(base), self._attrs(st, **extra), files or {})
+        return EventSpec(point_event(base), self._attrs(st, **extra), files or {})
 
     def _chromium(self, md: dict[str, Any], payload: str | None) -> None:
         """A compile-phase span (``ph`` B / E) of a compile id, kept for that compile's ``phases.json``."""
@@ -676,7 +717,7 @@ class TraceMapper:
             st = self.compiles.get(attrs["compile_id"])
             if st is not None and st.frame:
                 attrs = {**attrs, "frame": st.frame}
-        return (ev.name, attrs, ev.files)
+        return EventSpec(ev.name, attrs, ev.files)
 
     def _limit_note(self, note: RecompileLimitNote) -> list[EventSpec]:
         st = self._state(note.ids or {})
@@ -699,7 +740,7 @@ class TraceMapper:
             return
         pending, st.pending_recompile = st.pending_recompile, None
         attrs = {**pending["attrs"], "frame": st.frame}
-        rec.events.append((point_event(RECOMPILE), {**self._attrs(st), **attrs}, pending["files"]))
+        rec.events.append(EventSpec(point_event(RECOMPILE), {**self._attrs(st), **attrs}, pending["files"]))
 
     def _emit_limit_hit(self, rec: Rec, metrics: dict[str, Any], note: RecompileLimitNote | None = None) -> None:
         st = rec.st

@@ -8,10 +8,18 @@ so an event's timestamp is when torch (or the user) produced it, not when the wr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-#: (name, attributes, files) — files maps a file name to its text; an optional 4th item is the timestamp
-EventSpec = tuple
+
+class EventSpec(NamedTuple):
+    """One event the mapping makes of a record: what the writer writes as a timeline line and its files."""
+
+    name: str
+    attrs: dict[str, Any]
+    #: file name -> its text (the event's folder)
+    files: dict[str, str]
+    #: when the event happened, if not when its record was made (None: the record's time)
+    timestamp: float | None = None
 
 
 @dataclass(frozen=True)

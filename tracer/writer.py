@@ -138,7 +138,7 @@ class RunWriter:
 
 def _as_is(record: Record) -> Iterable[EventSpec]:
     if isinstance(record, UserEvent):
-        return [(record.name, record.attributes, record.files)]
+        return [EventSpec(record.name, record.attributes, record.files)]
     return ()
 
 
@@ -239,8 +239,8 @@ class BackgroundWriter:
                 self.drop("mapping", exc, item)
                 continue
             for spec in specs:
-                if len(spec) == 3:
-                    spec = (*spec, ts)
+                if spec.timestamp is None:
+                    spec = spec._replace(timestamp=ts)
                 try:
                     self.writer.write(*spec)
                 except OSError as exc:  # the disk said no: stop (never let the tracer break the program)

@@ -49,9 +49,9 @@ def trace_run(log: Path, run_dir: Path) -> Path:
 
     writer, mapper = RunWriter(run_dir), TraceMapper()
     for md, payload in _records(log):
-        for name, attrs, files in mapper.handle(md, payload):
+        for name, attrs, files, _ts in mapper.handle(md, payload):
             writer.write(name, attrs, files)
-    for name, attrs, files in getattr(mapper, "finish", lambda: [])():
+    for name, attrs, files, _ts in getattr(mapper, "finish", lambda: [])():
         writer.write(name, attrs, files)
     writer.close()
     return run_dir

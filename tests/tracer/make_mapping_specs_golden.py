@@ -26,7 +26,7 @@ SYNTH = {"synth_300": (300, {}), "synth_60_failing": (60, {"fail_every": 7, "gra
 def spec_rows(specs: Iterable[tuple], markers: dict[int, str]) -> list[list[Any]]:
     """Event specs as JSON-able rows that keep the attributes' and files' order."""
     rows = []
-    for name, attrs, files in specs:
+    for name, attrs, files, *_ in specs:
         fl = [[k, markers.get(id(v)) or hashlib.sha1(v.encode("utf-8", "surrogatepass")).hexdigest()[:16]]
               for k, v in files.items()]
         rows.append([name, [[k, v] for k, v in attrs.items()], fl])

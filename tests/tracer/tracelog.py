@@ -58,10 +58,10 @@ def map_log(path: Path) -> list[dict]:
     mapper = TraceMapper()
     out = []
     for md, payload in read_trace_log(path):
-        for name, attrs, files in mapper.handle(md, payload):
+        for name, attrs, files, _ts in mapper.handle(md, payload):
             out.append({"name": name, "attributes": attrs, "files": {k: len(v) for k, v in files.items()},
                         "metrics": json.loads(files["metrics.json"]) if "metrics.json" in files else None})
-    for name, attrs, files in mapper.finish():
+    for name, attrs, files, _ts in mapper.finish():
         out.append({"name": name, "attributes": attrs, "files": {k: len(v) for k, v in files.items()},
                     "metrics": None})
     return out

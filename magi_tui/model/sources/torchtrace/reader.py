@@ -68,6 +68,7 @@ from magi_format import names
 from magi_format.layout import timeline_record, timeline_times_json
 from magi_format.names import PHASES, frag, point_event, scope_attrs
 from magi_format.text import json_safe, literal
+from magi_format.torch_records import EventSpec
 from magi_tui.model.events import Event, dict_event, name_kind, place_line
 from magi_tui.model.sources.reader import Malformed, Reader, ReadResult, open_followed
 from magi_tui.model.sources.torchtrace import GLOG_RE, GZ_SUFFIX, log_run_name  # noqa: F401 (log_run_name: re-exported)
@@ -882,37 +883,26 @@ class TraceLogReader(Reader):
                     self._add_events(specs, ts, cur.line_no, payload, rng, result)
 
     def _map(self, kind: str, md: dict[str, Any], payload: str | None, mapping: Any,
-             specs: list[tuple] | None = None) -> list[tuple]:
+             specs: list[EventSpec] | None = None) -> list[EventSpec]:
         """A record's event specs: the mapping's (``specs``, when asked already: :meth:`_finish`), else the
         events of a record it has none for."""
         if self._mapper is None:
             self._mapper = mapping.TraceMapper()
             self._mapper.defer_files = True  # metrics.json, user_stack.txt made when opened (_record_file)
-        if specs is None:
-            specs = self._mapper.handle(md, payload)  # (a new list each record)
-        if specs or kind in mapping.IGNORED or kind == "str":
-            return specs
-        body = md.get(kind)
-        if kind == "artifact":
-            name = str(body.get("name", "")) if isinstance(body, dict) else ""
-            if name in mapping.ARTIFACT_HANDLERS or mapping.CACHE_ARTIFACT.match(name) or payload is None:
-                return specs  # mapped (into nothing, this time) or nothing to show
-            enc = body.get("encoding") if isinstance(body, dict) else None
-            fname = name + (".json" if enc == "json" else ".txt")
-            return [(self._own_name(name), self._attrs(md, artifact=name, encoding=enc), {fname: payload})]
-        if kind in mapping.TORCH_KINDS:
-            if (kind in mapping.KIND_HANDLERS and kind not in mapping.PARTIAL_KINDS) or payload is None:
-                return specs
-            name = kind
-            if kind == "graph_dump" and isinstance(body, dict) and body.get("name"):
-                name = str(body["name"])  # torch's graph dumps are named: inductor_aot_wrapper_code, …
-            return [(self._own_name(name), self._attrs(md, artifact=name), {f"{_file_name(name)}.txt": payload})]
+        m = self._mapper.map(md, payload, specs)  # (a new list each record)
+        if m.known == "mapped":
+            return m.specs
+        if m.known == "shown":  # one of torch's records no handler takes: shown as it is, under its name
+            stem, _, ext = m.file.rpartition(".")
+            return [EventSpec(self._own_name(m.name), self._attrs(md, **(m.attrs or {})),
+                              {f"{_file_name(stem)}.{ext}": payload or ""})]
         if self.unknown_types[kind] > MAX_UNKNOWN_EVENTS:
-            return specs
+            return m.specs
+        body = md.get(kind)
         meta = json.dumps(body, default=repr)
         attrs = self._attrs(md, record_type=kind, unknown=True,
                             metadata=meta if len(meta) <= 2000 else meta[:2000] + "…")
-        return [(self._own_name(kind), attrs, {f"{_file_name(kind)}.txt": payload} if payload else {})]
+        return [EventSpec(self._own_name(kind), attrs, {f"{_file_name(kind)}.txt": payload} if payload else {})]
 
     def _own_name(self, name: str) -> str:
         """The event name of a record the mapping has no event for: the record's own name (``graph_execution``,
@@ -994,7 +984,7 @@ class TraceLogReader(Reader):
         m = _search_at(_EPOCH_US, head)
         return float(m.group(1)) / 1e6 if m else None
 
-    def _add_events(self, specs: list[tuple], ts: float | None, line_no: int, payload: str | None,
+    def _add_events(self, specs: list[EventSpec], ts: float | None, line_no: int, payload: str | None,
                     rng: _Range | None, result: ReadResult) -> None:
         """A record's events: each one's Event, and its attributes JSON (its line, made when asked for) and
         files kept (:meth:`_keep`): at once, or, for a :attr:`lean` reader, once the read is folded in and
@@ -1003,12 +993,9 @@ class TraceLogReader(Reader):
         lean = self.lean
         unsettled = self._unsettled
         for spec in specs:
-            if len(spec) == 3:  # (the mapping's: name, attributes, files)
-                name, attrs, files = spec
+            name, attrs, files, ets = spec
+            if ets is None:
                 ets = ts
-            else:
-                name, attrs, files = spec[0], spec[1], spec[2]
-                ets = spec[3] if len(spec) > 3 and spec[3] is not None else ts
             if ets is not None and self._t0 is None:
                 self._t0 = ets
             seq = self.seq
