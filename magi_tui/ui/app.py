@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from textual import events
 from textual.app import App, SystemCommand
 from textual.command import Hit, Hits, Provider
+from textual.screen import Screen
 
 from magi_format.text import literal
 from magi_tui.config import keymap_path, load_keymap
@@ -177,7 +179,7 @@ class MagiApp(App):
             return
         self.push_screen(HelpScreen(self.screen))
 
-    def get_system_commands(self, screen: Any):
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         scopes = set(getattr(screen, "ACTION_SCOPES", ())) | {"app"}
         for a in palette_acts(scopes):

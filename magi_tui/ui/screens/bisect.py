@@ -101,7 +101,7 @@ class BisectScreen(Screen):
         self.steps.append(step)
         table = self.query_one(StepList)
         line = step_line(len(self.steps), step)
-        table.add_option(Option(Text(literal(line), style=_VERDICT_STYLE.get(step.get("verdict"), ""),
+        table.add_option(Option(Text(literal(line), style=_VERDICT_STYLE.get(step.get("verdict") or "", ""),
                                      no_wrap=True, overflow="ellipsis")))
         if table.highlighted is None or table.highlighted == len(self.steps) - 2:
             table.highlighted = len(self.steps) - 1  # follow the newest unless the user moved away

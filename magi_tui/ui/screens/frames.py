@@ -9,11 +9,13 @@ The rows are the triage analysis's (:func:`magi_tui.model.analysis.checks.analys
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
@@ -64,7 +66,7 @@ class FramesScreen(Screen):
     FramesScreen #frames-events { height: 1fr; border: none; }
     """
 
-    def __init__(self, run: RunModel, on_jump=None, **kwargs: Any) -> None:
+    def __init__(self, run: RunModel, on_jump: Callable[[Event], None] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.run = run
         self.on_jump = on_jump  # called with an event after this screen is popped
@@ -118,7 +120,7 @@ class FramesScreen(Screen):
         table = self.query_one(FramesTable)
         if not table.row_count:
             return None
-        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
         return next((f for f in self.rows if f.key == key), None)
 
     def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
