@@ -11,6 +11,7 @@ it holds); the "… N more" row of a section shows the rest on Enter.
 from __future__ import annotations
 
 import time
+from typing import Any, Literal, overload
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,6 +25,7 @@ from magi_tui.model import collector
 from magi_tui.model.analysis.checks import Analysis, Check, analyse
 from magi_tui.model.outputs.triage_sections import Row, failure_spans, folded_row, triage_sections, triage_summary
 from magi_tui.model.run import RunModel
+from magi_tui.model.triage import Failure
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.labels import time_bar
 from magi_tui.ui.messages import EventMessage
@@ -60,7 +62,7 @@ class TriagePanel(Vertical):
     class Jump(EventMessage):
         """A finding was chosen: jump to its event."""
 
-    def __init__(self, run: RunModel, **kwargs) -> None:
+    def __init__(self, run: RunModel, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.run = run
         self._failure_pos = -1
@@ -79,6 +81,11 @@ class TriagePanel(Vertical):
     # -- the model's analysis, throttled ---------------------------------------------------------
     def _findings_sig(self) -> tuple:
         return self.run.findings_signature(CAP)
+
+    @overload
+    def analysis(self, *, wait: Literal[True] = ...) -> Analysis: ...
+    @overload
+    def analysis(self, *, wait: bool) -> Analysis | None: ...
 
     def analysis(self, *, wait: bool = True) -> Analysis | None:
         """The model's analysis of the run, redone as :class:`~magi_tui.live.analysis_throttle.AnalysisThrottle`
@@ -196,11 +203,11 @@ class TriagePanel(Vertical):
             ol.highlighted = highlighted
 
     @staticmethod
-    def _folded_text(f) -> Text:
+    def _folded_text(f: Failure) -> Text:
         return row_text(folded_row(f))
 
     @staticmethod
-    def _failure_text(f) -> Text:
+    def _failure_text(f: Failure) -> Text:
         return row_text(Row(failure_spans(f)))
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
