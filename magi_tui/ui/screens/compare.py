@@ -19,7 +19,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from magi_format.text import literal
-from magi_tui.model.outputs.compare import PassCompare, compare_rows, compare_runs
+from magi_tui.model.outputs.compare import Comparison, PassCompare, compare_rows, compare_runs
 from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.screens.diff import DiffScreen
@@ -53,7 +53,7 @@ class CompareScreen(Screen):
         super().__init__(**kwargs)
         self.path_a = Path(a)
         self.path_b = Path(b)
-        self.comparison = None
+        self.comparison: Comparison | None = None
         self.row_objects: list[Any] = []
         self.loaded = False
 
@@ -88,7 +88,7 @@ class CompareScreen(Screen):
         self.query_one("#compare-status", Static).update(Text(literal(message), style="red"))
         self.loaded = True
 
-    def _show(self, c, rows: list[tuple[str, str, Any]]) -> None:
+    def _show(self, c: Comparison, rows: list[tuple[str, str, Any]]) -> None:
         self.comparison = c
         table = self.query_one(CompareTable)
         table.clear_options()
@@ -164,10 +164,11 @@ class CompareScreen(Screen):
             self.notify("Select a pass or piece row (under “Passes and pieces”) to diff its graph A vs B.",
                         severity="warning")
             return
-        if not obj.both:
+        a, b = obj.a, obj.b
+        if a is None or b is None:  # not obj.both
             self.notify(f"{literal(obj.lifecycle)} ran on one side only: nothing to diff.", severity="warning")
             return
-        left, right = obj.a.after, obj.b.after
+        left, right = a.after, b.after
         if left is None or right is None or left.path is None or right.path is None:
             why = (left.problem if left is not None and left.path is None else None) or \
                   (right.problem if right is not None and right.path is None else None) or "no graph file"
