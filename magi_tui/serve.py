@@ -39,7 +39,7 @@ import ssl
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from magi_format.text import literal
@@ -318,12 +318,14 @@ def make_server(command: str, *, host: str, port: int, title: str, public_url: s
             runner = web.AppRunner(await self._make_app(), handle_signals=False, access_log_class=AccessLog,
                                    keepalive_timeout=header_timeout)
             await runner.setup()
+            server = runner.server
+            assert server is not None, "made by setup()"
             listening = None
             try:
-                ConnectionGuard(max_connections_per_client, header_timeout).install(runner.server)
+                ConnectionGuard(max_connections_per_client, header_timeout).install(server)
                 try:
                     listening = await loop.create_server(
-                        runner.server, self.host, self.port, ssl=ssl_context, backlog=128,
+                        server, self.host, self.port, ssl=ssl_context, backlog=128,
                         ssl_handshake_timeout=header_timeout if ssl_context is not None else None)
                 except OSError as exc:  # the port is taken, the address is not this machine's: one line, exit 1
                     print(f"magi-tui: cannot listen on {literal(self.host, 100)}:{self.port}: "
@@ -363,7 +365,7 @@ def make_server(command: str, *, host: str, port: int, title: str, public_url: s
             return app
 
         @staticmethod
-        def _refuse(request: web.Request, why: str, status: type[web.HTTPException] = web.HTTPForbidden) -> None:
+        def _refuse(request: web.Request, why: str, status: type[web.HTTPException] = web.HTTPForbidden) -> NoReturn:
             peer = request.remote or "?"
             log.warning("refused %s %s from %s: %s", request.method,
                         literal(redact_token(request.path, gate.token), 80), peer, why)
@@ -400,7 +402,7 @@ def make_server(command: str, *, host: str, port: int, title: str, public_url: s
             response.headers["X-Frame-Options"] = "DENY"
             return response
 
-        async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+        async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
             why = gate.admit(path_token=request.match_info.get("token"), host=request.headers.get("Host"),
                              origin=request.headers.get("Origin"))
             if why is not None:
@@ -424,13 +426,17 @@ def make_server(command: str, *, host: str, port: int, title: str, public_url: s
             from textual_serve.server import to_int
 
             websocket = web.WebSocketResponse(heartbeat=15)
+
+            async def close() -> None:  # AppService awaits a close that answers nothing
+                await websocket.close()
+
             width = to_int(request.query.get("width", "80"), 80)
             height = to_int(request.query.get("height", "24"), 24)
             service: AppService | None = None
             try:
                 await websocket.prepare(request)
                 service = AppService(self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
-                                     close=websocket.close, download_manager=self.download_manager,
+                                     close=close, download_manager=self.download_manager,
                                      debug=self.debug)
                 await service.start(width, height)
                 await self._process_messages(websocket, service)
