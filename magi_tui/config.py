@@ -14,12 +14,13 @@ reported, never fatal; a missing file is an empty keymap.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib
-except ImportError:  # pragma: no cover - 3.10
-    tomllib = None  # type: ignore[assignment]
+else:  # pragma: no cover - 3.10: no TOML reader in the standard library
+    tomllib = None
 
 
 def keymap_path(explicit: str | os.PathLike[str] | None = None) -> Path:

@@ -47,6 +47,7 @@ from array import array
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import IO, Callable, Iterator, Literal
 
 from magi_format.layout import RUN_DIR_ANNOUNCE
@@ -726,7 +727,7 @@ def stop_on_signals(on_signal: Callable[[int], None]) -> Iterator[None]:
     """While inside: SIGTERM, SIGHUP and SIGINT kill every running trial's processes at once, then call
     ``on_signal(signo)`` (which sets the command's cancel event: no other trial starts, the partial result is
     written). A signal the caller ignores (``nohup``) stays ignored; off the main thread nothing is installed."""
-    installed: dict[int, object] = {}
+    installed: dict[int, Callable[[int, FrameType | None], object] | int | None] = {}
 
     def handler(signo: int, _frame: object) -> None:
         kill_running_trials()
@@ -748,7 +749,8 @@ def stop_on_signals(on_signal: Callable[[int], None]) -> Iterator[None]:
     finally:
         for sig, old in installed.items():
             try:
-                signal.signal(sig, old)  # type: ignore[arg-type]
+                if old is not None:  # None: a handler not set from Python, which cannot be put back
+                    signal.signal(sig, old)
             except (OSError, ValueError, TypeError):
                 pass
 

@@ -27,9 +27,9 @@ _BOLD_REVERSE = Style(bold=True, reverse=True)
 
 
 def _rgb(color: RichColor) -> tuple[int, int, int]:
-    if color.triplet is not None:
-        return tuple(color.triplet)  # type: ignore[return-value]
-    return tuple(color.get_truecolor())  # type: ignore[return-value]  # a terminal's own colour: a default rgb
+    # a terminal's own colour (no triplet): a default rgb
+    r, g, b = color.triplet if color.triplet is not None else color.get_truecolor()
+    return r, g, b
 
 
 def is_red(color: RichColor) -> bool:
