@@ -171,6 +171,18 @@ def cmd_why(args: argparse.Namespace) -> int:
     return run_why(args, triage, _fail)
 
 
+def cmd_index(args: argparse.Namespace) -> int:
+    from magi_tui.history_cli import run_index
+
+    return run_index(args, _print_json, _fail)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from magi_tui.history_cli import run_history
+
+    return run_history(args, _print_json, _fail)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """Run vs run (docs/HEADLESS.md): exit 0 when compared, 2 on unusable input."""
     from magi_tui.model.outputs.compare import compare_runs, compare_text, one_run
@@ -278,6 +290,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         report = check(usable, policy, base)
     except PolicyError as exc:
         return _fail(str(exc))
+    if args.history:  # the gate against the index's trend (magi_tui/history_cli.py)
+        from magi_tui.history.query import QueryError
+        from magi_tui.history_cli import gate
+
+        try:
+            report.results.extend(gate(usable, args.history))
+        except QueryError as exc:
+            return _fail(f"--history: {exc}")
     if args.junit:
         try:
             with open(args.junit, "w", encoding="utf-8") as fh:
@@ -578,6 +598,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sp.add_argument("--against", metavar="ROOT", action="append", default=[],
                     help="also look under ROOT for the earlier run that filled the cache (the cache-misses rule)")
     sp.add_argument("--list-rules", action="store_true", help="print the rule ids --fail-on takes, and exit")
+    sp.add_argument("--history", metavar="INDEX", help="also fail on compile time above the band of the index's "
+                    "last runs, or a graph break it never saw (magi-tui index)")
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_check)
 
@@ -617,6 +639,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
         add_fix_parser(sub, cmd_fix)
 
+    if only in (None, "index", "history"):
+        from magi_tui.history_cli import add_parsers as add_history_parsers
+
+        add_history_parsers(sub, cmd_index, cmd_history)
+
     if only in (None, "why"):
         from magi_tui.why_cli import add_parser as add_why_parser
 
@@ -631,7 +658,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 SUBCOMMANDS = {"open", "runs", "triage", "attach", "run", "compare", "ranks", "check", "serve", "metrics",
-               "export-trace", "bisect", "report", "fix", "why"}
+               "export-trace", "bisect", "report", "fix", "why", "index", "history"}
 
 
 #: headless commands whose load, analysis and answer make no garbage cycle worth collecting (``compare`` and
