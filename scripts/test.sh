@@ -7,6 +7,8 @@ bash scripts/setup.sh
 # ssh to a private sshd on loopback. Each is installed if missing; a test whose tool is missing skips.
 need=()
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
+# tests/history/test_spark.py runs the history's queries in Spark (pyspark, local mode): it needs a JRE
+command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 { [ -x /usr/sbin/sshd ] && command -v ssh >/dev/null 2>&1; } || need+=(openssh-server)
 if [ ${#need[@]} -gt 0 ]; then
