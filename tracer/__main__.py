@@ -34,7 +34,7 @@ def _user_traceback(tb: types.TracebackType | None, code: types.CodeType) -> typ
     return t if t is not None else tb
 
 
-def _run_as_main(script: str, argv: list[str]) -> tuple[types.CodeType | None, dict]:
+def _run_as_main(script: str, argv: list[str]) -> tuple[types.CodeType, dict]:
     """Compile the script as ``python script`` does; returns (code, globals of the new __main__)."""
     from importlib.machinery import SourceFileLoader
 

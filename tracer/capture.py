@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from magi_format.torch_mapping import IGNORED
 from magi_format.torch_records import RecompileLimitNote, TraceRecord, UserEvent
@@ -164,7 +164,7 @@ class LoopIRHandler(logging.Handler):
 
 def attach_loop_ir(writer: BackgroundWriter) -> list[tuple[str, logging.Handler, int]]:
     """Turn Inductor's loop-IR loggers on (INFO) with our handler; returns (logger, handler, old level)."""
-    out = []
+    out: list[tuple[str, logging.Handler, int]] = []
     for name, logger in LOOP_IR_LOGGERS.items():
         log = logging.getLogger(logger)
         h = LoopIRHandler(writer, name)
@@ -174,7 +174,7 @@ def attach_loop_ir(writer: BackgroundWriter) -> list[tuple[str, logging.Handler,
     return out
 
 
-def detach_loop_ir(added: list[tuple[str, logging.Handler, int]]) -> None:
+def detach_loop_ir(added: Sequence[tuple[str, logging.Handler, int]]) -> None:
     for logger, h, level in added:
         log = logging.getLogger(logger)
         log.removeHandler(h)
@@ -251,7 +251,7 @@ class PerfHintTap(logging.Filter):
 
 
 def attach_perf_hints(writer: BackgroundWriter) -> list[tuple[logging.Logger, int, logging.Filter]]:
-    out = []
+    out: list[tuple[logging.Logger, int, logging.Filter]] = []
     for name in PERF_HINT_LOGGERS:
         log = logging.getLogger(name)
         tap = PerfHintTap(writer, log.getEffectiveLevel())
@@ -262,7 +262,7 @@ def attach_perf_hints(writer: BackgroundWriter) -> list[tuple[logging.Logger, in
     return out
 
 
-def detach_perf_hints(state: list[tuple[logging.Logger, int, logging.Filter]]) -> None:
+def detach_perf_hints(state: Sequence[tuple[logging.Logger, int, logging.Filter]]) -> None:
     for log, level, tap in state:
         log.setLevel(level)
         log.removeFilter(tap)
@@ -316,7 +316,7 @@ def attach(writer: BackgroundWriter, keep_trace_path: Any = None,
     return added
 
 
-def detach(added: list[tuple[str, logging.Handler]]) -> None:
+def detach(added: Sequence[tuple[str, logging.Handler]]) -> None:
     for name, h in added:
         logging.getLogger(name).removeHandler(h)
         if isinstance(h, logging.FileHandler):

@@ -11,14 +11,15 @@ from typing import Iterator
 _hint = threading.local()
 
 
-def hinted_ids() -> dict[str, int] | None:
+def hinted_ids() -> dict[str, int | None] | None:
     """The ids declared with :func:`compile_scope` on this thread, if any."""
     return getattr(_hint, "ids", None)
 
 
-def compile_ids() -> dict[str, int] | None:
+def compile_ids() -> dict[str, int | None] | None:
     """The compile torch is in on this thread (``frame_id``, ``frame_compile_id``, ``attempt``), or the
-    one a piece compiled later on behalf of a compile declared with :func:`compile_scope`."""
+    one a piece compiled later on behalf of a compile declared with :func:`compile_scope`. Torch's
+    ``frame_compile_id`` may be None (its ``CompileId`` declares it optional)."""
     try:
         from torch._guards import CompileContext
 
@@ -32,7 +33,7 @@ def compile_ids() -> dict[str, int] | None:
 
 
 @contextmanager
-def compile_scope(ids: dict[str, int] | None) -> Iterator[None]:
+def compile_scope(ids: dict[str, int | None] | None) -> Iterator[None]:
     """Attribute what happens in the block (trace records without a compile id, lifecycle events) to
     the compile ``ids`` — e.g. a piece compiled on its first call, after Dynamo's compile returned."""
     old = getattr(_hint, "ids", None)

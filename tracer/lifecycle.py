@@ -14,10 +14,13 @@ from __future__ import annotations
 import functools
 import time
 from contextlib import ContextDecorator
-from typing import Any, Callable
+from types import TracebackType
+from typing import Any, Callable, Literal, TypeVar, cast
 
 from magi_format.names import frag, lifecycle_event, point_event, scope_attrs
 from tracer import session as _session
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def graph_files(prefix: str, obj: Any) -> dict[str, str]:
@@ -76,7 +79,7 @@ class observe_lifecycle(ContextDecorator):
     def result(self, graph: Any) -> None:
         self._result = graph
 
-    def __call__(self, fn: Callable) -> Callable:  # decorator: find the graph in the arguments
+    def __call__(self, fn: _F) -> _F:  # decorator: find the graph in the arguments
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with observe_lifecycle(self.name, graph=self.graph or _find_graph(args, kwargs),
@@ -85,7 +88,7 @@ class observe_lifecycle(ContextDecorator):
                 lc.result(out if _is_graph(out) else None)
                 return out
 
-        return wrapper
+        return cast(_F, wrapper)  # (functools.wraps: the same signature)
 
     def __enter__(self) -> "observe_lifecycle":
         s = _session.current()
@@ -96,17 +99,18 @@ class observe_lifecycle(ContextDecorator):
                 s.emit(lifecycle_event("before", self.name, self.subgraph_index),
                        _base_attrs(self.name, self.subgraph_index, self.attrs), files)
             except Exception as exc:
-                s.writer.drop("observe_lifecycle", exc, self.name)
+                s.drop("observe_lifecycle", exc, self.name)
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         s = _session.current()
         if s is None or not s.active:
             return False
         try:
             self._record_exit(s, exc)
         except Exception as err:  # what cannot be recorded is one dropped record, never the user's pass
-            s.writer.drop("observe_lifecycle", err, self.name)
+            s.drop("observe_lifecycle", err, self.name)
         return False
 
     def _record_exit(self, s: Any, exc: BaseException | None) -> None:
@@ -145,7 +149,7 @@ def emit_event(name: str, *, files: dict[str, str] | None = None, subgraph_index
         a.update(attrs)
         s.emit(point_event(name, subgraph_index), a, files)
     except Exception as exc:  # never the user's code
-        s.writer.drop("emit_event", exc, name)
+        s.drop("emit_event", exc, name)
 
 
 def traced_backend(backend: Callable | str, name: str | None = None) -> Callable:

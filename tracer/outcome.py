@@ -40,7 +40,7 @@ MAX_TRACEBACK = 16000
 
 
 def _frames(tb: TracebackType | None) -> list[tuple[Any, str, int]]:
-    out = []
+    out: list[tuple[Any, str, int]] = []
     while tb is not None and len(out) < 2000:
         code = tb.tb_frame.f_code
         out.append((code, code.co_filename, tb.tb_lineno))

@@ -44,7 +44,7 @@ def split_graph(gm: Any, split_ops: Sequence[Any]) -> tuple[Any, list[tuple[str,
             part += 1
         else:
             assignment[node] = part
-    split = split_module(gm, None, lambda n: assignment[n], keep_original_order=True)
+    split = split_module(gm, gm, lambda n: assignment[n], keep_original_order=True)  # (root_m: unused by torch)
     pieces = []
     for name, _ in split.named_children():
         idx = int(name.rsplit("_", 1)[1])
@@ -114,9 +114,12 @@ def _piece_module() -> type:
                         if self.compiler == "inductor":
                             from torch._inductor.compile_fx import compile_fx
 
-                            self.fn = compile_fx(self.gm, list(args))
+                            compiled = compile_fx(self.gm, list(args))
+                            assert callable(compiled), "compile_fx compiles a GraphModule to a callable"
+                            self.fn = compiled
                         else:
                             self.fn = self.gm.forward
+                    assert self.fn is not None, "neither context swallows an exception: the block set it"
                 return self.fn(*args)
 
         _PIECE_CLS = CompiledPiece

@@ -23,11 +23,13 @@ Seconds are inclusive: an entry's time includes the resume functions and eager c
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
 from time import perf_counter
-from typing import Any
+from types import FrameType
+from typing import Any, Callable
 
 from magi_format.torch_mapping import ResetCounter, in_generation
 
@@ -86,8 +88,7 @@ class RuntimeCounters:
         self._attached = False
         self._lock = threading.Lock()
         here = os.path.dirname(os.path.abspath(__file__)) + os.sep
-        self._skip_paths = tuple(framework_paths) + (here, os.path.dirname(os.path.abspath(
-            __import__("logging").__file__)) + os.sep)
+        self._skip_paths = tuple(framework_paths) + (here, os.path.dirname(os.path.abspath(logging.__file__)) + os.sep)
 
     # -- the guard-complete hook ---------------------------------------------------------------------
     def attach(self) -> bool:
@@ -113,7 +114,8 @@ class RuntimeCounters:
             pass
         self.resolve_pending()
 
-    def _guard_complete(self, hit: bool) -> bool:
+    def _guard_complete(self, cache_hit: bool) -> bool:  # (the parameter named as torch's hook type names it)
+        hit = cache_hit
         prev = self._prev_hook
         if prev is not None:       # outside the try: what it raises reaches the program as before
             hit = bool(prev(hit))
@@ -178,7 +180,8 @@ class RuntimeCounters:
         if not ids or ids.get("frame_id") is None:
             return
         try:
-            f, outer = sys._getframe(1), None
+            f: FrameType | None = sys._getframe(1)
+            outer: FrameType | None = None
             while f is not None:
                 if f.f_code.co_filename.endswith(_CALLBACK_FILE):
                     outer = f
@@ -229,7 +232,7 @@ class RuntimeCounters:
                                 "seconds are inclusive: resume functions and eager code an entry calls"]}
 
 
-def _enter_fn(slot: EntrySlot, counters: RuntimeCounters):
+def _enter_fn(slot: EntrySlot, counters: RuntimeCounters) -> Callable[[], None]:
     def enter() -> None:
         try:  # (runs inside the user's compiled code: nothing of ours may raise into it)
             slot.calls += 1
@@ -249,7 +252,7 @@ def _enter_fn(slot: EntrySlot, counters: RuntimeCounters):
     return enter
 
 
-def _leave_fn(slot: EntrySlot):
+def _leave_fn(slot: EntrySlot) -> Callable[[Any], Any]:
     def leave(value: Any) -> Any:
         try:  # (runs inside the user's compiled code: it returns the value whatever happens here)
             t = perf_counter()

@@ -18,10 +18,11 @@ import socket
 import sys
 import threading
 import time
+import types
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from magi_format.layout import RUNS_ROOT_DIR, TIMELINE_DIR, TORCH_TRACE_FILE, session_record
 from magi_format.runname import model_dir_name, run_id_name
@@ -32,6 +33,11 @@ from tracer.compiled_functions import write_compiled_functions
 from tracer.context import compile_ids, compile_scope  # noqa: F401  (re-exported: tracer.session.compile_scope)
 from tracer.runtime import RuntimeCounters
 from tracer.writer import BackgroundWriter, RunWriter, TracerWarning, write_runtime
+
+if TYPE_CHECKING:
+    import logging
+
+    from torch.utils.hooks import RemovableHandle
 
 _lock = threading.RLock()
 _active: list["Session"] = []
@@ -106,7 +112,7 @@ class Session:
         self.root = Path(root)
         self.provenance = provenance
         self.loop_ir = loop_ir
-        self._loop_ir: list = []
+        self._loop_ir: list[tuple[str, logging.Handler, int]] = []
         self._started = 0.0
         self._saved_provenance: Any = None
         self.label = label or default_label()
@@ -114,14 +120,14 @@ class Session:
         self.want_compiled_functions = compiled_functions
         self.path: Path | None = None
         self.writer: BackgroundWriter | None = None
-        self._handlers: list = []
-        self._hook = None
+        self._handlers: list[tuple[str, logging.Handler]] = []
+        self._hook: RemovableHandle | None = None
         self.codes: list[tuple[Any, Any]] = []
         self.depth = 0
         self.mapper: TraceMapper | None = None
         self.runtime: RuntimeCounters | None = None
         self._cache_components: Any = None
-        self._perf_hints: list = []
+        self._perf_hints: list[tuple[logging.Logger, int, logging.Filter]] = []
         #: id of each code object a compiled entry runs (Dynamo's, and ours with the runtime taps) -> its
         #: compile id: what tells an exception that left a compiled entry (:mod:`tracer.outcome`)
         self.compiled_codes: dict[int, str] = {}
@@ -195,6 +201,7 @@ class Session:
         self._cache_components = capture.attach_cache_components()
 
     def _attach_perf_hints(self) -> None:
+        assert self.writer is not None, "start() attaches hooks only once the writer exists"
         self._perf_hints = capture.attach_perf_hints(self.writer)
 
     def tracer_record(self) -> dict[str, Any]:
@@ -207,6 +214,8 @@ class Session:
 
     def _write_session(self, ended: float | None) -> None:
         """Open / close the run's session record (its absence of an end marks a killed program's run)."""
+        if self.writer is None:  # (no run: nothing to write the record into)
+            return
         try:
             rec = session_record(os.getpid(), socket.gethostname(), self._started, ended,
                                  self.outcome if ended is not None else None)
@@ -221,9 +230,10 @@ class Session:
         codes = self.codes
         runtime = self.runtime
         writer = self.writer
+        assert writer is not None, "start() attaches hooks only once the writer exists"
         compiled = self.compiled_codes
 
-        def hook(code, new_code):
+        def hook(code: types.CodeType, new_code: types.CodeType) -> types.CodeType | None:
             try:
                 codes.append((code, new_code))  # (held: the ids below stay theirs)
                 ids = compile_ids()
@@ -254,6 +264,12 @@ class Session:
         except Exception as exc:
             self.writer.drop("emit", exc, None)
 
+    def drop(self, where: str, exc: BaseException, record: Any = None) -> None:
+        """One record lost to what a hook or a lifecycle helper could not handle (counted in ``session.json``;
+        see ``BackgroundWriter.drop``). Never raises; nothing to count without a run."""
+        if self.writer is not None:
+            self.writer.drop(where, exc, record)
+
     def note_end(self, exit_code: int | None, exc: BaseException | None, ended_by: str) -> None:
         """Remember how the program (or the block) ended, for the session record; the first note wins (the
         outermost caller that knows more, ``python -m tracer``, notes first)."""
@@ -271,8 +287,9 @@ class Session:
             self.writer.flush()
 
     def stop(self) -> None:
-        if self.writer is None:
+        if self.writer is None or self.path is None:  # (start() sets the path before the writer)
             return
+        writer = self.writer
         try:
             capture.detach(self._handlers)
         except Exception:
@@ -320,7 +337,7 @@ class Session:
             try:
                 write_compiled_functions(self.path, self.codes,
                                          self.runtime.originals if self.runtime is not None else None,
-                                         lambda exc, name: self.writer.drop("compiled_functions", exc, name))
+                                         lambda exc, name: writer.drop("compiled_functions", exc, name))
             except OSError as exc:
                 self.writer.fail(exc)
             except Exception as exc:

@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import threading
+from typing import Callable
 
 PROBE_ENV = "MAGI_TRIAL_PROBE"
 CONFIG_ENV = "MAGI_TRIAL_CONFIG"
@@ -126,7 +127,8 @@ def _install_probe(path: str) -> None:
     except Exception as exc:
         write({"versions": {"error": str(exc)}})
 
-    def disable_subsystem(cls, backend, subsystem, debug_info=None):
+    def disable_subsystem(cls: type[CompilerBisector], backend: str, subsystem: str,
+                          debug_info: Callable[[], str] | None = None) -> bool:
         key = (str(backend), str(subsystem))
         n = counts.get(key, 0)
         counts[key] = n + 1
@@ -143,7 +145,8 @@ def _install_probe(path: str) -> None:
                "compile_id": str(cid) if cid is not None else None, "skipped": bool(skipped)})
         return skipped
 
-    CompilerBisector.disable_subsystem = classmethod(disable_subsystem)
+    # (setattr: a monkeypatch of torch's class for this process, not a method of a subclass)
+    setattr(CompilerBisector, "disable_subsystem", classmethod(disable_subsystem))
 
 
 def install() -> None:
