@@ -52,6 +52,8 @@ CATALOGUE: tuple[Act, ...] = (
     Act("quit", "ctrl+q", "app.quit", "Quit", "Quit magi-tui from anywhere", "app", show=False),
     Act("newest", "N", "app.switch_newest", "Newest run",
         "Follow the newer run that appeared under the attached root", "app", show=False),
+    Act("history", "H", "app.history", "History",
+        "Trends and break / recompile causes across many runs (an index made by magi-tui index)", ("runs", "run")),
     # -- the run screen ----------------------------------------------------------------------
     Act("back", "escape", "back", "Back",
         "Back: close the timeline or triage pane, then the screen (never quits)", "run"),
@@ -169,6 +171,13 @@ CATALOGUE: tuple[Act, ...] = (
     Act("bisect_back", "escape", "back", "Back", "Back to the previous screen (never quits)", "bisect screen"),
     Act("bisect_quit", "q", "quit_bisect", "Quit", "Quit, stopping a running bisect first", "bisect screen"),
     # -- compile info (issue #13: what tlparse shows) ----------------------------------------
+    Act("history_back", "escape,q", "app.pop_screen", "Back", "Back to the previous screen", "history screen"),
+    Act("history_metric", "m", "next_metric", "Metric",
+        "Plot the next metric: compile time, graph breaks, recompiles, cache hit rate", "history screen"),
+    Act("history_first", "enter", "open_first", "Open appeared",
+        "Open the run where the highlighted break or recompile cause first appeared", "history screen"),
+    Act("history_gone", "o", "open_gone", "Open gone",
+        "Open the first run after the highlighted cause's last one (where it was gone)", "history screen"),
     Act("compile_info_back", "escape,q", "app.pop_screen", "Back", "Back to the run", "compile info"),
     Act("stack_trie", "s", "toggle_trie", "Stack trie",
         "Stack trie: which user call stacks triggered which compiles (again: the compile's detail)",

@@ -173,6 +173,13 @@ class MagiApp(App):
                 return
         self.notify("N follows a newer run when attached to a root (magi-tui attach ROOT).")
 
+    def action_history(self) -> None:
+        """H: the History screen over the index of this root (from a run: that run's program)."""
+        if isinstance(self.screen, lazy("HistoryScreen")):
+            return
+        run_path = self.screen.run.path if isinstance(self.screen, RunScreen) else None
+        self.push_screen(lazy("HistoryScreen")(self.path, run_path=run_path))
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()

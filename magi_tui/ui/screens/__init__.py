@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # for the types of lazy()'s answers only: the modules are imp
     from magi_tui.ui.screens.diff import DiffScreen
     from magi_tui.ui.screens.fix import FixScreen
     from magi_tui.ui.screens.frames import FramesScreen
+    from magi_tui.ui.screens.history import HistoryScreen
     from magi_tui.ui.screens.lookups import CacheLookupsScreen
     from magi_tui.ui.screens.ranks import RanksScreen
     from magi_tui.ui.screens.runs import RunsScreen
@@ -36,6 +37,7 @@ _LAZY = {
     "BisectScreen": "bisect",
     "RunsScreen": "runs",
     "WaitingScreen": "waiting",
+    "HistoryScreen": "history",
 }
 
 
@@ -61,6 +63,8 @@ def lazy(name: Literal["BisectScreen"]) -> type[BisectScreen]: ...
 def lazy(name: Literal["RunsScreen"]) -> type[RunsScreen]: ...
 @overload
 def lazy(name: Literal["WaitingScreen"]) -> type[WaitingScreen]: ...
+@overload
+def lazy(name: Literal["HistoryScreen"]) -> type[HistoryScreen]: ...
 
 
 def lazy(name: str) -> Any:
