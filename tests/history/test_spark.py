@@ -87,5 +87,5 @@ def test_spark_answers_as_duckdb(spark, ci_history):
         assert duck_rows, f"{name}: no answer to compare"
     # and the answers are the right ones (test_history.py checks them on DuckDB)
     gone = [tuple(r) for r in spark.sql(q.gone_sql(BREAK_ID)).collect()]
-    assert gone[0][0].endswith("run_00170.log.gz")
+    assert gone[0][0].endswith("dedicated_log_torch_trace_run_00170.log.gz")
     h.close()

@@ -12,7 +12,8 @@ how it was recorded), edited mechanically, as the fixtures' path rewrite was:
   ``tests/fixtures/torch_trace/graph_breaks_recompiles_failure.log``: ``Tensor.item()``, GB0124, at
   ``capture_demo.py:149``) copied, byte for byte, into the first compile of the runs that should have it.
 
-Runs are written as ``ROOT/<label>/run_<n>.log.gz`` (gzip, as CI keeps them): the folder is the program a
+Runs are written as ``ROOT/<label>/dedicated_log_torch_trace_run_<n>.log.gz`` (gzip, as CI keeps them,
+named as torch names its logs): the folder is the program a
 TORCH_TRACE directory stands for (``program`` in the index).
 """
 
@@ -167,7 +168,8 @@ class Plan:
 
 
 def run_path(root: Path, plan: Plan, i: int) -> Path:
-    return root / plan.label_of(i) / f"run_{i:05d}.log.gz"
+    # torch's own name for its log (discovery opens at most 200 logs of other names to sniff them)
+    return root / plan.label_of(i) / f"dedicated_log_torch_trace_run_{i:05d}.log.gz"
 
 
 def make_history(root: Path, plan: Plan, indices: range | None = None, template: LogTemplate | None = None
