@@ -131,9 +131,9 @@ def collect(path: Path) -> Rows:
         return error_rows(path, f"{type(exc).__name__}: {exc}")
     source = "torch_trace" if run.is_torch_trace else run.source_name
     if run.error:
-        rows = error_rows(path, run.error, source)
-        rows["runs"][0]["label"] = run_label(run)
-        return rows
+        bad = error_rows(path, run.error, source)
+        bad["runs"][0]["label"] = run_label(run)
+        return bad
     a = analyse(run)
     t = run.triage
     n = run.name_info

@@ -44,7 +44,7 @@ class IndexResult:
 
 
 def _arrow_type(name: str) -> Any:
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     return {"string": pa.string(), "int64": pa.int64(), "double": pa.float64(), "bool": pa.bool_(),
             "timestamp": pa.timestamp("us")}[name]
@@ -64,7 +64,7 @@ def run_key(path: Path) -> str:
 
 def file_version(path: Path) -> int | None:
     """The schema version a Parquet file of the index was written with (None: not one of ours)."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     try:
         md = pq.read_schema(path).metadata or {}
