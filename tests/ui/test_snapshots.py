@@ -279,3 +279,24 @@ def test_program_run_with_its_output(snap_compare, size):
 
     assert snap_compare(MagiApp(COLD), terminal_size=size, run_before=run_before)
 
+
+@sizes
+def test_history_of_a_ci_like_run_series(snap_compare, size, tmp_path, monkeypatch):
+    """H on the runs list: 24 runs made from a real log (tests/support/history_runs.py), a real graph break in
+    runs 10..15, compile time drifting; its appearance and disappearance on screen."""
+    from magi_tui.history.locate import DEFAULT_NAME
+    from magi_tui.history.write import index_runs
+    from tests.support.history_runs import Plan, make_history
+
+    make_history(tmp_path / "runs", Plan(24, break_from=10, break_until=16, labels=("ci",)))
+    index_runs([tmp_path / "runs"], tmp_path / "runs" / DEFAULT_NAME)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MAGI_TUI_INDEX", raising=False)
+
+    async def run_before(pilot):
+        await _on(pilot, "RunsScreen", "rows")
+        await pilot.press("H")
+        await _on(pilot, "HistoryScreen")
+        await _shows(pilot, "appeared ")
+
+    assert snap_compare(MagiApp(Path("runs")), terminal_size=size, run_before=run_before)

@@ -141,7 +141,7 @@ class HistoryScreen(Screen):
     def _title(self) -> None:
         parts: list[Any] = [(" history ", "bold reverse"), " "]
         if self.index is not None:
-            parts.append((literal(str(self.index), 60), "bold"))
+            parts.append((literal(str(_shown(self.index)), 60), "bold"))
         if self.data is not None:
             errors = f", {self.data['errors']} unreadable" if self.data["errors"] else ""
             parts.append(f"  {self.data['runs']} run(s){errors}")
@@ -240,3 +240,11 @@ class HistoryScreen(Screen):
 
     def action_open_gone(self) -> None:
         self._open_run("gone_in")
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the working folder when it is under it (the index beside the runs: short)."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
