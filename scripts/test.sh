@@ -20,5 +20,5 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 # the layers and the code's hygiene are part of the suite: lint and type-check before the tests
 .venv/bin/ruff check .
-.venv/bin/python -m mypy  # magi_format/ and magi_tui/ ([tool.mypy] in pyproject.toml): zero errors
+.venv/bin/python -m mypy  # magi_format/, magi_tui/ and tracer/ ([tool.mypy] in pyproject.toml): zero errors
 exec .venv/bin/python -m pytest -q "$@"
