@@ -32,8 +32,13 @@ def overview(h: History, label: str | None = None, last: int = TREND_RUNS) -> di
 
 
 def lifetime(h: History, ident: str, label: str | None = None) -> dict[str, Any]:
-    """When ``ident`` appeared (its first run), its last run, and the run after that (None: still there)."""
+    """When ``ident`` appeared (its first run), its last run, and the run after that (None: still there),
+    among the runs of ``label``; with no label, of the program of the run where it first appeared (a break
+    is gone when its own program's next run lacks it, not another program's)."""
+    if label is None:
+        first = first_seen(h, ident)["first_seen"]
+        label = program_of(h, first["path"]) if first is not None else None
     seen = first_seen(h, ident, label)
     went = gone(h, ident, label)
-    return {"id": ident, "first_seen": seen["first_seen"], "last_seen": went["last_seen"],
+    return {"id": ident, "program": label, "first_seen": seen["first_seen"], "last_seen": went["last_seen"],
             "runs_with_it": seen["runs_with_it"], "state": went["state"], "gone_in": went["gone_in"]}

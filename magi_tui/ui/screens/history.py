@@ -153,7 +153,7 @@ class HistoryScreen(Screen):
     def _cause_text(self, c: dict[str, Any]) -> Text:
         kind = "break" if c["kind"] == "graph_break" else "recomp"
         text = Text.assemble((f"{kind:6} ", "bold" if kind == "break" else ""), (f"{c['runs']:>5} runs ", "dim"),
-                             (f"{str(c['first_seen'])[:10]}→{str(c['last_seen'])[5:10]} ", "dim"),
+                             (f"{_when(c['first_seen'], 0, 10)}→{_when(c['last_seen'], 5, 10)} ", "dim"),
                              literal(str(c["id"])))
         text.no_wrap, text.overflow = True, "ellipsis"
         return text
@@ -169,7 +169,9 @@ class HistoryScreen(Screen):
         points = [(i + 1, r["value"]) for i, r in enumerate(runs) if r["value"] is not None]
         if points:
             plt.plot([x for x, _ in points], [y for _, y in points], marker="braille")
-            plt.title(f"{METRIC_TITLES[self.metric]}: {runs[0]['started'][:10]} → {runs[-1]['started'][:10]}")
+            days = [str(r["started"])[:10] for r in runs if r.get("started")]  # a run may not say when it began
+            span = f": {days[0]} → {days[-1]}" if days else ""
+            plt.title(f"{METRIC_TITLES[self.metric]}{span}")
             plt.xlabel("run (oldest → newest)")
         else:
             plt.title(f"{METRIC_TITLES[self.metric]}: not recorded in these runs" if runs else "no runs")
@@ -184,17 +186,18 @@ class HistoryScreen(Screen):
             return
 
         def run(r: dict[str, Any] | None) -> str:
-            return "-" if r is None else f"{literal(r['label'], 56)} ({str(r['started'])[5:16]})"
+            return "-" if r is None else f"{literal(r['label'], 56)} ({_when(r['started'], 5, 16)})"
 
+        of = f" of {literal(life['program'], 30)}" if life.get("program") and self.label is None else ""
         first = f"appeared {run(life['first_seen'])}"
         if life["state"] == "gone":
             after = f"gone {run(life['gone_in'])}"
         elif life["state"] == "present":
-            after = "still there in the newest run"
+            after = "still there in its newest run"
         else:
             after = "never seen" + (f" in {literal(self.label, 40)}" if self.label else "")
         self._status(Text.assemble((literal(str(life["id"]), 50), "bold"),
-                                   f" · {life['runs_with_it']} run(s) · Enter / o: open\n", f"{first}\n{after}"))
+                                   f" · {life['runs_with_it']} run(s)", of, " · Enter / o: open\n", f"{first}\n{after}"))
 
     def _highlighted_id(self) -> str | None:
         i = self.query_one(CausesList).highlighted
@@ -248,3 +251,8 @@ def _shown(path: Path) -> Path:
         return path.relative_to(Path.cwd())
     except ValueError:
         return path
+
+
+def _when(started: Any, a: int, b: int) -> str:
+    """A slice of a run's start (``YYYY-MM-DD HH:MM:SS``), or ``?`` when the run does not say when it began."""
+    return str(started)[a:b] if started else "?"
