@@ -3,8 +3,8 @@ which aspects the ranks agree on and, for each that differs, the groups of ranks
 divergent first, and every divergence (compile ids on some ranks only, different graphs, cache patterns,
 recompile reasons).
 
-Built by the model (:func:`magi_tui.model.outputs.ranks.find_jobs`) in a thread worker; Enter on a rank row
-opens that rank's run.
+Built by the model (:func:`magi_tui.model.outputs.ranks.find_jobs`) in a thread worker (:class:`RowsScreen`);
+Enter on a rank row opens that rank's run.
 """
 
 from __future__ import annotations
@@ -12,67 +12,37 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rich.text import Text
-from textual import work
-from textual.app import ComposeResult
-from textual.screen import Screen
-from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import OptionList
 
 from magi_format.text import literal
 from magi_tui.model.outputs.ranks import RankRun, find_jobs, ranks_lines
-from magi_tui.ui.actions import bindings, vim_bindings
-from magi_tui.ui.screens.compare import STYLES
+from magi_tui.ui.actions import bindings
+from magi_tui.ui.screens.rows import RowsList, RowsScreen
 from magi_tui.ui.screens.run import RunScreen
-from magi_tui.ui.widgets.footer import MagiFooter
 
 
-class RanksTable(OptionList):
-    BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="first", bottom="last")
+class RanksTable(RowsList):
+    pass
 
 
-class RanksScreen(Screen):
+class RanksScreen(RowsScreen):
     BINDINGS = bindings("ranks screen")
     ACTION_SCOPES = ("ranks screen",)
-    DEFAULT_CSS = """
-    RanksScreen #ranks-title { height: 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
-    RanksScreen #ranks-table { height: 1fr; border: none; padding: 0; }
-    RanksScreen #ranks-status { height: 1; color: $text-muted; }
-    """
+    NAME = "ranks"
+    READING = "reading every rank…"
+    LIST = RanksTable
 
     def __init__(self, root: Path, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.root = Path(root)
+        super().__init__(root, **kwargs)
         self.jobs: list = []
-        self.row_objects: list[Any] = []
-        self.loaded = False
 
-    def compose(self) -> ComposeResult:
-        yield Static(Text.assemble((" ranks ", "bold reverse"), "  under ", (literal(str(self.root), 120), "bold")),
-                     id="ranks-title")
-        yield RanksTable(id="ranks-table")
-        yield Static(Text("reading every rank…", style="cyan"), id="ranks-status")
-        yield MagiFooter()
+    def read(self) -> tuple[list, list[str]]:
+        return find_jobs(self.root)
 
-    def on_mount(self) -> None:
-        self.query_one(RanksTable).focus()
-        self._scan()
-
-    @work(thread=True, exclusive=True)
-    def _scan(self) -> None:
-        try:
-            jobs, loners = find_jobs(self.root)
-        except Exception as exc:
-            self.app.call_from_thread(self._show, [], [], f"cannot read ranks: {type(exc).__name__}: {exc}")
-            return
-        self.app.call_from_thread(self._show, jobs, loners, None)
-
-    def _show(self, jobs: list, loners: list[str], problem: str | None) -> None:
+    def show(self, got: tuple[list, list[str]]) -> None:
+        jobs, _loners = got
         self.jobs = jobs
-        table = self.query_one(RanksTable)
-        table.clear_options()
-        self.row_objects = []
-        options = []
+        rows: list[tuple[str, str, Any]] = []
         for job in jobs:
             by_rank = {r.rank: r for r in job.ranks}
             for style, text in ranks_lines([job]):
@@ -83,29 +53,22 @@ class RanksScreen(Screen):
                         obj = by_rank.get(int(stripped.split(":", 1)[0].split()[1]))
                     except (ValueError, IndexError):
                         obj = None
-                options.append(Option(Text(literal(text) or " ", style=STYLES.get(style, ""), overflow="fold")))
-                self.row_objects.append(obj)
-        table.add_options(options)
-        table.highlighted = 0 if options else None
-        status = self.query_one("#ranks-status", Static)
-        if problem:
-            status.update(Text(literal(problem), style="red"))
-        elif not jobs:
-            status.update(Text(f"no job with several ranks under {literal(str(self.root))} "
-                               "(runs named model_<i>_<label>_rank_<r>, or a folder of per-rank TORCH_TRACE logs)",
-                               style="yellow"))
+                rows.append((style, text, obj))
+        self.set_rows(rows)
+        if not jobs:
+            self.set_status(f"no job with several ranks under {literal(str(self.root))} "
+                            "(runs named model_<i>_<label>_rank_<r>, or a folder of per-rank TORCH_TRACE logs)",
+                            "yellow")
         else:
             n = sum(1 for j in jobs if j.diverged)
-            status.update(Text(f"{len(jobs)} job(s), {n} diverged · Enter on a rank opens its run", style="dim"))
-        self.loaded = True
+            self.set_status(f"{len(jobs)} job(s), {n} diverged · Enter on a rank opens its run")
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
         self.action_open_rank()
 
     def action_open_rank(self) -> None:
-        i = self.query_one(RanksTable).highlighted
-        obj = self.row_objects[i] if i is not None and 0 <= i < len(self.row_objects) else None
+        obj = self.highlighted_object()
         if not isinstance(obj, RankRun):
             self.notify("Select a rank row to open its run.", severity="warning")
             return
