@@ -76,3 +76,23 @@ async def test_history_without_an_index_says_how_to_make_one(tmp_path, monkeypat
         assert "magi-tui index" in screen_text(app)
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, HistoryScreen))
+
+
+@pytest.mark.usefixtures("fixtures_dir")
+async def test_history_of_real_recorded_runs_one_without_a_start_time(tmp_path, monkeypatch):
+    """The fixtures' magi_depyf runs (several programs; toy_explain_warm_cache is empty and says no start
+    time): the screen plots what the runs say and lists their breaks (this crashed on the missing start)."""
+    from tests.support.paths import FIXTURES
+
+    index_runs([FIXTURES], tmp_path / "idx")
+    monkeypatch.setenv("MAGI_TUI_INDEX", str(tmp_path / "idx"))
+    app = MagiApp(FIXTURES)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _history(pilot, app)
+        assert screen.problem is None and screen.data is not None
+        assert any(r["started"] is None for r in screen.data["trends"]["compile_time"])
+        assert screen.causes
+        ident = screen.causes[0]["id"]
+        await wait_for(pilot, lambda: ident in screen.lifetimes)
+        assert screen.lifetimes[ident]["first_seen"] is not None
+        assert "appeared " in screen_text(app)
