@@ -43,6 +43,7 @@ from magi_tui.model.outputs.compare import Side, _GraphReader, _norm, side_facts
 from magi_tui.model.outputs.compare.sides import SideFold, side_index
 from magi_tui.model.run import RunModel
 from magi_tui.model.sources.discovery import find_runs
+from magi_tui.model.sources.torchtrace import metadata_rank, name_rank
 from magi_tui.model.sources.torchtrace.reader import tlparse_compile_id
 
 #: torch's records the aspects are read from (a log's reader keeps them: ``TraceLogReader.keep``)
@@ -258,6 +259,8 @@ class Job(Struct):
     folder: str | None = None
     #: the parallel topology its run folders name (MagiCompiler 2026: ``ws2``, ``ep6_cp2_dp1``), else None
     topology: str | None = None
+    #: once per log whose file name and records disagree on its rank (the records' rank is used)
+    rank_notes: list[str] = field(default_factory=list)
     _warmup: Any = None   # made when first asked (outputs/rank_warmup.py)
 
     @property
@@ -312,6 +315,7 @@ class Job(Struct):
             "warmup": self.warmup.as_json(),
             "divergences": [d.as_json() for d in self.divergences],
             "superseded": self.superseded,
+            "rank_notes": self.rank_notes,
         }
 
 
@@ -393,20 +397,29 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
     # job's (its run_* folder is the rank's own second, so one job's ranks may sit in two); older ones are
     # superseded
     groups: dict[tuple, dict[int, list[RunModel]]] = {}
+    notes: dict[str, list[str]] = {}
     loners: list[str] = []
     for f in found:
         n = f.name
-        if n.rank is None:
+        rank = n.rank
+        is_log = f.path.is_file()
+        if rank is None and is_log:  # opened before torch.distributed was: the rank is in later records only
+            rank = metadata_rank(f.path, whole=True)
+        if rank is None:
             loners.append(str(f.path))
             continue
         run = RunModel(f.path)
         if run.reader.keeps_records:  # a TORCH_TRACE log: keep torch's records the aspects read
             run.reader.keep = RANK_RECORDS
             key: tuple = ("log", str(f.path.parent), None, None)
+            named = name_rank(f.path.name)
+            if is_log and named is not None and named != rank:
+                notes.setdefault(str(f.path.parent), []).append(
+                    f"{f.path.name}: named rank {named}, its records say rank {rank} (the records' rank is used)")
         else:
             key = ("run", n.tag or f.path.name, n.model_index, n.topology)
         run.load(fold=SideFold())  # streamed: what the comparison of ranks reads, no event list
-        groups.setdefault(key, {}).setdefault(n.rank, []).append(run)
+        groups.setdefault(key, {}).setdefault(rank, []).append(run)
     reader = _GraphReader()
     jobs: list[Job] = []
     for (src, label, mi, topo), by_rank in sorted(groups.items(),
@@ -422,7 +435,7 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
             superseded.extend(str(r.path) for r in runs[:-1])
         folder = label if src == "log" else None
         job = Job(Path(label).name if folder else label, mi, ranks, superseded=superseded, folder=folder,
-                  topology=topo)
+                  topology=topo, rank_notes=notes.get(label, []) if folder else [])
         _diverge(job)
         jobs.append(job)
     return jobs, loners
@@ -443,6 +456,7 @@ def ranks_lines(jobs: list[Job]) -> list[tuple[str, str]]:
         where = f"logs in {j.folder}" if j.folder is not None else f"model {j.model_index}" + (
             f", topology {j.topology}" if j.topology else "")
         out.append(("head", f"{j.label} ({where}) · {len(j.ranks)} ranks · {state}"))
+        out.extend(("dim", f"  note: {n}") for n in j.rank_notes)
         agree = [ASPECTS[a.name][0] for a in j.aspects if a.status == "agree"]
         if agree:
             out.append(("same", "  agree: " + ", ".join(agree)))
@@ -463,6 +477,8 @@ def ranks_lines(jobs: list[Job]) -> list[tuple[str, str]]:
                         f"  {'!' if r['diverges'] else ' '} rank {r['rank']}: {r['status']}, {r['compiles']} compile(s), "
                         f"{r['recompiles']} recompile(s), {r['graph_breaks']} break(s), cache "
                         f"{c['hits']}/{c['misses']}/{c['bypasses']}  {r['run']}"))
+        if j.superseded:
+            out.append(("dim", f"  older logs/runs of a rank (each rank's newest is compared): {', '.join(j.superseded)}"))
         out.extend(j.warmup.lines())
         for d in j.divergences:
             out.append(("warn", f"  {d.kind}: {d.message}"))

@@ -16,6 +16,13 @@ user would run it. Every rank gets a cache folder of its own, so hits and misses
 * ``shape3``: 3 ranks; rank 2 gets a bigger batch (6 rows instead of 4): same compile ids and collectives,
   different tensor metadata (and runtime estimates, which Inductor puts at 0 ns on CPU). Its ranks 0 and 1
   alone are a job whose ranks agree (the tests copy them out).
+* ``late2``: 2 ranks that compile before ``torch.distributed`` is initialised (a warm-up of ~500 ops on the
+  ``eager`` backend, more than the first 64 KiB of the log), then run the ``shape3`` step: torch names
+  each log ``dedicated_log_torch_trace_<random>.log`` (no rank: the first record came before
+  ``init_process_group``) and writes ``"rank": N`` only into the records after it. The rank is in the
+  records alone, and not in the log's head.
+
+    PYTHONPATH=. python tests/torchtrace/jobs/record_jobs.py [OUT [JOB ...]]   # only these jobs
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from pathlib import Path
 import torch
 import torch.multiprocessing as mp
 
-JOBS = {"branch2": 2, "shape3": 3}
+JOBS = {"branch2": 2, "shape3": 3, "late2": 2}
 
 
 def _free_port() -> int:
@@ -45,6 +52,14 @@ def _worker(rank: int, world: int, job: str, port: int, cache_root: str) -> None
     from torch._inductor import config as inductor_config
     from torch._inductor.debug import record_and_log_graph_execution_order
 
+    if job == "late2":  # compiled before the process group exists: the log is opened without a rank
+        @torch.compile(backend="eager")
+        def warmup(x):
+            for i in range(500):
+                x = x * 1.001 + i
+            return x
+
+        warmup(torch.ones(4))
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
     inductor_config.log_tlparse = True
     torch.manual_seed(0)
@@ -76,8 +91,10 @@ def _worker(rank: int, world: int, job: str, port: int, cache_root: str) -> None
     dist.destroy_process_group()
 
 
-def record(out: Path) -> None:
+def record(out: Path, only: list[str] | None = None) -> None:
     for job, world in JOBS.items():
+        if only and job not in only:
+            continue
         folder = out / job
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
@@ -88,4 +105,4 @@ def record(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    record(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent)
+    record(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent, sys.argv[2:])

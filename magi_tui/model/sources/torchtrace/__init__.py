@@ -51,33 +51,76 @@ def name_rank(name: str) -> int | None:
     return int(m.group(1)) if m and m.group(1) is not None else None
 
 
-def metadata_rank(path: str | os.PathLike[str]) -> int | None:
-    """The ``rank`` the first records of a log carry in their metadata (a non-distributed run has none).
-    Never raises, never blocks (a FIFO is not opened)."""
-    try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        try:
-            head = os.pread(fd, _RANK_SNIFF_BYTES, 0)
-        finally:
-            os.close(fd)
-    except (OSError, ValueError, TypeError):
+def _open_regular(path: str | os.PathLike[str]) -> int | None:
+    """A file descriptor of a regular file (a FIFO is not opened, so nothing blocks), else None."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
         return None
-    for line in head.split(b"\n"):
-        m = GLOG_RE.match(line)
-        if m is None:
-            continue
-        r = _META_RANK_RE.search(line, m.end())
+    return os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+
+
+def _line_rank(buf: bytes, start: int, end: int) -> int | None:
+    """The ``rank`` of the record line ``buf[start:end]`` (a payload line, tab-indented, is none)."""
+    line = buf[start:end]  # a slice: ``GLOG_RE``'s ``^`` holds at a string's start only
+    m = GLOG_RE.match(line)
+    if m is None:
+        return None
+    r = _META_RANK_RE.search(line, m.end())
+    return int(r.group(1)) if r is not None else None
+
+
+def _chunk_rank(buf: bytes) -> int | None:
+    """The first record's ``rank`` among the whole lines of ``buf`` (found by its key, not line by line)."""
+    i = buf.find(b'"rank":')
+    while i >= 0:
+        start = buf.rfind(b"\n", 0, i) + 1
+        end = buf.find(b"\n", i)
+        end = len(buf) if end < 0 else end
+        r = _line_rank(buf, start, end)
         if r is not None:
-            return int(r.group(1))
+            return r
+        i = buf.find(b'"rank":', end)
     return None
 
 
-def log_rank(path: Path) -> int | None:
-    """The rank of a log: from its records' metadata where they carry one, else from its file name."""
-    r = metadata_rank(path)
+def metadata_rank(path: str | os.PathLike[str], *, whole: bool = False) -> int | None:
+    """The ``rank`` the records of a log carry in their metadata (a non-distributed run has none): the
+    first 64 KiB, or with ``whole`` the whole log (a ``.log.gz`` decompressed as it is read). A process
+    whose first record came before ``torch.distributed`` was initialised has a log named without a rank
+    and its rank only in the records after ``init_process_group``: only ``whole`` finds it (a read of the
+    log, a key search per MiB). Never raises, never blocks (a FIFO is not opened)."""
+    import zlib
+
+    try:
+        fd = _open_regular(path)
+        if fd is None:
+            return None
+        try:
+            gz = None
+            carry = b""
+            offset = 0
+            while True:
+                raw = os.pread(fd, _RANK_SNIFF_BYTES if offset == 0 else 1 << 20, offset)
+                if offset == 0 and os.fspath(path).endswith(GZ_SUFFIX) and raw[:2] == b"\x1f\x8b":
+                    gz = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                offset += len(raw)
+                data = gz.decompress(raw) if gz is not None and raw else raw
+                buf = carry + data
+                cut = buf.rfind(b"\n") + 1 if raw and whole else len(buf)
+                r = _chunk_rank(buf[:cut])
+                if r is not None or not raw or not whole:
+                    return r
+                carry = buf[cut:]
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, TypeError, zlib.error):
+        return None
+
+
+def log_rank(path: Path, *, whole: bool = False) -> int | None:
+    """The rank of a log: from its records' metadata where they carry one (:func:`metadata_rank`), else
+    from its file name."""
+    r = metadata_rank(path, whole=whole)
     return r if r is not None else name_rank(path.name)
 
 
