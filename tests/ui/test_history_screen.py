@@ -96,3 +96,15 @@ async def test_history_of_real_recorded_runs_one_without_a_start_time(tmp_path, 
         await wait_for(pilot, lambda: ident in screen.lifetimes)
         assert screen.lifetimes[ident]["first_seen"] is not None
         assert "appeared " in screen_text(app)
+
+
+async def test_history_from_a_run_is_that_programs(history_root, monkeypatch):
+    """H on a run: the index beside its folder (ROOT/.magi-index, two folders up) and its program's runs."""
+    monkeypatch.delenv("MAGI_TUI_INDEX", raising=False)
+    app = MagiApp(run_path(history_root, PLAN, 3))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.loaded)
+        screen = await _history(pilot, app)
+        assert screen.problem is None and screen.label == "ci" and screen.data is not None
+        assert screen.data["runs"] == 12
+        assert "12 run(s) of ci" in screen_text(app)
