@@ -53,7 +53,8 @@ CATALOGUE: tuple[Act, ...] = (
     Act("newest", "N", "app.switch_newest", "Newest run",
         "Follow the newer run that appeared under the attached root", "app", show=False),
     Act("history", "H", "app.history", "History",
-        "Trends and break / recompile causes across many runs (an index made by magi-tui index)", ("runs", "run")),
+        "Trends and break / recompile causes across many runs (an index made by magi-tui index)", ("runs", "run"),
+        show=False),
     # -- the run screen ----------------------------------------------------------------------
     Act("back", "escape", "back", "Back",
         "Back: close the timeline or triage pane, then the screen (never quits)", "run"),
