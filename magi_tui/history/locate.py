@@ -41,10 +41,19 @@ def index_for(path: str | os.PathLike[str]) -> Path | None:
     return None
 
 
+def root_of(path: str | os.PathLike[str]) -> Path:
+    """The folder whose runs an index beside them holds: ``path`` itself, or the folder of a log or run."""
+    root = Path(path)
+    return root if root.is_dir() and not (root / "timeline_events").is_dir() else root.parent
+
+
+def default_index(path: str | os.PathLike[str]) -> Path:
+    """Where the History screen's ``i`` writes an index of ``path``'s runs: ``ROOT/.magi-index``."""
+    return root_of(path) / DEFAULT_NAME
+
+
 def how_to_make(path: str | os.PathLike[str]) -> str:
     """The one line the screen shows when no index is found."""
-    root = Path(path)
-    if root.is_file() or not root.is_dir():
-        root = root.parent
-    return (f"no history index for {root}: make one with `magi-tui index {root} -o {root / DEFAULT_NAME}` "
-            f"(or set {ENV}=INDEX_DIR)")
+    root = root_of(path)
+    return (f"no history index for {root}: press i to index its runs into {root / DEFAULT_NAME} "
+            f"(as `magi-tui index {root} -o {root / DEFAULT_NAME}`), or set {ENV}=INDEX_DIR")

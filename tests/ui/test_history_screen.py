@@ -65,7 +65,7 @@ async def test_history_plots_the_trend_and_finds_where_a_break_appeared_and_went
         assert app.screen.run.path == run_path(history_root, PLAN, 9)
 
 
-async def test_history_without_an_index_says_how_to_make_one(tmp_path, monkeypatch):
+async def test_history_without_an_index_says_how_to_make_one_and_i_makes_it(tmp_path, monkeypatch):
     monkeypatch.delenv("MAGI_TUI_INDEX", raising=False)
     make_history(tmp_path, Plan(2, labels=("ci",)))
     app = MagiApp(tmp_path)
@@ -74,6 +74,10 @@ async def test_history_without_an_index_says_how_to_make_one(tmp_path, monkeypat
         assert screen.data is None and screen.problem is not None
         assert "magi-tui index" in screen.problem and DEFAULT_NAME in screen.problem
         assert "magi-tui index" in screen_text(app)
+        await pilot.press("i")  # index the runs here, into ROOT/.magi-index, then show them
+        await wait_for(pilot, lambda: screen.data is not None, what="the index made and read")
+        assert screen.problem is None and screen.data["runs"] == 2
+        assert (tmp_path / DEFAULT_NAME / "_manifest").is_dir()
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, HistoryScreen))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
@@ -119,6 +119,35 @@ class HistoryScreen(Screen):
             return
         self.app.call_from_thread(self._show_lifetime, life)
 
+    @work(thread=True, exclusive=True, group="history")
+    def _index(self) -> None:
+        """``i``: index the runs here (only new or grown ones; one process: the app's threads forbid a fork)."""
+        from magi_tui.history.locate import default_index, root_of
+        from magi_tui.history.write import index_runs
+
+        root = root_of(self.run_path or self.start)
+        out = self.index if self.index is not None else default_index(self.run_path or self.start)
+
+        def progress(done: int, total: int) -> None:
+            self.app.call_from_thread(self._status, Text(f"indexing {done}/{total} run(s) into {literal(str(out))}…",
+                                                         style="cyan"))
+        try:
+            res = index_runs([root], out, jobs=1, progress=progress)
+        except Exception as exc:  # IndexError_ (not an index, another schema version) or the disk's refusal
+            self.app.call_from_thread(self._status, Text(literal(f"cannot index: {exc}"), style="red"))
+            return
+        done = f"indexed {len(res.read)} run(s), {res.unchanged} unchanged, {len(res.errors)} unreadable"
+        self.app.call_from_thread(self.notify, done)
+        self.app.call_from_thread(self.action_reload)
+
+    def action_make_index(self) -> None:
+        self._status(Text("finding runs…", style="cyan"))
+        self._index()
+
+    def action_reload(self) -> None:
+        self.lifetimes.clear()
+        self._load()
+
     # -- what is shown ---------------------------------------------------------------------------------
     def _show(self, index: Path | None, label: str | None, data: dict[str, Any] | None, problem: str | None) -> None:
         self.index, self.label, self.data, self.problem = index, label, data, problem
@@ -203,7 +232,8 @@ class HistoryScreen(Screen):
         i = self.query_one(CausesList).highlighted
         return self.causes[i]["id"] if i is not None and 0 <= i < len(self.causes) else None
 
-    def on_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
+    @on(OptionList.OptionHighlighted)
+    def handle_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
         message.stop()
         ident = self._highlighted_id()
         if ident is None:
@@ -214,7 +244,8 @@ class HistoryScreen(Screen):
             self._status(Text(f"{literal(ident, 60)}: asking the index…", style="cyan"))
             self._lifetime(ident)
 
-    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+    @on(OptionList.OptionSelected)
+    def handle_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
         self.action_open_first()
 
