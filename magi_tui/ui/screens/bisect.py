@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
@@ -139,7 +139,8 @@ class BisectScreen(Screen):
                                                              overflow="ellipsis"))
 
     # -- actions -------------------------------------------------------------------------------
-    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+    @on(OptionList.OptionSelected)
+    def handle_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
         self.action_open_step()
 

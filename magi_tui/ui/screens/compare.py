@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
@@ -113,7 +113,8 @@ class CompareScreen(Screen):
             return None
         return self.row_objects[i]
 
-    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+    @on(OptionList.OptionSelected)
+    def handle_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
         from magi_tui.model.analysis.cache_explain import MissExplained
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
@@ -105,7 +105,8 @@ class CompileInfoScreen(Screen):
         table.highlighted = 0
         self._detail(0)
 
-    def on_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
+    @on(OptionList.OptionHighlighted)
+    def handle_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
         message.stop()
         if not self.show_trie and message.option_index is not None:
             self._detail(message.option_index)
@@ -161,7 +162,8 @@ class CompileInfoScreen(Screen):
         table = self.query_one(CompileTable)
         (self.query_one("#ci-scroll", VerticalScroll) if table.has_focus else table).focus()
 
-    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+    @on(OptionList.OptionSelected)
+    def handle_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
         self.action_jump_compile()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
@@ -164,7 +164,8 @@ class CompiledFunctionsScreen(Screen):
             self._add_function(tree.root, fn, expand=len(fns) <= 3)
         tree.move_cursor_to_line(0) if tree.last_line >= 0 else None
 
-    def on_tree_node_highlighted(self, message: Tree.NodeHighlighted) -> None:
+    @on(Tree.NodeHighlighted)
+    def handle_tree_node_highlighted(self, message: Tree.NodeHighlighted) -> None:
         path = message.node.data
         if isinstance(path, Path):
             self._open(path)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Static
@@ -99,7 +99,8 @@ class DiffScreen(Screen):
     def _failed(self, message: str) -> None:
         self.query_one("#diff-status", Static).update(Text(literal(message), style="red"))
 
-    def on_diff_view_normalise_toggled(self, event: DiffView.NormaliseToggled) -> None:
+    @on(DiffView.NormaliseToggled)
+    def handle_diff_view_normalise_toggled(self, event: DiffView.NormaliseToggled) -> None:
         self.action_toggle_normalise()
 
     def action_toggle_normalise(self) -> None:

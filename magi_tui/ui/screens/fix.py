@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textual import on
 from textual.widgets import OptionList
 
 from magi_tui.model.outputs.fixes import fix_lines
@@ -63,7 +64,8 @@ class FixScreen(RowsScreen):
             return None
         return obj
 
-    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+    @on(OptionList.OptionSelected)
+    def handle_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
         self.action_open_candidate()
 

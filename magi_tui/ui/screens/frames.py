@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.coordinate import Coordinate
 from textual.screen import Screen
@@ -123,7 +123,8 @@ class FramesScreen(Screen):
         key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
         return next((f for f in self.rows if f.key == key), None)
 
-    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+    @on(DataTable.RowSelected)
+    def handle_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
         message.stop()
         f = self._row()
         if f is None:
@@ -142,7 +143,8 @@ class FramesScreen(Screen):
             events.highlighted = 0
             events.focus()
 
-    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+    @on(OptionList.OptionSelected)
+    def handle_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
         if 0 <= message.option_index < len(self._events):
             ev = self._events[message.option_index]

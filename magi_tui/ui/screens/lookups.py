@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Static
@@ -114,6 +115,7 @@ class CacheLookupsScreen(Screen):
         self.fold_same = not self.fold_same
         self._show()
 
-    def on_diff_view_normalise_toggled(self, event: DiffView.NormaliseToggled) -> None:
+    @on(DiffView.NormaliseToggled)
+    def handle_diff_view_normalise_toggled(self, event: DiffView.NormaliseToggled) -> None:
         event.stop()
         self.notify("Key components are compared by torch's hash of each: there is no noise to mask.", timeout=3)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textual import on
 from textual.widgets import OptionList
 
 from magi_format.text import literal
@@ -63,7 +64,8 @@ class RanksScreen(RowsScreen):
             n = sum(1 for j in jobs if j.diverged)
             self.set_status(f"{len(jobs)} job(s), {n} diverged · Enter on a rank opens its run")
 
-    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+    @on(OptionList.OptionSelected)
+    def handle_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
         self.action_open_rank()
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.css.query import NoMatches
@@ -332,7 +332,8 @@ class RunScreen(Screen):
             self.follower.stop()
         collector.let_go()  # this run's events were kept out of the collector while it was shown (_ingest)
 
-    def on_live_event(self, message: LiveEvent) -> None:
+    @on(LiveEvent)
+    def handle_live_event(self, message: LiveEvent) -> None:
         """Show what the follower read (on the UI loop, in the order it was read)."""
         from magi_tui.live.follower import Deleted, FilesMayHaveChanged, Finished, FollowFailed, Restored, Updated
 
@@ -375,7 +376,8 @@ class RunScreen(Screen):
             self.query_one(EventTree).tick_open()
 
     # -- selection -----------------------------------------------------------------------------
-    def on_tree_node_highlighted(self, message: EventTree.NodeHighlighted) -> None:
+    @on(EventTree.NodeHighlighted)
+    def handle_tree_node_highlighted(self, message: EventTree.NodeHighlighted) -> None:
         node = message.node
         if node.data is None:
             return
@@ -396,19 +398,23 @@ class RunScreen(Screen):
             self._detail_pending = None
             self.query_one(EventDetail).show(kind, obj)
 
-    def on_tree_node_selected(self, message: EventTree.NodeSelected) -> None:
+    @on(EventTree.NodeSelected)
+    def handle_tree_node_selected(self, message: EventTree.NodeSelected) -> None:
         self.query_one("#right", ContentSwitcher).current = "detail"
         node = message.node
         if node.data is not None:
             self.query_one(EventDetail).show(node.data.kind, node.data.obj)
 
-    def on_timeline_view_highlighted(self, message: TimelineView.Highlighted) -> None:
+    @on(TimelineView.Highlighted)
+    def handle_timeline_view_highlighted(self, message: TimelineView.Highlighted) -> None:
         self._show_detail_soon("event", message.event)
 
-    def on_timeline_view_selected(self, message: TimelineView.Selected) -> None:
+    @on(TimelineView.Selected)
+    def handle_timeline_view_selected(self, message: TimelineView.Selected) -> None:
         self.jump_to(message.event, switch_to_tree=True)
 
-    def on_triage_panel_jump(self, message: TriagePanel.Jump) -> None:
+    @on(TriagePanel.Jump)
+    def handle_triage_panel_jump(self, message: TriagePanel.Jump) -> None:
         self.jump_to(message.event, show_detail=False)
 
     def jump_to(self, ev: Event, *, switch_to_tree: bool = False, show_detail: bool = True) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import events, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.coordinate import Coordinate
 from textual.screen import Screen
@@ -185,13 +185,16 @@ class RunsScreen(Screen):
                 return path
         return str(rel) if str(rel) != "." else self.root.name or str(self.root)
 
-    def on_input_changed(self, message: Input.Changed) -> None:
+    @on(Input.Changed)
+    def handle_input_changed(self, message: Input.Changed) -> None:
         self._render_rows()
 
-    def on_input_submitted(self, message: Input.Submitted) -> None:
+    @on(Input.Submitted)
+    def handle_input_submitted(self, message: Input.Submitted) -> None:
         self.query_one(RunsTable).focus()
 
-    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+    @on(DataTable.RowSelected)
+    def handle_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
         path = message.row_key.value
         if path:
             self.app.push_screen(RunScreen(Path(path), live=path in self.live_paths))

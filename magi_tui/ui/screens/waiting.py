@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
+from textual import on
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.timer import Timer
@@ -276,7 +277,8 @@ class WaitingScreen(RunsScreen):
             return False
         return True
 
-    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+    @on(DataTable.RowSelected)
+    def handle_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
         message.stop()
         path = message.row_key.value
         if not path:

@@ -15,6 +15,7 @@ from typing import Any
 
 from rich.table import Table
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, Tab, Tabs
@@ -249,7 +250,8 @@ class EventDetail(Vertical):
         else:
             fv.open_path(ref.path, root=ref.root or self.run.files_root)
 
-    def on_tabs_tab_activated(self, message: Tabs.TabActivated) -> None:
+    @on(Tabs.TabActivated)
+    def handle_tabs_tab_activated(self, message: Tabs.TabActivated) -> None:
         message.stop()
         tab_id = message.tab.id or "" if message.tab is not None else ""
         parts = tab_id.split("-")

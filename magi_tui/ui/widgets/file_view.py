@@ -26,7 +26,7 @@ from typing import Any
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual import events, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Size
@@ -353,7 +353,8 @@ class FileView(Vertical):
         box.add_class("-visible")
         box.focus()
 
-    def on_input_submitted(self, message: Input.Submitted) -> None:
+    @on(Input.Submitted)
+    def handle_input_submitted(self, message: Input.Submitted) -> None:
         message.stop()
         self.lines.needle = message.value
         box = self.query_one(Input)

@@ -14,6 +14,7 @@ import time
 from typing import Any, Literal, overload
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import OptionList, Static
@@ -210,7 +211,8 @@ class TriagePanel(Vertical):
     def _failure_text(f: Failure) -> Text:
         return row_text(Row(failure_spans(f)))
 
-    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+    @on(OptionList.OptionSelected)
+    def handle_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
         oid = message.option.id or ""
         if oid.startswith("more:"):
