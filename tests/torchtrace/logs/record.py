@@ -159,7 +159,37 @@ PROGRAMS = {
         torch._dynamo.reset()
         torch.compile(f, backend="aot_eager")(torch.ones(3))
     """,
+    # issue 33.6: a module compiled by Inductor (frames `forward` and its resume after a graph break, a
+    # forward and a backward graph), run twice in fresh processes with one TORCHINDUCTOR_CACHE_DIR: the
+    # second run (`warm_cache_warm.log`) loads from the AOT autograd / FX graph caches. Each run prints
+    # torch's counters (kept beside the log as `<log>.counters.json`)
+    "warm_cache": """
+        import json
+
+        import torch
+        from torch._dynamo.utils import counters
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                y = torch.relu(self.lin(x))
+                print("break")
+                return y * 2
+
+
+        torch.manual_seed(0)
+        net = torch.compile(Net())
+        net(torch.randn(2, 4)).sum().backward()
+        net(torch.randn(2, 4)).sum().backward()
+        print("COUNTERS " + json.dumps({k: dict(v) for k, v in counters.items()}, sort_keys=True))
+    """,
 }
+#: programs run twice in fresh processes sharing one TORCHINDUCTOR_CACHE_DIR: ``<name>_cold.log``, ``<name>_warm.log``
+TWICE = frozenset({"warm_cache"})
 
 
 def record(name: str) -> Path:
@@ -167,6 +197,18 @@ def record(name: str) -> Path:
         prog = Path(d) / f"{name}.py"
         prog.write_text(textwrap.dedent(PROGRAMS[name]))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_LOGS", "TORCH_COMPILE", "TORCHDYNAMO"))}
+        if name in TWICE:
+            env["TORCHINDUCTOR_CACHE_DIR"] = str(Path(d) / "inductor_cache")
+            for run in ("cold", "warm"):
+                env["TORCH_TRACE"] = str(Path(d) / run)
+                proc = subprocess.run([sys.executable, str(prog)], cwd=d, env=env, check=True, capture_output=True,
+                                      text=True)
+                (log,) = sorted((Path(d) / run).glob("*.log"))
+                out = HERE / f"{name}_{run}.log"
+                shutil.copyfile(log, out)
+                line = next(x for x in proc.stdout.splitlines() if x.startswith("COUNTERS "))
+                (HERE / f"{name}_{run}.log.counters.json").write_text(line.removeprefix("COUNTERS ") + "\n")
+            return out
         env["TORCH_DTRACE" if name == "export" else "TORCH_TRACE"] = str(Path(d) / "trace")
         subprocess.run([sys.executable, str(prog)], cwd=d, env=env, check=True)
         logs = sorted((Path(d) / "trace").glob("*.log"))
@@ -178,4 +220,5 @@ def record(name: str) -> Path:
 
 if __name__ == "__main__":
     for n in sys.argv[1:] or list(PROGRAMS):
-        print(record(n), (HERE / f"{n}.log").stat().st_size)
+        out = record(n)
+        print(out, out.stat().st_size)
