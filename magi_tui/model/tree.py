@@ -4,9 +4,15 @@ Only the grouping lives here; widgets decide what to show expanded. Groups keep 
 timeline order (a span sits where its ``before`` was); ``Span.depth`` carries the nesting so a view can
 indent. A session level appears only when a file holds more than one session; a compile-id level only
 when events carry ``compile_id`` (our tracer, FORMAT.md part B).
+
+A run may hold 100k compile ids, so what the tree keeps per compile is its node, its groups and one
+entry in its session's index by compile id: a group is found through its compile node (a compile has a
+few scopes), not through an index of its own.
 """
 
 from __future__ import annotations
+
+from typing import Iterator
 
 from msgspec import Struct, field
 
@@ -50,10 +56,19 @@ class CompileNode(Struct):
     def events_count(self) -> int:
         return sum(len(g.items) for g in self.groups)
 
+    def group(self, scope: str) -> Group | None:
+        """Its group of ``scope`` (a compile has a fullgraph and a few subgraphs: a short scan)."""
+        for g in self.groups:
+            if g.scope == scope:
+                return g
+        return None
+
 
 class SessionNode(Struct):
     session: int
     compiles: list[CompileNode] = field(default_factory=list)
+    #: its compiles by compile id (the index per session keeps no key tuple per compile)
+    by_id: dict[str | None, CompileNode] = field(default_factory=dict)
 
 
 class RunTree:
@@ -61,8 +76,8 @@ class RunTree:
 
     def __init__(self) -> None:
         self.sessions: list[SessionNode] = []
-        self._groups: dict[tuple, Group] = {}
-        self._compiles: dict[tuple, CompileNode] = {}
+        #: the group the last item went to: a run's events come a group at a time
+        self._last: Group | None = None
         self._has_compile_ids = False
 
     @property
@@ -72,7 +87,15 @@ class RunTree:
 
     def compile_node(self, session: int, compile_id: str | None) -> CompileNode | None:
         """The compile node of ``(session, compile_id)`` (an index: a run may hold 100k compile ids)."""
-        return self._compiles.get((session, compile_id))
+        if 0 <= session < len(self.sessions):
+            return self.sessions[session].by_id.get(compile_id)
+        return None
+
+    def groups(self) -> Iterator[Group]:
+        """Every group, session by session, compile by compile."""
+        for s in self.sessions:
+            for c in s.compiles:
+                yield from c.groups
 
     def add(self, item: TreeItem) -> tuple[Group, bool]:
         """File ``item`` under its group; returns ``(group, group_is_new)``."""
@@ -81,8 +104,10 @@ class RunTree:
             ev = item.first
         else:
             span, ev = None, item
-        key = (ev.session, ev.compile_id, ev.scope)
-        group = self._groups.get(key)
+        group = self._last
+        if group is None or group.scope != ev.scope or group.compile_id != ev.compile_id \
+                or group.session != ev.session:
+            group = self.group_of(ev)
         if group is not None:  # the common case: a known group (its compile node exists)
             summary = ev.summary
             if summary is not None and summary.get("frame"):
@@ -92,42 +117,44 @@ class RunTree:
                 span.group = group
             if ev.phase == "failed":
                 self.mark_failed(group)
+            self._last = group
             return group, False
-        new = True
         cnode = self._compile(ev)
-        if group is None:
-            group = Group(ev.session, ev.compile_id, ev.scope)
-            self._groups[key] = group
-            cnode.groups.append(group)
-            cnode.groups.sort(key=lambda g: _scope_order(g.scope))
+        group = Group(ev.session, ev.compile_id, ev.scope)
+        cnode.groups.append(group)
+        cnode.groups.sort(key=lambda g: _scope_order(g.scope))
         group.items.append(item)
-        if isinstance(item, Span):
-            item.group = group
+        if span is not None:
+            span.group = group
         if ev.phase == "failed":
             self.mark_failed(group)
-        return group, new
+        self._last = group
+        return group, True
 
     def mark_failed(self, group: object) -> None:
         """Count a failure in ``group`` (a span's ``group``, which this tree set)."""
         assert isinstance(group, Group)
         group.failed += 1
-        self._compiles[(group.session, group.compile_id)].failed += 1
+        cnode = self.compile_node(group.session, group.compile_id)
+        assert cnode is not None, "a group's compile node is made with it"
+        cnode.failed += 1
 
     def _compile(self, ev: Event) -> CompileNode:
-        ckey = (ev.session, ev.compile_id)
-        cnode = self._compiles.get(ckey)
+        cnode = self.compile_node(ev.session, ev.compile_id)
         if cnode is not None and cnode.frame is None and ev.summary and ev.summary.get("frame"):
             cnode.frame = ev.summary["frame"]  # a recompile event comes before the frame is known
         if cnode is None:
             while len(self.sessions) <= ev.session:
                 self.sessions.append(SessionNode(len(self.sessions)))
-            compiles = self.sessions[ev.session].compiles
-            cnode = CompileNode(ev.session, ev.compile_id, (ev.summary or {}).get("frame"), pos=len(compiles))
-            self._compiles[ckey] = cnode
-            compiles.append(cnode)
+            session = self.sessions[ev.session]
+            cnode = CompileNode(ev.session, ev.compile_id, (ev.summary or {}).get("frame"),
+                                pos=len(session.compiles))
+            session.by_id[ev.compile_id] = cnode
+            session.compiles.append(cnode)
             if ev.compile_id is not None:
                 self._has_compile_ids = True
         return cnode
 
     def group_of(self, ev: Event) -> Group | None:
-        return self._groups.get((ev.session, ev.compile_id, ev.scope))
+        cnode = self.compile_node(ev.session, ev.compile_id)
+        return None if cnode is None else cnode.group(ev.scope)

@@ -63,10 +63,10 @@ async def test_late_updates_and_loads_on_expand_place_each_item_once(tmp_path):
         await pilot.pause()
         counts = _placed(tree)
         items = {it.first.seq if hasattr(it, "first") else it.seq
-                 for g in run.tree._groups.values() for it in g.items}
+                 for g in run.tree.groups() for it in g.items}
         assert max(counts.values()) == 1
         assert set(counts) == items
-        big = max(run.tree._groups.values(), key=lambda g: len(g.items))
+        big = max(run.tree.groups(), key=lambda g: len(g.items))
         assert len(big.items) > BUCKET  # the buckets were exercised
 
 
