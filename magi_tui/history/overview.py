@@ -17,7 +17,8 @@ CAUSES = 50
 
 def program_of(h: History, run_path: str | Path) -> str | None:
     """The program the index files ``run_path`` under (None: that run is not in the index)."""
-    rows = h.dicts(f"SELECT program FROM runs WHERE path = {lit(str(run_path))} LIMIT 1")
+    # the index holds absolute paths (write.py); the app may show a run by a relative one
+    rows = h.dicts(f"SELECT program FROM runs WHERE path = {lit(str(Path(run_path).absolute()))} LIMIT 1")
     return rows[0]["program"] if rows else None
 
 

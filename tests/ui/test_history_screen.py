@@ -105,7 +105,8 @@ async def test_history_of_real_recorded_runs_one_without_a_start_time(tmp_path, 
 async def test_history_from_a_run_is_that_programs(history_root, monkeypatch):
     """H on a run: the index beside its folder (ROOT/.magi-index, two folders up) and its program's runs."""
     monkeypatch.delenv("MAGI_TUI_INDEX", raising=False)
-    app = MagiApp(run_path(history_root, PLAN, 3))
+    monkeypatch.chdir(history_root)  # the run named as a user types it: relative
+    app = MagiApp(run_path(history_root, PLAN, 3).relative_to(history_root))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.loaded)
         screen = await _history(pilot, app)
