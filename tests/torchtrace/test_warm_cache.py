@@ -112,3 +112,29 @@ def test_older_torch_stacks_ending_at_the_wrapper_keep_the_users_names(run, tmp_
     model = RunModel(older).load()
     assert not {model.attributes(e).get("frame") for e in model.events} & WRAPPERS
     assert model_facts(model).compile_ids == model_facts(RunModel(log).load()).compile_ids
+
+
+# -- torch 2.4.0, the oldest the tracer claims: its stacks end at torch's wrappers ------------------------
+OLD = RECORDED / "module_call_2_4.log"
+
+
+def test_torch_2_4_module_frames_are_the_users_functions_as_tlparse_and_torch_count_them(tmp_path):
+    """``Module.compile()`` and ``torch.compile(module)`` on torch 2.4.0 (``record.py module_call_2_4``, run
+    with that torch): every ``dynamo_start`` stack ends at a torch wrapper, not at the compiled frame."""
+    ends = []
+    for r in records(OLD):
+        head = r.partition(b"\n")[0]
+        if b'] {"dynamo_start"' in head:
+            ends.append(json.loads(head.partition(b"] ")[2])["dynamo_start"]["stack"][-1]["name"])
+    assert ends and set(ends) <= WRAPPERS
+    tl = tlparse_facts(run_tlparse(OLD, tmp_path / "tl"))
+    tj, rc = _triage(OLD)
+    c = _counters(OLD)
+    assert rc == 0
+    assert [(f["name"], f["key"], f["compiles"]) for f in tj["frames"]] == [
+        ("forward", "0", 2), ("torch_dynamo_resume_in_forward_at_15", "1", 1)]
+    # torch counts a frame per compile (frames.ok, unique_graphs): forward twice (a second instance), its resume
+    assert sum(f["compiles"] for f in tj["frames"]) == c["frames"]["ok"] == c["stats"]["unique_graphs"] == 3
+    assert tj["summary"]["frames"] == len({cid.strip("[]").split("/")[0] for cid in tl.compile_ids}) == 2
+    assert sorted(RunModel(OLD).load().reader.compile_ids) == tl.compile_ids  # with the restarts' attempts
+    assert_triage_matches(tj, tl)

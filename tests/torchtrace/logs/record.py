@@ -187,6 +187,38 @@ PROGRAMS = {
         net(torch.randn(2, 4)).sum().backward()
         print("COUNTERS " + json.dumps({k: dict(v) for k, v in counters.items()}, sort_keys=True))
     """,
+    # issue 33.6, recorded with torch 2.4.0 (the oldest torch the tracer claims: run this file with that torch's
+    # python), whose dynamo_start stacks end at torch's wrappers (convert_frame's `__call__`), not at the
+    # compiled frame: `Module.compile()` (Dynamo compiles `_call_impl`, which redirects to `forward`) and
+    # `torch.compile(module)` of a second instance (a recompile of the same `forward`), a graph break on
+    # `print` (restarts, a resume frame)
+    "module_call_2_4": """
+        import json
+
+        import torch
+        from torch._dynamo.utils import counters
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                y = torch.relu(self.lin(x))
+                print("break")
+                return y * 2
+
+
+        torch.manual_seed(0)
+        a = Net()
+        a.compile(backend="eager")
+        a(torch.randn(2, 4))
+        b = torch.compile(Net(), backend="eager")
+        b(torch.randn(2, 4))
+        print("torch", torch.__version__)
+        print("COUNTERS " + json.dumps({k: dict(v) for k, v in counters.items()}, sort_keys=True))
+    """,
 }
 #: programs run twice in fresh processes sharing one TORCHINDUCTOR_CACHE_DIR: ``<name>_cold.log``, ``<name>_warm.log``
 TWICE = frozenset({"warm_cache"})
@@ -210,11 +242,15 @@ def record(name: str) -> Path:
                 (HERE / f"{name}_{run}.log.counters.json").write_text(line.removeprefix("COUNTERS ") + "\n")
             return out
         env["TORCH_DTRACE" if name == "export" else "TORCH_TRACE"] = str(Path(d) / "trace")
-        subprocess.run([sys.executable, str(prog)], cwd=d, env=env, check=True)
+        proc = subprocess.run([sys.executable, str(prog)], cwd=d, env=env, check=True, capture_output=True, text=True)
+        print(proc.stdout, end="")
         logs = sorted((Path(d) / "trace").glob("*.log"))
         assert len(logs) == 1, logs
         out = HERE / f"{name}.log"
         shutil.copyfile(logs[0], out)
+        line = next((x for x in proc.stdout.splitlines() if x.startswith("COUNTERS ")), None)
+        if line is not None:  # torch's counters, as the program printed them
+            (HERE / f"{name}.log.counters.json").write_text(line.removeprefix("COUNTERS ") + "\n")
         return out
 
 
