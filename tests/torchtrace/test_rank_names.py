@@ -174,3 +174,19 @@ def test_logs_without_any_rank_are_no_job(tmp_path):
     assert metadata_rank(folder / "dedicated_log_torch_trace_a1.log", whole=True) is None
     jobs, loners = find_jobs(folder)
     assert jobs == [] and len(loners) == 2
+
+
+def test_a_trace_folder_per_rank_is_one_job(tmp_path):
+    """``TORCH_TRACE=<dir>/rank_<r>`` (a launcher's): each rank's folder holds its one log, under torch's name
+    without a rank; beside them, a folder of another job keeps its own."""
+    root = tmp_path / "trace"
+    for r, p in _late2().items():
+        _place(root / f"rank_{r}", {r: p}, lambda _r, p=p: p.name)
+    _place(root / "other", {0: _logs(SHAPE3)[0], 1: _logs(SHAPE3)[1]}, FORMS["torch"])
+    jobs, loners = find_jobs(root)
+    assert loners == []
+    by = {j.label: j for j in jobs}
+    assert sorted(by) == ["other", "trace"]
+    assert sorted(_ranks(by["trace"])) == [0, 1] and by["trace"].folder == str(root)
+    assert _aspect(by["trace"], "collectives") == "agree" and not by["trace"].diverged
+    assert sorted(_ranks(by["other"])) == [0, 1] and not by["other"].diverged

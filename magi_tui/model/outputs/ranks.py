@@ -389,6 +389,25 @@ def _diverge(job: Job) -> None:
                 + "; ".join(f"rank {k}: {v[0] if v else 'no recompile'}" for k, v in by.items())))
 
 
+def _merge_rank_folders(groups: dict[tuple, dict[int, list[RunModel]]]) -> None:
+    """A launcher that gives each rank a trace folder of its own (``TORCH_TRACE=<dir>/rank_<r>``): folders
+    whose logs carry one rank each, beside one another, are one job of their parent folder when their ranks
+    differ (a folder whose logs carry different ranks is always a job)."""
+    single: dict[str, list[tuple]] = {}
+    for key, by_rank in groups.items():
+        if key[0] == "log" and len(by_rank) == 1:
+            single.setdefault(str(Path(key[1]).parent), []).append(key)
+    for up, keys in single.items():
+        target = ("log", up, None, None)
+        if target in groups or len({r for k in keys for r in groups[k]}) < 2:
+            continue
+        merged: dict[int, list[RunModel]] = {}
+        for k in keys:
+            for r, runs in groups.pop(k).items():
+                merged.setdefault(r, []).extend(runs)
+        groups[target] = merged
+
+
 def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
     """Jobs (several ranks of one program) under ``path``, and the runs that belong to no job."""
     found = find_runs(path)
@@ -397,7 +416,7 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
     # job's (its run_* folder is the rank's own second, so one job's ranks may sit in two); older ones are
     # superseded
     groups: dict[tuple, dict[int, list[RunModel]]] = {}
-    notes: dict[str, list[str]] = {}
+    notes: dict[str, str] = {}  # log path -> where its name and records disagree
     loners: list[str] = []
     for f in found:
         n = f.name
@@ -414,12 +433,13 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
             key: tuple = ("log", str(f.path.parent), None, None)
             named = name_rank(f.path.name)
             if is_log and named is not None and named != rank:
-                notes.setdefault(str(f.path.parent), []).append(
-                    f"{f.path.name}: named rank {named}, its records say rank {rank} (the records' rank is used)")
+                notes[str(f.path)] = (f"{f.path.name}: named rank {named}, its records say rank {rank} "
+                                      "(the records' rank is used)")
         else:
             key = ("run", n.tag or f.path.name, n.model_index, n.topology)
         run.load(fold=SideFold())  # streamed: what the comparison of ranks reads, no event list
         groups.setdefault(key, {}).setdefault(rank, []).append(run)
+    _merge_rank_folders(groups)
     reader = _GraphReader()
     jobs: list[Job] = []
     for (src, label, mi, topo), by_rank in sorted(groups.items(),
@@ -435,7 +455,8 @@ def find_jobs(path: str | Path) -> tuple[list[Job], list[str]]:
             superseded.extend(str(r.path) for r in runs[:-1])
         folder = label if src == "log" else None
         job = Job(Path(label).name if folder else label, mi, ranks, superseded=superseded, folder=folder,
-                  topology=topo, rank_notes=notes.get(label, []) if folder else [])
+                  topology=topo, rank_notes=[notes[str(r.path)] for runs in by_rank.values() for r in runs
+                                             if str(r.path) in notes])
         _diverge(job)
         jobs.append(job)
     return jobs, loners
