@@ -182,3 +182,15 @@ def assert_triage_matches(tj: dict, tl: Facts) -> None:
     cache = tj["cache"]["counts"]
     for result, key in (("hit", "hits"), ("miss", "misses"), ("bypass", "bypasses")):
         assert cache[key] == sum(n for (_, _, r), n in tl.cache.items() if r == result)
+
+
+#: a frame in tlparse's stack trie: ``file.py:line in name``
+_TRIE = re.compile(r"([^\s<>]+\.py):(\d+) in ([\w]+|<module>)")
+
+
+def tlparse_compiled_frames(out: Path) -> set[tuple]:
+    """The innermost frame of each stack in tlparse's stack trie (the frame torch compiled)."""
+    page = html.unescape((out / "index.html").read_text(encoding="utf-8"))
+    trie = page[page.index("Stack trie"):page.index("Failures and Restarts")] if "Failures and Restarts" in page else page
+    found = {(name, file, int(line)) for file, line, name in _TRIE.findall(trie)}
+    return {f for f in found if f[0] != "<module>"}

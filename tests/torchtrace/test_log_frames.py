@@ -5,7 +5,6 @@ apart, as tlparse's stack trie does."""
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import sys
@@ -18,10 +17,9 @@ from magi_tui.model import RunModel
 from tests.support import slow
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import RECORDED, records, write_log
-from tests.torchtrace.oracle import event_compile_ids, model_facts, run_tlparse, tlparse_facts
+from tests.torchtrace.oracle import event_compile_ids, model_facts, run_tlparse, tlparse_compiled_frames, tlparse_facts
 
 JIT = RECORDED / "jit_reset.log"
-_TRIE = re.compile(r"([^\s<>]+\.py):(\d+) in ([\w]+|<module>)")
 
 
 def frames_of(log: Path) -> list[tuple]:
@@ -35,14 +33,6 @@ def frames_of(log: Path) -> list[tuple]:
 def tl(tmp_path_factory):
     out = run_tlparse(JIT, tmp_path_factory.mktemp("tl") / "out")
     return out, tlparse_facts(out)
-
-
-def tlparse_compiled_frames(out: Path) -> set[tuple]:
-    """The innermost frame of each stack in tlparse's stack trie (the frame torch compiled)."""
-    page = html.unescape((out / "index.html").read_text(encoding="utf-8"))
-    trie = page[page.index("Stack trie"):page.index("Failures and Restarts")] if "Failures and Restarts" in page else page
-    found = {(name, file, int(line)) for file, line, name in _TRIE.findall(trie)}
-    return {f for f in found if f[0] != "<module>"}
 
 
 def test_frames_carry_name_file_and_first_line_like_tlparse(tl):

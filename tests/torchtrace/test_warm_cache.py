@@ -22,8 +22,13 @@ from magi_tui.model import RunModel
 from tests.support import slow
 from tests.support.paths import ROOT
 from tests.torchtrace.logkit import RECORDED, records, write_log
-from tests.torchtrace.oracle import assert_triage_matches, model_facts, run_tlparse, tlparse_facts
-from tests.torchtrace.test_log_frames import tlparse_compiled_frames
+from tests.torchtrace.oracle import (
+    assert_triage_matches,
+    model_facts,
+    run_tlparse,
+    tlparse_compiled_frames,
+    tlparse_facts,
+)
 
 LOGS = {run: RECORDED / f"warm_cache_{run}.log" for run in ("cold", "warm")}
 WRAPPERS = {"_call_impl", "_wrapped_call_impl", "__call__", "compile_wrapper"}
