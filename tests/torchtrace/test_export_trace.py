@@ -115,12 +115,14 @@ def test_stdout_spans_source_and_exit_codes(tmp_path, capsys):
 
 
 def test_several_jobs_number_their_processes(tmp_path):
-    """Two jobs under one root: ranks repeat, so runs are numbered in path order; names keep the rank."""
+    """Three jobs under one root: ranks repeat, so runs are numbered in path order; names keep the rank
+    (``late2``'s logs are named without one: their records say it)."""
     doc = _export(BRANCH2.parent, tmp_path / "t.json")
     check_trace(doc)
     procs = doc["otherData"]["magi_tui"]["processes"]
-    assert [p["pid"] for p in procs] == [0, 1, 2, 3, 4]
-    assert [p["rank"] for p in procs] == [0, 1, 0, 1, 2]
+    assert [p["pid"] for p in procs] == [0, 1, 2, 3, 4, 5, 6]
+    assert [(p["rank"], p["program"]) for p in procs] == [(0, 1), (1, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3)]
     names = [e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"]
     assert names[0].startswith("rank 0 · branch2/dedicated_log_torch_trace_rank_0_")
-    assert names[2].startswith("rank 0 · shape3/dedicated_log_torch_trace_rank_0_")
+    assert names[3] == "rank 0 · late2/dedicated_log_torch_trace_vwqw38x1.log"
+    assert names[4].startswith("rank 0 · shape3/dedicated_log_torch_trace_rank_0_")

@@ -62,6 +62,10 @@ def test_a_log_opened_before_init_process_group_has_its_rank_in_later_records_on
         head = p.read_bytes()[:1 << 16]
         assert b'"rank":' not in head and p.stat().st_size > 1 << 16
     assert sorted(metadata_rank(p, whole=True) for p in logs) == [0, 1]
+    # the runs list and a log opened alone label them as the job does (a log named without a rank is searched
+    # past its head)
+    assert sorted(f.name.rank for f in find_runs(LATE2)) == [0, 1]
+    assert sorted(log_rank(p) for p in logs) == [0, 1]
 
 
 FORMS = {

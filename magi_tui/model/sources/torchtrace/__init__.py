@@ -83,12 +83,14 @@ def _chunk_rank(buf: bytes) -> int | None:
     return None
 
 
-def metadata_rank(path: str | os.PathLike[str], *, whole: bool = False) -> int | None:
-    """The ``rank`` the records of a log carry in their metadata (a non-distributed run has none): the
-    first 64 KiB, or with ``whole`` the whole log (a ``.log.gz`` decompressed as it is read). A process
-    whose first record came before ``torch.distributed`` was initialised has a log named without a rank
-    and its rank only in the records after ``init_process_group``: only ``whole`` finds it (a read of the
-    log, a key search per MiB). Never raises, never blocks (a FIFO is not opened)."""
+def metadata_rank(path: str | os.PathLike[str], *, whole: bool = False,
+                  limit: int = _RANK_SNIFF_BYTES) -> int | None:
+    """The ``rank`` the records of a log carry in their metadata (a non-distributed run has none), searched
+    in its first ``limit`` bytes (a ``.log.gz``: its first 64 KiB decompressed), or with ``whole`` in the
+    whole log (a ``.log.gz`` decompressed as it is read). A process whose first record came before
+    ``torch.distributed`` was initialised has a log named without a rank and its rank only in the records
+    after ``init_process_group``, past the head when it compiled much before (a key search per MiB read).
+    Never raises, never blocks (a FIFO is not opened)."""
     import zlib
 
     try:
@@ -103,12 +105,15 @@ def metadata_rank(path: str | os.PathLike[str], *, whole: bool = False) -> int |
                 raw = os.pread(fd, _RANK_SNIFF_BYTES if offset == 0 else 1 << 20, offset)
                 if offset == 0 and os.fspath(path).endswith(GZ_SUFFIX) and raw[:2] == b"\x1f\x8b":
                     gz = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                    if not whole:  # the head alone: a gzip'ed log is decompressed only when it is read
+                        return _chunk_rank(gz.decompress(raw, _RANK_SNIFF_BYTES))
                 offset += len(raw)
                 data = gz.decompress(raw) if gz is not None and raw else raw
                 buf = carry + data
-                cut = buf.rfind(b"\n") + 1 if raw and whole else len(buf)
+                more = bool(raw) and (whole or offset < limit)
+                cut = buf.rfind(b"\n") + 1 if more else len(buf)
                 r = _chunk_rank(buf[:cut])
-                if r is not None or not raw or not whole:
+                if r is not None or not more:
                     return r
                 carry = buf[cut:]
         finally:
@@ -117,11 +122,18 @@ def metadata_rank(path: str | os.PathLike[str], *, whole: bool = False) -> int |
         return None
 
 
+#: bytes of a log named without a rank searched for one when it is found or opened (:func:`log_rank`)
+NAMELESS_RANK_BYTES = 4 << 20
+
+
 def log_rank(path: Path, *, whole: bool = False) -> int | None:
     """The rank of a log: from its records' metadata where they carry one (:func:`metadata_rank`), else
-    from its file name."""
-    r = metadata_rank(path, whole=whole)
-    return r if r is not None else name_rank(path.name)
+    from its file name. A log named with a rank has it in its first records (torch opened the file after
+    ``init_process_group``): its head is read; one named without a rank is searched further (its first
+    4 MiB, or ``whole``), since its process may have compiled before the group existed."""
+    named = name_rank(path.name)
+    r = metadata_rank(path, whole=whole, limit=_RANK_SNIFF_BYTES if named is not None else NAMELESS_RANK_BYTES)
+    return r if r is not None else named
 
 
 def log_run_name(path: Path) -> RunName:
