@@ -5,6 +5,8 @@ The rank of a log: torch names the file ``dedicated_log_torch_trace_rank_<N>_<ra
 random part may itself hold ``_``), and writes ``"rank": N`` into every record's metadata; a log renamed
 by hand or by a launcher is often ``..._rank_<N>.log``. The metadata wins where a record carries it (a copied
 or renamed file keeps its true rank), else the file name (tlparse's ``--all-ranks-html`` reads the name only).
+A process that compiled before ``init_process_group`` has a log named without a rank whose first records
+carry none either: such a log is searched past its head (:func:`log_rank`).
 
 A log is read like a run directory's ``timeline.jsonl`` — incrementally, tolerantly — and its records go
 through the mapping the tracer uses too (``magi_format.torch_mapping.TraceMapper``), so a log and a
