@@ -22,11 +22,20 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")[:400]
 
 
-def table(results: Path) -> str:
-    runs = {}
+def _last_line(text: str) -> str:
+    """A traceback's last line (the exception and its message), or the text when it has no other line."""
+    lines = [ln for ln in str(text).splitlines() if ln.strip()]
+    return lines[-1] if lines else "(no output)"
+
+
+def table(results: Path, notes: list[str] | None = None) -> str:
+    runs: dict[str, list[dict]] = {}
     for f in sorted(results.glob("*.jsonl"), key=lambda p: _key(p.stem)):
         runs[f.stem] = [json.loads(ln) for ln in f.read_text().splitlines() if ln.strip()]
-    out = ["# The tracer on each torch (issue 33.11)", "",
+    out = ["# The tracer on each torch (issue 33.11)", ""]
+    for n in notes or ():
+        out += [f"> {n}", ""]
+    out += [
            "Made by `bash scripts/torch-matrix.sh` (a venv per torch version, everything else pinned as in `.venv`;",
            "the table by `scripts/torch_matrix_table.py`). Each program runs twice, as a user runs it: `python",
            "prog.py` and `python -m tracer --keep-trace prog.py` (`tests/tracer/realrun.py`). **output**: the same",
@@ -38,7 +47,7 @@ def table(results: Path) -> str:
            "Llama with Inductor; GPT-2 `generate()`, the diffusers UNet with aot_eager).", "",
            "| torch | installed from | tests/tracer |", "|---|---|---|"]
     for v, recs in runs.items():
-        inst = next((r for r in recs if "installed" in r or "install" in r), {})
+        inst: dict = next((r for r in recs if "installed" in r or "install" in r), {})
         tests = next((r for r in recs if "tests" in r), None)
         src = inst.get("source", inst.get("install", "?"))
         src = "PyPI (CUDA build, run on CPU)" if src == f"torch=={v}" else Path(src.split()[0]).name if "/" in src else src
@@ -59,7 +68,7 @@ def table(results: Path) -> str:
                 continue
             notes = []
             if "error" in r:
-                out.append(f"| {v} | `{r.get('path', r['program'])}` | - | - | - | did not run: {_cell(r['error'])} |")
+                out.append(f"| {v} | `{r.get('path', r['program'])}` | - | - | - | did not run: {_cell(_last_line(r['error']))} |")
                 continue
             tr = r.get("tracer") or {}
             if tr.get("dropped_records"):
@@ -83,4 +92,6 @@ def table(results: Path) -> str:
 
 
 if __name__ == "__main__":
-    sys.stdout.write(table(Path(sys.argv[1])))
+    # scripts/torch_matrix_table.py RESULTS [NOTE ...]: each NOTE a paragraph under the title (e.g. which
+    # versions did not finish, and why)
+    sys.stdout.write(table(Path(sys.argv[1]), sys.argv[2:]))
