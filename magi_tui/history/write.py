@@ -114,7 +114,7 @@ def _discover(roots: list[Path]) -> tuple[list[Path], list[tuple[str, str]]]:
         if not os.path.lexists(root):
             problems.append((str(root), "no such file or directory"))
             continue
-        for r in find_runs(root):
+        for r in find_runs(root, log_ranks=False):  # paths only: a new run is read whole later
             key = str(Path(r.path).absolute())
             if key not in seen:
                 seen.add(key)

@@ -28,7 +28,7 @@ from magi_format.layout import RUN_MARKERS, TIMELINE_DIR, TIMELINE_FILE
 from magi_format.runname import RunName, parse_run_name
 from magi_tui.model.sources.debugdir import MARKERS as DEBUG_MARKERS
 from magi_tui.model.sources.debugdir import debug_run_name, debug_run_root
-from magi_tui.model.sources.torchtrace import is_log_name, is_trace_log, log_run_name
+from magi_tui.model.sources.torchtrace import is_log_name, is_trace_log, log_run_name, name_rank
 
 SKIP_DIRS = frozenset({
     "visualizations", "magi_cache", "inductor_cache", "triton_cache", "torch_aot_compile", "joint_graph_views",
@@ -71,15 +71,24 @@ def normalise(path: Path) -> Path:
     return debug_run_root(path) or path  # a TORCH_COMPILE_DEBUG run folder, or a path inside one
 
 
-def find_runs(path: str | os.PathLike[str], max_depth: int = MAX_DEPTH) -> list[FoundRun]:
-    """Every run under ``path`` (the path itself included), in path order."""
+def _named_log_run_name(path: Path) -> RunName:
+    """A log's run name from its file name alone (no record read)."""
+    return RunName(None, None, None, name_rank(path.name), None)
+
+
+def find_runs(path: str | os.PathLike[str], max_depth: int = MAX_DEPTH, *, log_ranks: bool = True
+              ) -> list[FoundRun]:
+    """Every run under ``path`` (the path itself included), in path order. ``log_ranks=False``: a log's name
+    carries only the rank its file name gives (its records are not searched for one: an indexer that only
+    needs the paths, and reads each new run whole anyway, does not decompress thousands of logs twice)."""
+    log_name = log_run_name if log_ranks else _named_log_run_name
     try:
         root = normalise(Path(path))
     except (OSError, ValueError, TypeError):
         return []
     if not _isdir(root):
         if is_trace_log(root):
-            return [FoundRun(root, log_run_name(root), False, False)]
+            return [FoundRun(root, log_name(root), False, False)]
         return []
     found: list[FoundRun] = []
     queue: deque[tuple[Path, int]] = deque([(root, 0)])
@@ -105,7 +114,7 @@ def find_runs(path: str | os.PathLike[str], max_depth: int = MAX_DEPTH) -> list[
         for e in entries:  # TORCH_TRACE logs beside (or instead of) run dirs
             if _is_log_file(e, sniffs):
                 p = Path(e.path)
-                found.append(FoundRun(p, log_run_name(p), False, False))
+                found.append(FoundRun(p, log_name(p), False, False))
         if depth >= max_depth:
             continue
         for e in sorted(subdirs, key=lambda e: e.name):
