@@ -1,7 +1,10 @@
 """The diff screen: two graph files side by side (or unified), hunk by hunk.
 
 The diff itself is computed off the UI loop (``compute_diff`` in a thread worker), and the view
-highlights only the lines on screen, so a 20k-line pair opens without freezing the app.
+highlights only the lines on screen, so a 20k-line pair opens without freezing the app. The screen's
+first frame waits for the diff up to :data:`FIRST_FRAME_WAIT_S` (a 20k-line graph pair is read and
+diffed in tens of ms): a diff ready by then is the first thing painted, not a "computing diff…" frame
+painted, then replaced a timer tick later; a slower one shows "computing diff…" meanwhile.
 
 ``z`` masks per-process noise (addresses, generated names, object ids, source line numbers) so only
 real differences remain; on from the start for guard trees. The title says when it is on; toggling
@@ -10,6 +13,7 @@ recomputes from the lines already read (the files are not read again).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +22,16 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Static
+from textual.worker import Worker, WorkerError
 
 from magi_format.text import literal
 from magi_tui.model.analysis.diff import Diff, compute_diff, default_normalise, diff_files
 from magi_tui.ui.actions import bindings
 from magi_tui.ui.widgets.diff_view import DiffView
 from magi_tui.ui.widgets.key_bar import KeyBar
+
+#: the longest the screen's first frame waits for the diff (see the module doc)
+FIRST_FRAME_WAIT_S = 0.25
 
 
 def side_title(ref: Any, run_path: Path | None, other_run: Path | None) -> str:
@@ -80,9 +88,19 @@ class DiffScreen(Screen):
         yield DiffView(id="diff-view")
         yield KeyBar()
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         self.query_one(DiffView).focus()
-        self._compute()
+        await self._first_frame_shows(self._compute())
+
+    @staticmethod
+    async def _first_frame_shows(worker: Worker[None]) -> None:
+        """Hold the screen's first frame until ``worker`` has shown the diff (or its problem), at most
+        :data:`FIRST_FRAME_WAIT_S`: the screen paints once mounted, and a diff that comes a moment
+        later costs a second frame and the wait for the next refresh."""
+        try:
+            await asyncio.wait_for(worker.wait(), FIRST_FRAME_WAIT_S)
+        except (asyncio.TimeoutError, WorkerError):
+            pass  # still computing ("computing diff…" shows until it is done), or failed (it says why)
 
     @work(thread=True, exclusive=True)
     def _compute(self) -> None:

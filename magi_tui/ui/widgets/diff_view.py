@@ -15,7 +15,9 @@ Cost: the vertical scrollbar is always there (mounted with the view, before the 
 diff's arrival is one layout and one paint rather than a second pass for a new scrollbar, and the width
 that chooses the layout never changes under it); there is no horizontal scrollbar (``x`` scrolls both
 sides); the widget's styles are looked up once per style change, and plain (not syntax-highlighted)
-lines go to segments directly, not through a ``Text`` per line.
+lines go to segments directly, not through a ``Text`` per line. ``rich.syntax`` (and pygments under
+it) is imported by the first highlighted line: a graph diff (``.txt``) never needs it, and ``d`` would
+import it between the key and the paint.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.geometry import Size
 from textual.message import Message
@@ -69,6 +70,8 @@ def _highlight(line: str, language: str | None) -> Text:
     text = _display(line)
     if not language:
         return Text(text)
+    from rich.syntax import Syntax  # only a highlighted diff pays for it (see the module doc)
+
     try:
         out = Syntax(text, language, theme="ansi_dark").highlight(text)
         out.rstrip()
