@@ -28,6 +28,8 @@ RUN_DIR_LINE = "MAGI_RUN_DIR="
 ONE_SOURCE_RULES = {"program-end", "not-recorded"}
 #: what a check adds when it knows how the program ended (a run dir does, a TORCH_TRACE log does not)
 PROGRAM_END_CLAUSE = "The program finished; "
+#: the folder a cache check searched for earlier runs: each source's own (the run dir's, the log copy's)
+_SEARCHED = re.compile(r"\(searched [^)]*\)")
 #: a recompile's fields both sources read from torch's records (not: guard files, event indices; ``actual``
 #: of a guard the log reads off the next compile's guards, which the run dir does not yet: see the report)
 RECOMPILE_FIELDS = ("frame", "compile_id", "reasons", "kind", "kinds", "automatic_dynamic", "dynamic_sources",
@@ -94,7 +96,7 @@ def answers(j: dict) -> dict[str, Any]:
         "frames": [{k: f.get(k) for k in FRAME_FIELDS} for f in j.get("frames") or ()],
         "recompile_limit_hits": _strip(j.get("recompile_limit_hits")),
         "tracer_stopped": j.get("tracer_stopped"),
-        "checks": [(c["rule"], c["level"], c["message"].replace(PROGRAM_END_CLAUSE, ""))
+        "checks": [(c["rule"], c["level"], _SEARCHED.sub("(searched its folder)", c["message"].replace(PROGRAM_END_CLAUSE, "")))
                    for c in j.get("checks") or () if c["rule"] not in ONE_SOURCE_RULES],
     }
 
