@@ -2,7 +2,8 @@
 prog.py`` -- and what must hold between the two (issue 33.10, 33.11): the same stdout, the same stderr but
 for the tracer's one ``MAGI_RUN_DIR=`` line, the same exit status; a run dir whose ``magi-tui triage
 --json`` gives the same answers as the TORCH_TRACE log torch wrote in the same process (``--keep-trace``,
-read from a copy outside the run dir); nothing dropped, the tracer never stopped.
+read from a copy outside the run dir), and the log read as tlparse reads it (its graph breaks, restarts,
+recompiles, failures and cache counts); nothing dropped, the tracer never stopped.
 
 Used by tests/tracer/test_real_models.py and by scripts/torch-matrix.sh (``python -m tests.tracer.realrun
 PROGRAM OUT [NAME=VALUE ...]`` prints one JSON line: the checks above for that program on this torch)."""
@@ -123,6 +124,25 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return out
 
 
+def tlparse_agrees(log: Path, j_log: dict, out: Path) -> dict[str, Any]:
+    """What tlparse reads in the same log against our ``triage --json`` of it (``tests/torchtrace/oracle.py``:
+    graph breaks per compile id and id, restarts, recompiles, failures, recompile-limit hits, cache hits and
+    misses): ``{"same": bool, "difference": str}``, or ``{"skipped": why}`` where tlparse is not installed."""
+    from tests.torchtrace import oracle
+
+    if not (shutil.which("tlparse") or Path(sys.executable).with_name("tlparse").is_file()):
+        return {"skipped": "tlparse is not installed"}
+    try:
+        facts = oracle.tlparse_facts(oracle.run_tlparse(log, out))
+    except AssertionError as exc:
+        return {"same": False, "difference": f"tlparse failed: {str(exc)[-500:]}"}
+    try:
+        oracle.assert_triage_matches(j_log, facts)
+    except AssertionError as exc:
+        return {"same": False, "difference": str(exc)[:1500] or "a count differs (no message)"}
+    return {"same": True, "compile_ids": len(facts.compile_ids), "records": facts.stats.get("ok")}
+
+
 def check(program: str | Path, out: Path, extra: dict[str, str] | None = None) -> dict[str, Any]:
     """Run ``program`` plain and traced (at once: two processes), and say what held (see the module)."""
     program = Path(program) if os.path.isabs(program) else PROGRAMS / program
@@ -156,7 +176,7 @@ def check(program: str | Path, out: Path, extra: dict[str, str] | None = None) -
     res.update(run_dir=str(run_dir), status=[j_run["status"], j_log["status"]], triage_exit=[rc_run, rc_log],
                triage_same=a == b, triage_differences=differences(a, b),
                frames=len(j_run.get("frames") or ()), graph_breaks=len(j_run.get("graph_breaks") or ()),
-               recompiles=len(j_run.get("recompiles") or ()))
+               recompiles=len(j_run.get("recompiles") or ()), tlparse=tlparse_agrees(copy, j_log, out / "tlparse"))
     return res
 
 

@@ -3,7 +3,7 @@ network: BERT masked-LM, T5, GPT-2 ``generate()``, a Llama training step with In
 run as a user runs it -- ``python prog.py`` and ``python -m tracer --keep-trace prog.py`` -- and held to what a
 user checks (tests/tracer/realrun.py): the recording never stops and drops nothing, the program's stdout,
 stderr and exit status are unchanged, and ``magi-tui triage --json`` of the run dir says what it says of the
-TORCH_TRACE log torch wrote in the same process.
+TORCH_TRACE log torch wrote in the same process, and tlparse reads that log as we do.
 
 The BERT case is the one that stopped the tracer (``TypeError: unhashable type: 'dict'``: a code object whose
 constants hold a dict, used as a dict key when writing ``compiled_functions/``)."""
@@ -54,4 +54,5 @@ def test_the_tracer_records_a_real_model_whole_and_changes_nothing(program, env,
     assert tracer["not_recorded"] == []
     assert r["status"][0] == r["status"][1] and r["status"][0] in ("ok", "degraded"), r["status"]
     assert r["triage_same"], "\n".join(r["triage_differences"])
+    assert r["tlparse"].get("same") is not False, r["tlparse"]["difference"]  # tlparse reads the log as we do
     assert r["frames"] >= 1
