@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual import on
 from textual.widgets import OptionList
 
@@ -18,7 +19,7 @@ from magi_tui.model.outputs.fixes import fix_lines
 from magi_tui.model.sources.fix_file import find_fix
 from magi_tui.ui.actions import bindings
 from magi_tui.ui.screens import lazy
-from magi_tui.ui.screens.rows import RowsList, RowsScreen
+from magi_tui.ui.screens.rows import RowsList, RowsScreen, title_text
 from magi_tui.ui.screens.run import RunScreen
 
 
@@ -34,8 +35,12 @@ class FixScreen(RowsScreen):
     LIST = FixTable
 
     def __init__(self, root: Path, **kwargs: Any) -> None:
-        super().__init__(root, **kwargs)
+        super().__init__(**kwargs)
+        self.root = Path(root)
         self.result: dict[str, Any] | None = None
+
+    def title_line(self) -> Text:
+        return title_text(self.NAME, str(self.root), joint="  under ", cap=120)
 
     def read(self) -> tuple[Path | None, dict[str, Any] | None, str | None]:
         return find_fix(self.root)

@@ -12,13 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual import on
 from textual.widgets import OptionList
 
 from magi_format.text import literal
 from magi_tui.model.outputs.ranks import RankRun, find_jobs, ranks_lines
 from magi_tui.ui.actions import bindings
-from magi_tui.ui.screens.rows import RowsList, RowsScreen
+from magi_tui.ui.screens.rows import RowsList, RowsScreen, title_text
 from magi_tui.ui.screens.run import RunScreen
 
 
@@ -34,8 +35,12 @@ class RanksScreen(RowsScreen):
     LIST = RanksTable
 
     def __init__(self, root: Path, **kwargs: Any) -> None:
-        super().__init__(root, **kwargs)
+        super().__init__(**kwargs)
+        self.root = Path(root)
         self.jobs: list = []
+
+    def title_line(self) -> Text:
+        return title_text(self.NAME, str(self.root), joint="  under ", cap=120)
 
     def read(self) -> tuple[list, list[str]]:
         return find_jobs(self.root)
