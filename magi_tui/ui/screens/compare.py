@@ -1,6 +1,7 @@
 """The compare screen: run A against run B (what ``magi-tui compare A B`` prints, as a list to move in).
 
-The comparison is built by the model (:func:`magi_tui.model.outputs.compare.compare_runs`) in a thread worker.
+The comparison is built by the model (:func:`magi_tui.model.outputs.compare.compare_runs`) in the thread
+worker of :class:`~magi_tui.ui.screens.rows.RowsScreen`.
 Rows about a pass or piece present on both sides open the side-by-side diff of the graph after it,
 A against B (``d`` or Enter); a frame row says so instead. A cache miss row of B opens its lookup beside
 the one it was compared with (``L`` or Enter: :mod:`magi_tui.ui.screens.lookups`).
@@ -12,25 +13,21 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
-from textual.app import ComposeResult
-from textual.screen import Screen
-from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
+from textual import on
+from textual.widgets import OptionList
 
 from magi_format.text import literal
 from magi_tui.model.outputs.compare import Comparison, PassCompare, compare_rows, compare_runs
 from magi_tui.model.run import RunModel
-from magi_tui.ui.actions import bindings, vim_bindings
+from magi_tui.ui.actions import bindings
 from magi_tui.ui.screens.diff import DiffScreen
-from magi_tui.ui.widgets.footer import MagiFooter
+from magi_tui.ui.screens.rows import RowsList, RowsScreen
 
 MAX_ROWS_PER_LIST = 400   # a run with 30k passes stays quick to show; the CLI's --json has them all
-STYLES = {"head": "bold", "add": "green", "del": "red", "warn": "yellow", "same": "", "dim": "dim", "": ""}
 
 
-class CompareTable(OptionList):
-    BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="first", bottom="last")
+class CompareTable(RowsList):
+    pass
 
 
 def short_name(path: Path, other: Path) -> str:
@@ -40,78 +37,43 @@ def short_name(path: Path, other: Path) -> str:
     return path.name
 
 
-class CompareScreen(Screen):
+class CompareScreen(RowsScreen):
     BINDINGS = bindings("compare screen")
     ACTION_SCOPES = ("compare screen",)
-    DEFAULT_CSS = """
-    CompareScreen #compare-title { height: 2; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
-    CompareScreen #compare-table { height: 1fr; border: none; padding: 0; }
-    CompareScreen #compare-status { height: 1; color: $text-muted; }
-    """
+    NAME = "compare"
+    LIST = CompareTable
+    READING = "comparing…"
+    CANNOT = "cannot compare"
+    TITLE_CSS = "height: 2; background: $panel; text-wrap: nowrap; text-overflow: ellipsis;"
 
     def __init__(self, a: Path, b: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.path_a = Path(a)
         self.path_b = Path(b)
         self.comparison: Comparison | None = None
-        self.row_objects: list[Any] = []
-        self.loaded = False
 
-    def compose(self) -> ComposeResult:
+    def title_line(self) -> Text:
         t = Text(" compare ", style="bold reverse", end="", no_wrap=True, overflow="ellipsis")
         t.append(" A ", style="bold red")
         t.append(literal(short_name(self.path_a, self.path_b), 120), style="red")
         t.append("\n          B ", style="bold green")
         t.append(literal(short_name(self.path_b, self.path_a), 120), style="green")
-        yield Static(t, id="compare-title")
-        yield CompareTable(id="compare-table")
-        yield Static(Text("comparing…", style="cyan"), id="compare-status")
-        yield MagiFooter()
+        return t
 
-    def on_mount(self) -> None:
-        self.query_one(CompareTable).focus()
-        self._compare()
+    def read(self) -> tuple[Comparison, list[tuple[str, str, Any]]]:
+        c = compare_runs(RunModel(self.path_a).load(), RunModel(self.path_b).load())
+        return c, compare_rows(c, cap=MAX_ROWS_PER_LIST)
 
-    @work(thread=True, exclusive=True)
-    def _compare(self) -> None:
-        try:
-            a = RunModel(self.path_a).load()
-            b = RunModel(self.path_b).load()
-            c = compare_runs(a, b)
-            rows = compare_rows(c, cap=MAX_ROWS_PER_LIST)
-        except Exception as exc:  # a broken run is a message, not a crash
-            self.app.call_from_thread(self._failed, f"cannot compare: {type(exc).__name__}: {exc}")
-            return
-        self.app.call_from_thread(self._show, c, rows)
-
-    def _failed(self, message: str) -> None:
-        self.query_one("#compare-status", Static).update(Text(literal(message), style="red"))
-        self.loaded = True
-
-    def _show(self, c: Comparison, rows: list[tuple[str, str, Any]]) -> None:
+    def show(self, got: tuple[Comparison, list[tuple[str, str, Any]]]) -> None:
+        c, rows = got
         self.comparison = c
-        table = self.query_one(CompareTable)
-        table.clear_options()
-        self.row_objects = []
-        options = []
-        for style, text, obj in rows[2:]:  # the title already names A and B
-            st = STYLES.get(style, "")
-            # a wrapped line keeps its indent: at 80 columns nothing is cut off
-            options.append(Option(Text(literal(text) or " ", style=st, overflow="fold")))
-            self.row_objects.append(obj)
-        table.add_options(options)
-        table.highlighted = 0 if options else None
+        self.set_rows(rows[2:])  # the title already names A and B
         n_diff = sum(1 for p in c.passes if p.after_differs)
-        self.query_one("#compare-status", Static).update(Text(
-            f"{'changed' if c.changed else 'no change'} · {n_diff} pass graph(s) differ · "
-            "d / Enter on a pass: diff its graph A vs B", style="dim"))
-        self.loaded = True
+        self.set_status(f"{'changed' if c.changed else 'no change'} · {n_diff} pass graph(s) differ · "
+                        "d / Enter on a pass: diff its graph A vs B")
 
     def current_object(self) -> Any:
-        i = self.query_one(CompareTable).highlighted
-        if i is None or not (0 <= i < len(self.row_objects)):
-            return None
-        return self.row_objects[i]
+        return self.highlighted_object()
 
     @on(OptionList.OptionSelected)
     def handle_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
@@ -149,7 +111,7 @@ class CompareScreen(Screen):
 
     def action_next_pass(self) -> None:
         """Move to the next pass whose graph differs between A and B."""
-        table = self.query_one(CompareTable)
+        table = self.options()
         start = (table.highlighted or 0) + 1
         order = list(range(start, len(self.row_objects))) + list(range(0, start))
         for i in order:

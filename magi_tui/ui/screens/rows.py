@@ -41,8 +41,9 @@ class ListScreen(Screen):
     LIST_ID: ClassVar[str] = "table"
     #: the list widget's class (a subclass per screen, so tests and styles can name it)
     LIST: ClassVar[type[Widget]] = OptionList
-    #: the status line while :meth:`read` runs
+    #: the status line while :meth:`read` runs, and what it says when the read raised (None: ``cannot read NAME``)
     READING = "reading…"
+    CANNOT: ClassVar[str | None] = None
     #: whether the screen has a status line of its own (without one it says where :meth:`set_status` writes)
     STATUS: ClassVar[bool] = True
     #: a status line longer than the screen is cut with ``…`` (else wrapped, its first line shown)
@@ -123,7 +124,7 @@ class ListScreen(Screen):
 
     def _loaded(self, got: Any) -> None:
         if isinstance(got, Exception):
-            self.failed(f"cannot read {self.NAME}: {type(got).__name__}: {got}")
+            self.failed(f"{self.CANNOT or 'cannot read ' + self.NAME}: {type(got).__name__}: {got}")
             self.loaded = True
             return
         self.show(got)
@@ -164,6 +165,7 @@ class RowsScreen(ListScreen):
         table = self.options()
         table.clear_options()
         self.row_objects = [obj for _s, _t, obj in rows]
+        # folded, not cut: a wrapped line keeps its indent and at 80 columns nothing is lost
         table.add_options([Option(Text(literal(text) or " ", style=STYLES.get(style, ""), overflow="fold"))
                            for style, text, _obj in rows])
         table.highlighted = 0 if rows else None
