@@ -1,8 +1,9 @@
 """The bisect view: a bisect's steps as they are made, then its culprit (``magi-tui bisect --app``), or a
 finished ``bisect_<ts>/`` folder read from its ``bisect.json``.
 
-A live bisect runs in a thread worker (:class:`magi_tui.live.bisect.Bisector`); each step reaches the
-screen through ``call_from_thread``. ``ctrl+c`` or ``q`` sets the bisect's cancel event: the trial running
+A live bisect (:class:`magi_tui.live.bisect.Bisector`) is the screen's threaded read (its base:
+:class:`~magi_tui.ui.screens.rows.ListScreen`); each step reaches the screen through ``call_from_thread``.
+``ctrl+c`` or ``q`` sets the bisect's cancel event: the trial running
 is killed with its process group and no other starts. Enter opens a step's traced run, ``c`` the culprit
 graph's run, ``d`` the diff of the culprit pass's graph before and after it: the culprit application's own
 (the runs with and without it), else the whole stage's.
@@ -10,39 +11,43 @@ graph's run, ``d`` the diff of the culprit pass's graph before and after it: the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
-from textual.app import ComposeResult
-from textual.screen import Screen
+from textual import on
+from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from magi_format.text import literal
 from magi_tui.model.outputs.bisect_view import culprit_diff, culprit_lines, culprit_pass_diff, load_bisect, step_line
-from magi_tui.ui.actions import bindings, vim_bindings
+from magi_tui.ui.actions import bindings
 from magi_tui.ui.screens import lazy
+from magi_tui.ui.screens.rows import ListScreen, RowsList, title_text
 from magi_tui.ui.screens.run import RunScreen
-from magi_tui.ui.widgets.footer import MagiFooter
 
 _VERDICT_STYLE = {"reproduces": "bold red", "fails": "bold red", "passes": "green", "reference": "cyan",
                   "nondeterministic": "bold yellow"}
 
 
-class StepList(OptionList):
-    BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="first", bottom="last")
+class StepList(RowsList):
+    pass
 
 
-class BisectScreen(Screen):
+class BisectScreen(ListScreen):
+    """A :class:`ListScreen` whose threaded read is the bisect itself (or its bisect.json), its steps added
+    as they come, and the culprit below them."""
     BINDINGS = bindings("bisect screen")
     ACTION_SCOPES = ("bisect screen",)
+    NAME = "bisect"
+    LIST_ID = "steps"
+    LIST = StepList
+    CANNOT = "cannot read bisect.json"
+    STATUS_CUT = True
     DEFAULT_CSS = """
-    BisectScreen #bisect-title { height: 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
-    BisectScreen #bisect-steps { height: 1fr; border: none; padding: 0; }
     BisectScreen #bisect-culprit { height: auto; max-height: 10; }
-    BisectScreen #bisect-status { height: 1; color: $text-muted; }
     """
 
     def __init__(self, path: Path, *, bisector: Any = None, **kwargs: Any) -> None:
@@ -53,48 +58,39 @@ class BisectScreen(Screen):
         self.steps: list[dict[str, Any]] = []
         self.result: dict[str, Any] | None = None
         self.running = bisector is not None
+        self.READING = "bisecting… (ctrl+c stops)" if self.running else "reading bisect.json…"
 
-    def compose(self) -> ComposeResult:
-        what = " ".join(self.bisector.command) if self.bisector is not None else str(self.path)
-        yield Static(Text.assemble((" bisect ", "bold reverse"), " ", (literal(what, 160), "bold")),
-                     id="bisect-title")
-        yield StepList(id="bisect-steps")
+    def title_line(self) -> Text:
+        return title_text("bisect", " ".join(self.bisector.command) if self.bisector is not None else str(self.path),
+                          cap=160)
+
+    def compose_body(self) -> Iterable[Widget]:
+        yield self.make_list()
         yield Static(Text("", style="bold"), id="bisect-culprit")
-        yield Static(Text("bisecting… (ctrl+c stops)" if self.running else "reading bisect.json…", style="cyan"),
-                     id="bisect-status")
-        yield MagiFooter()
 
-    def on_mount(self) -> None:
-        self.query_one(StepList).focus()
-        if self.bisector is not None:
-            self._bisect()
-        else:
-            self._load()
-
-    # -- workers -------------------------------------------------------------------------------
+    # -- the read: the bisect, or its file ------------------------------------------------------
     def _post(self, fn: Any, *args: Any) -> None:
         try:
             self.app.call_from_thread(fn, *args)
         except RuntimeError:
             pass  # the app is closing: nothing left to show it on
 
-    @work(thread=True, exclusive=True)
-    def _bisect(self) -> None:
+    def read(self) -> tuple[dict[str, Any] | None, str | None]:
         bis = self.bisector
+        if bis is None:
+            return load_bisect(self.path)
         bis.on_step = lambda step: self._post(self._add_step, step.as_json())
         try:
-            res = bis.run().as_json()
+            return bis.run().as_json(), None
         except Exception as exc:  # the bisect never raises for the program's sake; this is our bug
-            res = {"error": f"{type(exc).__name__}: {exc}", "steps": self.steps}
-        self._post(self._finish, res)
+            return {"error": f"{type(exc).__name__}: {exc}", "steps": self.steps}, None
 
-    @work(thread=True, exclusive=True)
-    def _load(self) -> None:
-        try:
-            obj, problem = load_bisect(self.path)
-        except Exception as exc:  # load_bisect says a damaged file in words: this would be our bug, said
-            obj, problem = None, f"cannot read bisect.json: {type(exc).__name__}: {exc}"
-        self._post(self._show_loaded, obj, problem)
+    def show(self, got: tuple[dict[str, Any] | None, str | None]) -> None:
+        obj, problem = got
+        if self.bisector is not None and obj is not None:
+            self._finish(obj)  # its steps came as they were made
+        else:
+            self._show_loaded(obj, problem)
 
     # -- showing -------------------------------------------------------------------------------
     def _add_step(self, step: dict[str, Any]) -> None:
@@ -106,7 +102,7 @@ class BisectScreen(Screen):
         if table.highlighted is None or table.highlighted == len(self.steps) - 2:
             table.highlighted = len(self.steps) - 1  # follow the newest unless the user moved away
         if self.running:
-            self._status(f"bisecting… {len(self.steps)} run(s) so far (ctrl+c stops)", "cyan")
+            self.set_status(f"bisecting… {len(self.steps)} run(s) so far (ctrl+c stops)", "cyan")
 
     def _finish(self, result: dict[str, Any]) -> None:
         self.running = False
@@ -119,11 +115,11 @@ class BisectScreen(Screen):
         if result.get("culprit"):
             hint += " · c the culprit's run · d its before/after diff"
         where = f" · {result['directory']}" if result.get("directory") else ""
-        self._status(hint + where, "dim")
+        self.set_status(hint + where, "dim")
 
     def _show_loaded(self, obj: dict[str, Any] | None, problem: str | None) -> None:
         if obj is None:
-            self._status(problem or "no bisect result", "yellow")
+            self.set_status(problem or "no bisect result", "yellow")
             return
         try:
             for s in obj.get("steps") or []:
@@ -132,11 +128,7 @@ class BisectScreen(Screen):
             self._finish(obj)
         except Exception as exc:  # a typed result cannot do this: our bug, said in the status line, not raised
             self.result = None
-            self._status(f"cannot show bisect.json: {type(exc).__name__}: {exc}", "yellow")
-
-    def _status(self, text: str, style: str) -> None:
-        self.query_one("#bisect-status", Static).update(Text(literal(text), style=style, no_wrap=True,
-                                                             overflow="ellipsis"))
+            self.set_status(f"cannot show bisect.json: {type(exc).__name__}: {exc}", "yellow")
 
     # -- actions -------------------------------------------------------------------------------
     @on(OptionList.OptionSelected)
@@ -186,7 +178,7 @@ class BisectScreen(Screen):
             self.notify("No bisect running (q quits).")
             return
         self.bisector.cancel.set()
-        self._status("stopping: killing the running trial…", "yellow")
+        self.set_status("stopping: killing the running trial…", "yellow")
 
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 2:
