@@ -5,18 +5,19 @@ the compile phases drawn as bars, the user stack that triggered it, its guards. 
 trie instead (which user call stacks triggered which compiles); ``r`` writes the highlighted compile's
 runnable reproducer next to the run and shows the command.
 
-Everything is read by the model (:mod:`magi_tui.model.analysis.metrics`) in thread workers.
+Everything is read by the model (:mod:`magi_tui.model.analysis.metrics`) in thread workers: the compiles in
+the base's (:class:`~magi_tui.ui.screens.rows.ListScreen`), the highlighted one's detail in its own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -35,23 +36,29 @@ from magi_tui.model.analysis.metrics import (
 )
 from magi_tui.model.analysis.provenance import kernel_provenance
 from magi_tui.model.run import RunModel
-from magi_tui.ui.actions import bindings, vim_bindings
-from magi_tui.ui.widgets.footer import MagiFooter
+from magi_tui.ui.actions import bindings
+from magi_tui.ui.screens.rows import ListScreen, RowsList, title_text
 
 STYLES = {"head": "bold", "ok": "green", "warn": "yellow", "fail": "bold red", "dim": "dim", "text": ""}
 
 
-class CompileTable(OptionList):
-    BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="first", bottom="last")
+class CompileTable(RowsList):
+    pass
 
 
-class CompileInfoScreen(Screen):
+class CompileInfoScreen(ListScreen):
+    """A :class:`ListScreen` without a status line: the detail pane below the list says what the read found."""
     BINDINGS = bindings("compile info")
     ACTION_SCOPES = ("compile info",)
+    NAME = "ci"
+    LIST = CompileTable
+    READING = "reading the compiles…"
+    CANNOT = "cannot read the compiles"
+    STATUS = False
+    SHOW_LOADS = False  # loaded: the first compile's detail on screen (its own read)
+    LIST_CSS = "height: auto; max-height: 8; border: none; padding: 0;"
     DEFAULT_CSS = """
-    CompileInfoScreen #ci-title { height: 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
     CompileInfoScreen #ci-head { height: 1; color: $text-muted; text-wrap: nowrap; }
-    CompileInfoScreen #ci-table { height: auto; max-height: 8; border: none; padding: 0; }
     CompileInfoScreen #ci-scroll { height: 1fr; border-top: solid $panel; }
     CompileInfoScreen #ci-detail { width: auto; }
     """
@@ -61,45 +68,32 @@ class CompileInfoScreen(Screen):
         self.run = run
         self.infos: list[CompileInfo] = []
         self.show_trie = False
-        self.loaded = False
         self._shown: int | None = None
 
-    def compose(self) -> ComposeResult:
-        yield Static(Text.assemble((" compile info ", "bold reverse"), " ",
-                                   (literal(self.run.path.name, 100), "bold")), id="ci-title")
+    def title_line(self) -> Text:
+        return title_text("compile info", self.run.path.name, cap=100)
+
+    def compose_body(self) -> Iterable[Widget]:
         yield Static(Text(TABLE_HEAD), id="ci-head")
-        yield CompileTable(id="ci-table")
+        yield self.make_list()
         with VerticalScroll(id="ci-scroll"):
-            yield Static(Text("reading the compiles…", style="cyan"), id="ci-detail")
-        yield MagiFooter()
+            yield Static(self.status_text(self.READING, "cyan"), id="ci-detail")
 
-    def on_mount(self) -> None:
-        self.query_one(CompileTable).focus()
-        self._load()
+    def set_status(self, text: str, style: str = "dim") -> None:
+        self.query_one("#ci-detail", Static).update(self.status_text(text, style))
 
-    @work(thread=True, exclusive=True, group="ci-load")
-    def _load(self) -> None:
-        try:
-            infos = compile_infos(self.run)
-        except Exception as exc:  # never take the app down: say why
-            self.app.call_from_thread(self._fail, f"cannot read the compiles: {type(exc).__name__}: {exc}")
-            return
-        self.app.call_from_thread(self._show, infos)
+    def read(self) -> list[CompileInfo]:
+        return compile_infos(self.run)
 
-    def _fail(self, why: str) -> None:
-        self.query_one("#ci-detail", Static).update(Text(literal(why), style="red"))
-        self.loaded = True
-
-    def _show(self, infos: list[CompileInfo]) -> None:
+    def show(self, infos: list[CompileInfo]) -> None:
         self.infos = infos
         table = self.query_one(CompileTable)
         table.clear_options()
         table.add_options([Option(Text(literal(table_row(i)), style=STYLES[STATUS_STYLE[i.status]], no_wrap=True,
                                        overflow="ellipsis")) for i in infos])
         if not infos:
-            self.query_one("#ci-detail", Static).update(
-                Text("no compile ids in this run (an upstream run records none: see c, compiled functions)",
-                     style="yellow"))
+            self.set_status("no compile ids in this run (an upstream run records none: see c, compiled functions)",
+                            "yellow")
             self.loaded = True
             return
         table.highlighted = 0
