@@ -4,19 +4,19 @@ eagerly (a run our tracer recorded) — sortable (``s``), the frame's entries an
 event shows it in the run's tree.
 
 The rows are the triage analysis's (:func:`magi_tui.model.analysis.checks.analyse`, the same the CLI's
-``frames`` section prints), computed in a thread worker: it may read ``compiled_functions/``.
+``frames`` section prints), computed in its base's thread worker (:class:`~magi_tui.ui.screens.rows.ListScreen`):
+it may read ``compiled_functions/``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
-from textual.app import ComposeResult
+from textual import on
 from textual.coordinate import Coordinate
-from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -28,7 +28,7 @@ from magi_tui.model.run import RunModel
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.frames_columns import COLUMNS, NUMBER_COLUMNS, NUMBERS_WIDTH, SORTS, sort_value
 from magi_tui.ui.labels import event_label
-from magi_tui.ui.widgets.footer import MagiFooter
+from magi_tui.ui.screens.rows import ListScreen, title_text
 
 FRAME_MIN, FRAME_MAX = 20, 80  # the frame name's width: at 80 columns the last numbers scroll off, not the name
 MAX_EVENTS = 500  # per frame shown: the tree holds them all
@@ -56,12 +56,17 @@ class FrameEvents(OptionList):
     BINDINGS = vim_bindings(down="cursor_down", up="cursor_up", top="first", bottom="last")
 
 
-class FramesScreen(Screen):
+class FramesScreen(ListScreen):
+    """A :class:`ListScreen` of a DataTable with the frame's events below it; no status line: the title says
+    what was found, the events' title line what is missing."""
     BINDINGS = bindings("frames")
     ACTION_SCOPES = ("frames",)
+    NAME = "frames"
+    LIST = FramesTable
+    CANNOT = "cannot analyse the frames"
+    STATUS = False
+    LIST_CSS = "height: 1fr;"
     DEFAULT_CSS = """
-    FramesScreen #frames-title { height: 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
-    FramesScreen #frames-table { height: 1fr; }
     FramesScreen #frames-events-title { height: 1; background: $boost; }
     FramesScreen #frames-events { height: 1fr; border: none; }
     """
@@ -74,29 +79,35 @@ class FramesScreen(Screen):
         self.sort_key = "compile_s"
         self._events: list[Event] = []
 
-    def compose(self) -> ComposeResult:
-        yield Static(Text.assemble((" frames ", "bold reverse"), " ", (literal(self.run.path.name), "bold"),
-                                   ("  analysing…", "cyan")), id="frames-title")
-        yield FramesTable(id="frames-table", cursor_type="row", zebra_stripes=True)
+    def title_line(self) -> Text:
+        return title_text("frames", self.run.path.name, ("  analysing…", "cyan"))
+
+    def make_list(self) -> Widget:
+        return FramesTable(id=self.list_id, cursor_type="row", zebra_stripes=True)
+
+    def compose_body(self) -> Iterable[Widget]:
+        yield self.make_list()
         yield Static(Text("events of the frame: Enter on a frame", style="dim"), id="frames-events-title")
         yield FrameEvents(id="frames-events")
-        yield MagiFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(FramesTable)
         for col in COLUMNS:
             table.add_column(col.title, key=col.key)
-        table.focus()
-        self._analyse()
 
-    @work(thread=True, exclusive=True, group="frames")
-    def _analyse(self) -> None:
-        rows = list(analyse(self.run).frames)
-        self.app.call_from_thread(self._set_rows, rows)
+    def read(self) -> list[FrameRow]:
+        return list(analyse(self.run).frames)
 
-    def _set_rows(self, rows: list[FrameRow]) -> None:
+    def show(self, rows: list[FrameRow]) -> None:
         self.rows = rows
         self._show_rows()
+
+    def set_status(self, text: str, style: str = "dim") -> None:
+        self.query_one("#frames-events-title", Static).update(self.status_text(text, style))
+
+    def failed(self, message: str) -> None:
+        self.query_one("#frames-title", Static).update(title_text("frames", self.run.path.name))
+        super().failed(message)
 
     def _show_rows(self) -> None:
         table = self.query_one(FramesTable)
@@ -107,14 +118,11 @@ class FramesScreen(Screen):
         for f in rows:
             name = Text(literal(short_frame(f.frame), name_width), style="bold red" if f.limit_hit else "")
             table.add_row(name, *(col.cell(f) for col in NUMBER_COLUMNS), key=f.key)
-        title = Text.assemble((" frames ", "bold reverse"), " ", (literal(self.run.path.name), "bold"),
-                              (f"  {len(rows)} frame(s) · sorted by {self.sort_key} · s sort · Enter events",
-                               "dim"))
-        self.query_one("#frames-title", Static).update(title)
+        self.query_one("#frames-title", Static).update(title_text(
+            "frames", self.run.path.name,
+            (f"  {len(rows)} frame(s) · sorted by {self.sort_key} · s sort · Enter events", "dim")))
         if not rows:
-            self.query_one("#frames-events-title", Static).update(
-                Text("no compiled frames in this run (nothing recorded, and no compiled_functions/)",
-                     style="yellow"))
+            self.set_status("no compiled frames in this run (nothing recorded, and no compiled_functions/)", "yellow")
 
     def _row(self) -> FrameRow | None:
         table = self.query_one(FramesTable)
