@@ -8,15 +8,15 @@ Files are indexed and read by the model (:mod:`magi_tui.model.analysis.compiled_
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Markdown, Static, Tree
+from textual.widget import Widget
+from textual.widgets import ContentSwitcher, Footer, Markdown, Tree
 from textual.widgets.tree import TreeNode
 
 from magi_format.text import fmt_seconds, literal
@@ -31,6 +31,7 @@ from magi_tui.model.analysis.runtime import EntryCalls, read_runtime_file
 from magi_tui.model.sources import files
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.mark import HoldsMark, Mark, mark_of
+from magi_tui.ui.screens.rows import ListScreen, title_text
 from magi_tui.ui.widgets.file_view import FileView
 
 MAX_MARKDOWN_BYTES = files.MAX_MARKDOWN_BYTES
@@ -44,10 +45,19 @@ class CFTree(Tree[Any]):
         return label if isinstance(label, Text) else Text(literal(label))
 
 
-class CompiledFunctionsScreen(Screen):
+class CompiledFunctionsScreen(ListScreen):
+    """A :class:`ListScreen` whose list is a tree, with the chosen file beside it; no status line (what the
+    read found, or why not, is a leaf of the tree) and Textual's own footer."""
     BINDINGS = [
         *bindings("compiled"),
     ]
+    NAME = "cf"
+    LIST_ID = "tree"
+    LIST = CFTree
+    CANNOT = "cannot read compiled_functions/"
+    STATUS = False
+    FOOTER = Footer
+    TITLE_CSS = LIST_CSS = None  # app.tcss: #cf-title, #cf-tree
 
     def __init__(self, run_path: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -55,30 +65,33 @@ class CompiledFunctionsScreen(Screen):
         self.current: Path | None = None
         self.calls: dict[str, EntryCalls] = {}   # compile id -> what its entry served at run time
 
-    def compose(self) -> ComposeResult:
-        yield Static(Text.assemble((" compiled_functions ", "bold reverse"), " ",
-                                   (literal(self.run_path.name), "bold")), id="cf-title")
+    def title_line(self) -> Text:
+        return title_text("compiled_functions", self.run_path.name)
+
+    def make_list(self) -> Widget:
+        return CFTree(Text("compiled_functions"), id=self.list_id)
+
+    def compose_body(self) -> Iterable[Widget]:
         with Horizontal(id="cf-main"):
-            yield CFTree(Text("compiled_functions"), id="cf-tree")
+            yield self.make_list()
             with ContentSwitcher(id="cf-right", initial="cf-file"):
                 yield FileView(id="cf-file")
                 with VerticalScroll(id="cf-md-scroll"):
                     yield Markdown(id="cf-md", open_links=False)
-        yield Footer()
 
     def on_mount(self) -> None:
-        tree = self.query_one(CFTree)
-        tree.show_root = False
-        tree.focus()
-        self._index()
+        self.query_one(CFTree).show_root = False
 
-    @work(thread=True, exclusive=True)
-    def _index(self) -> None:
+    def read(self) -> tuple[list[Function], str | None, dict[str, EntryCalls]]:
         problem = compiled_functions_problem(self.run_path)
         fns = index_compiled_functions(self.run_path) if problem is None else []
         info = read_runtime_file(self.run_path) if problem is None else None
-        calls = {e.compile_id: e for lst in info.entries.values() for e in lst} if info is not None else {}
-        self.app.call_from_thread(self._build, fns, problem, calls)
+        return fns, problem, {e.compile_id: e for lst in info.entries.values() for e in lst} if info is not None else {}
+
+    def set_status(self, text: str, style: str = "dim") -> None:
+        tree = self.query_one(CFTree)
+        tree.clear()
+        tree.root.add_leaf(Text(literal(text), style=style))
 
     def _leaf(self, parent: TreeNode, label: str, path: Path | None, style: str = "") -> None:
         if path is None:
@@ -151,13 +164,12 @@ class CompiledFunctionsScreen(Screen):
             for f in sub_files:
                 self._leaf(sub, f.name, f)
 
-    def _build(self, fns: list[Function], problem: str | None = None,
-               calls: dict[str, EntryCalls] | None = None) -> None:
-        self.calls = calls or {}
+    def show(self, got: tuple[list[Function], str | None, dict[str, EntryCalls]]) -> None:
+        fns, problem, self.calls = got
         tree = self.query_one(CFTree)
         tree.clear()
         if problem:
-            tree.root.add_leaf(Text(literal(problem), style="red"))
+            self.set_status(problem, "red")
         elif not fns:
             tree.root.add_leaf(Text("compiled_functions/ is empty", style="dim"))
         for fn in fns:
