@@ -1,20 +1,21 @@
 """The runs screen: every run under a path, newest first, sortable, filterable by typing.
 
-Runs are read in a thread worker (each one fully, to know its status) and rows appear as they are
-ready; Enter opens a run. A root usually holds tens of runs, so a ``DataTable`` is the right widget.
+Runs are read in the thread worker of its base, :class:`~magi_tui.ui.screens.rows.ListScreen` (each one fully,
+to know its status), and rows appear when all are read; Enter opens a run. A root usually holds tens of runs,
+so a ``DataTable`` is the right widget.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import events, on, work
-from textual.app import ComposeResult
+from textual import events, on
 from textual.coordinate import Coordinate
-from textual.screen import Screen
-from textual.widgets import DataTable, Input, Static
+from textual.widget import Widget
+from textual.widgets import DataTable, Input
 
 from magi_format.text import literal
 from magi_tui.model.outputs.report import fmt_duration, fmt_time, run_label
@@ -22,8 +23,8 @@ from magi_tui.model.run import RunModel
 from magi_tui.model.sources.discovery import find_runs
 from magi_tui.ui.actions import bindings, vim_bindings
 from magi_tui.ui.screens import lazy
+from magi_tui.ui.screens.rows import ListScreen, title_text
 from magi_tui.ui.screens.run import RunScreen
-from magi_tui.ui.widgets.footer import MagiFooter
 
 STATUS_STYLE = {"failed": "bold red", "interrupted": "bold red", "recovered": "yellow", "degraded": "bold yellow", "ok": "green", "incomplete": "cyan",
                 "empty": "dim", "live": "bold green"}
@@ -64,9 +65,16 @@ class RunsTable(DataTable):
         self.typing = False
 
 
-class RunsScreen(Screen):
+class RunsScreen(ListScreen):
+    """A :class:`ListScreen` of a DataTable under a filter box, its read the scan of the root (``r`` rescans);
+    its styles are app.tcss's."""
     BINDINGS = bindings("runs")
     ACTION_SCOPES: tuple[str, ...] = ("runs",)
+    NAME = "runs"
+    LIST = RunsTable
+    READING = "scanning…"
+    CANNOT = "cannot list the runs"
+    TITLE_CSS = LIST_CSS = STATUS_CSS = None
 
     def __init__(self, root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -78,37 +86,38 @@ class RunsScreen(Screen):
         #: runs marked for comparison, oldest first (A, then B)
         self.marked: list[str] = []
 
-    def compose(self) -> ComposeResult:
-        yield Static(Text.assemble((" magi-tui ", "bold reverse"), "  runs under ",
-                                   (literal(str(self.root)), "bold")), id="runs-title")
+    def title_line(self) -> Text:
+        return title_text("magi-tui", str(self.root), joint="  runs under ")
+
+    def make_list(self) -> Widget:
+        return RunsTable(id=self.list_id, cursor_type="row", zebra_stripes=True)
+
+    def compose_body(self) -> Iterable[Widget]:
         yield Input(placeholder="type to filter by label, path or status", id="runs-filter")
-        yield RunsTable(id="runs-table", cursor_type="row", zebra_stripes=True)
-        yield Static(id="runs-status")
-        yield MagiFooter()
+        yield self.make_list()
 
     def on_mount(self) -> None:
         table = self.query_one(RunsTable)
         for col in COLUMNS:
             table.add_column(col, key=col)
-        table.focus()
-        self.action_reload()
 
     def action_reload(self) -> None:
-        self.query_one("#runs-status", Static).update(Text("scanning…", style="cyan"))
-        self._scan()
+        self.set_status(self.READING, "cyan")
+        self.load()
 
-    @work(thread=True, exclusive=True, group="scan")
-    def _scan(self) -> None:
-        found = find_runs(self.root)
+    def read(self) -> list[dict[str, Any]]:
         rows = []
-        for r in found:
+        for r in find_runs(self.root):
             try:
                 run = RunModel(r.path).load()
                 rows.append(self._row(run))
             except Exception as exc:  # a broken run is a row, not a crash
                 rows.append({"started": None, "label": r.path.name, "rank": None, "events": 0,
                              "failures": 0, "status": f"error: {exc}", "duration": None, "path": str(r.path)})
-        self.app.call_from_thread(self._set_rows, rows)
+        return rows
+
+    def show(self, rows: list[dict[str, Any]]) -> None:
+        self._set_rows(rows)
 
     @staticmethod
     def _row(run: RunModel) -> dict[str, Any]:
@@ -125,10 +134,11 @@ class RunsScreen(Screen):
 
     def _show_status(self) -> None:
         n = len(self.rows)
-        self.query_one("#runs-status", Static).update(
-            Text(status_hint(n, self.sort_key), style="dim")
-            if n else Text(f"no runs under {literal(str(self.root))} "
-                           "(a run is a directory with timeline_events/ or compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)", style="yellow"))
+        if n:
+            self.set_status(status_hint(n, self.sort_key))
+        else:
+            self.set_status(f"no runs under {self.root} (a run is a directory with timeline_events/ or "
+                            "compiled_functions/, a TORCH_TRACE log, or a TORCH_COMPILE_DEBUG folder)", "yellow")
 
     def _render_rows(self) -> None:
         table = self.query_one(RunsTable)
