@@ -369,14 +369,49 @@ _SUMMARY_CACHE: dict[tuple, dict[str, str]] = {}
 _SHARE_MAX = 20_000
 
 
+#: recent strings of summaries and kept maps, each the one object that the strings equal to it share (bounded
+#: as the caches above; a string over 200 characters is not entered: a hostile file's long messages stay
+#: only as long as their events)
+_STRINGS: dict[str, str] = {}
+_STRING_MAX_LEN = 200
+#: the attributes whose values the Event's own slots hold interned (``compile_id``, ``lifecycle``, ``subgraph``)
+_INTERNED_KEYS = frozenset({"compile_id", "lifecycle_name", "subgraph"})
+
+
+def _one_copy(v: str) -> str:
+    """The object of a recent string equal to ``v`` (``v`` itself the first time): a frame's name and a
+    skip's reason repeat in many summaries and kept maps, and each line decodes copies of its own."""
+    got = _STRINGS.get(v)
+    if got is None:
+        if len(v) > _STRING_MAX_LEN:
+            return v
+        if len(_STRINGS) >= _SHARE_MAX:
+            _STRINGS.clear()
+        got = _STRINGS[v] = v
+    return got
+
+
 def _new_summary(key: tuple) -> dict[str, str]:
     """The summary map of ``key`` (its ``(attribute, value)`` pairs), kept to be shared by the events that
     have it (the hot paths look it up first: ``_SUMMARY_CACHE.get(key) or _new_summary(key)``). A full
-    cache (100k frames name 100k summaries) starts again, so a compile's events still share theirs."""
+    cache (100k frames name 100k summaries) starts again, so a compile's events still share theirs. Its
+    values are :func:`_one_copy`'s: a compile's frame name is in each of its summaries (its frame's, its
+    skip's with the reason), a reason in the summaries of many compiles."""
     if len(_SUMMARY_CACHE) >= _SHARE_MAX:
         _SUMMARY_CACHE.clear()
+    key = tuple([(k, _one_copy(v)) for k, v in key])
     summary = _SUMMARY_CACHE[key] = dict(key)
     return summary
+
+
+def _kept_attrs(values: dict[str, Any]) -> KeptAttrs:
+    """:class:`KeptAttrs` of a line's decoded attributes with one copy of each string: the events that keep
+    their map (a skip in each compile, each failure) repeat their compile id, lifecycle name, frame name
+    and reason, which the Event's slots (interned) and the summaries (:func:`_one_copy`) hold already."""
+    for k, v in values.items():
+        if type(v) is str:
+            values[k] = _intern(v) if k in _INTERNED_KEYS else _one_copy(v)
+    return KeptAttrs(values)
 
 
 def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs | tuple[Any, ...], attrs: dict[str, Any] | None, seq: int,
@@ -455,7 +490,7 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs | tuple[Any, .
         ev.summary = summary
         keep = keep or special or phase == "failed" or t[_KEEP2] != _NO_3
         kind = nkind or skind
-    ev.attrs = (attrs if attrs is not None else KeptAttrs(_to_builtins(a))) if keep else None
+    ev.attrs = (attrs if attrs is not None else _kept_attrs(_to_builtins(a))) if keep else None
     # the kind rules (kind_of), computed once: the name's kind is cached with the name, the kind the
     # result attributes give with the summary
     ev.kind = phase if phase == "failed" or phase == "skip" else kind
@@ -709,7 +744,7 @@ def line_event(name: str, idx: int | None, files: tuple | None, ts: float | None
     if keep:
         if dur is not None:
             _set(a, "duration_ms", dur)
-        ev.attrs = KeptAttrs(_to_builtins(a))
+        ev.attrs = _kept_attrs(_to_builtins(a))
     else:
         ev.attrs = None
     return ev
