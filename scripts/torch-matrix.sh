@@ -11,6 +11,9 @@
 #   bash scripts/torch-matrix.sh                 # every version below, in sequence
 #   bash scripts/torch-matrix.sh 2.10.0 2.4.0    # some
 #   MATRIX_TESTS=0 bash scripts/torch-matrix.sh  # programs only
+#   MATRIX_APPEND=1 MATRIX_PROGRAMS="demos/explain.py" bash scripts/torch-matrix.sh 2.10.0
+#                                                # add to a version's results (a program's new row replaces its old)
+#   MATRIX_KEEP=1 ...                            # keep the venv (to look into a row), else deleted
 #
 # Where each torch comes from: 2.13.0 the pinned CPU wheel (/opt/wheels, as .venv), 2.14.1 the wheel on this
 # machine's disk (found under /opt), the rest from https://download.pytorch.org/whl/cpu when it answers, else
@@ -48,7 +51,7 @@ for v in "${VERSIONS[@]}"; do
   venv="$MATRIX_DIR/venv-$v"
   out="$MATRIX_DIR/results/$v.jsonl"
   work="$MATRIX_DIR/work-$v"
-  rm -rf "$venv" "$work"; : > "$out"
+  rm -rf "$venv" "$work"; [ "${MATRIX_APPEND:-0}" = 1 ] || : > "$out"
   echo "== torch $v: venv $venv"
   "$PY" -m venv "$venv" || { echo "{\"torch\": \"$v\", \"install\": \"venv failed\"}" >> "$out"; continue; }
   src=$(torch_source "$v")
@@ -82,6 +85,7 @@ for v in "${VERSIONS[@]}"; do
     fi
     echo "   $prog ($(( $(date +%s) - start )) s)"
   done
-  rm -rf "$venv" "$work" "$work"-*.err
+  rm -rf "$work" "$work"-*.err
+  [ "${MATRIX_KEEP:-0}" = 1 ] || rm -rf "$venv"
 done
 "$PY" scripts/torch_matrix_table.py "$MATRIX_DIR/results" > docs/TORCH_MATRIX.md && echo "wrote docs/TORCH_MATRIX.md"

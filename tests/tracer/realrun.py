@@ -31,6 +31,8 @@ ONE_SOURCE_RULES = {"program-end", "not-recorded"}
 PROGRAM_END_CLAUSE = "The program finished; "
 #: the folder a cache check searched for earlier runs: each source's own (the run dir's, the log copy's)
 _SEARCHED = re.compile(r"\(searched [^)]*\)")
+#: an event's number in a check's message (``first: #49 compile: …``): each source numbers its own events
+_EVENT_NO = re.compile(r"#\d+\b")
 #: a recompile's fields both sources read from torch's records (not: guard files, event indices; ``actual``
 #: of a guard the log reads off the next compile's guards, which the run dir does not yet: see the report)
 RECOMPILE_FIELDS = ("frame", "compile_id", "reasons", "kind", "kinds", "automatic_dynamic", "dynamic_sources",
@@ -76,6 +78,10 @@ def triage(path: Path) -> tuple[int, dict]:
     return proc.returncode, json.loads(proc.stdout)
 
 
+#: where a failure sits in its own source (the run dir's event folder, the line of the timeline or log)
+WHERE_IN_SOURCE = ("index", "event_indices", "folder", "line")
+
+
 def _strip(x: Any, drop: tuple[str, ...] = ("index", "event_indices")) -> Any:
     if isinstance(x, dict):
         return {k: _strip(v, drop) for k, v in x.items() if k not in drop}
@@ -88,8 +94,8 @@ def answers(j: dict) -> dict[str, Any]:
     """What a run dir and a TORCH_TRACE log of the same process must both say (``triage --json``)."""
     return {
         "status": j["status"],
-        "first_failure": _strip(j.get("first_failure")),
-        "failures": _strip(j.get("failures")),
+        "first_failure": _strip(j.get("first_failure"), WHERE_IN_SOURCE),
+        "failures": _strip(j.get("failures"), WHERE_IN_SOURCE),
         "restarts": _strip(j.get("restarts")),
         "ran_eagerly": _strip(j.get("ran_eagerly")),
         "graph_breaks": _strip(j.get("graph_breaks")),
@@ -97,7 +103,7 @@ def answers(j: dict) -> dict[str, Any]:
         "frames": [{k: f.get(k) for k in FRAME_FIELDS} for f in j.get("frames") or ()],
         "recompile_limit_hits": _strip(j.get("recompile_limit_hits")),
         "tracer_stopped": j.get("tracer_stopped"),
-        "checks": [(c["rule"], c["level"], _SEARCHED.sub("(searched its folder)", c["message"].replace(PROGRAM_END_CLAUSE, "")))
+        "checks": [(c["rule"], c["level"], _EVENT_NO.sub("#N", _SEARCHED.sub("(searched its folder)", c["message"].replace(PROGRAM_END_CLAUSE, ""))))
                    for c in j.get("checks") or () if c["rule"] not in ONE_SOURCE_RULES],
     }
 
