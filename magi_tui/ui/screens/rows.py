@@ -4,8 +4,8 @@ status line and the footer, filled by one read of the model in a thread.
 :class:`ListScreen` owns the layout, the ids (``<NAME>-title``, ``<NAME>-<LIST_ID>``, ``<NAME>-status``), the
 styles of those three, the threaded read (an exception becomes the status line, never a traceback) and the
 ``loaded`` flag tests wait on. A screen says only what is its own: what it reads (:meth:`ListScreen.read`, in
-the thread), how it shows it (:meth:`ListScreen.show`, on the UI loop), its title, the widgets around its list
-(:meth:`ListScreen.compose_body`) and its keys. :class:`RowsScreen` is the common case: styled text rows in an
+the thread), how it shows it (:meth:`ListScreen.show`, on the UI loop), its title (:meth:`ListScreen.title_line`),
+the widgets around its list (:meth:`ListScreen.compose_body`) and its keys. :class:`RowsScreen` is the common case: styled text rows in an
 OptionList, each with the object Enter acts on (ranks, fix, compare).
 """
 
@@ -109,7 +109,7 @@ class ListScreen(Screen):
         self.load()
 
     def load(self) -> None:
-        """(Re)read in a thread; a read still running is superseded."""
+        """(Re)read in a thread; a read still running is superseded (``loaded`` stays set from the first)."""
         self.run_worker(self._read, thread=True, exclusive=True, group=f"{self.NAME}-read")
 
     def _read(self) -> None:
