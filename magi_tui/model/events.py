@@ -674,7 +674,7 @@ NO_LINE_ATTRS = LineAttrs()
 #: equal keys, and give different events). Bounded in entries and in the characters its keys hold (a
 #: hostile file of long distinct strings cannot make it keep them)
 _SHAPES: dict[tuple, tuple] = {}
-_SHAPE_MAX = 10_000
+_SHAPE_MAX = 2_048
 _SHAPE_CHARS_MAX = 2_000_000
 _shape_chars = [0]
 
