@@ -351,6 +351,8 @@ class TimelineReader(Reader):
         seq = self.seq
         session = self.session
         last_index = self.last_index
+        last_ts = None  # a line's time equal to the line before's: that float object (a log's record gives
+        # several events one time), not one more of 24 bytes
         ascii_block = data.isascii()  # then no line needs its UTF-8 checked
         lines = data.split(b"\n")
         lines.pop()  # what follows the last newline: nothing, or a line still being written
@@ -374,9 +376,13 @@ class TimelineReader(Reader):
                             session += 1
                         last_index = idx
                     attrs = obj.attributes
-                    append(line_event(name, idx, obj.files, obj.timestamp,
-                                      attrs if attrs is not None else NO_LINE_ATTRS, seq, session,
-                                      line_no, line_offset, n))
+                    ts = obj.timestamp
+                    if ts == last_ts:
+                        ts = last_ts
+                    else:
+                        last_ts = ts
+                    append(line_event(name, idx, obj.files, ts, attrs if attrs is not None else NO_LINE_ATTRS,
+                                      seq, session, line_no, line_offset, n))
                     seq += 1
                     continue
             # the careful path, with the reader's state as it is at this line
