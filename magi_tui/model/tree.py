@@ -44,11 +44,16 @@ class Group(Struct):
         return (self.session, self.compile_id, self.scope)
 
 
-class CompileNode(Struct):
+class CompileNode(Struct, gc=False):
+    """A compile id's node: its groups, a tuple in scope order (a compile has one group, most often: a tuple
+    of one is the smallest container), made anew when a scope is added. Not tracked by the cycle collector
+    (``gc=False``): nothing it holds points back to it (a group knows its compile by key), so reference
+    counting frees it, and a run of 100k compile ids has 100k fewer objects for the collector to walk."""
+
     session: int
     compile_id: str | None
     frame: str | None = None
-    groups: list[Group] = field(default_factory=list)
+    groups: tuple[Group, ...] = ()
     failed: int = 0
     #: where it is in its session's ``compiles`` (a view cuts a long list into buckets by it)
     pos: int = 0
@@ -121,8 +126,7 @@ class RunTree:
             return group, False
         cnode = self._compile(ev)
         group = Group(ev.session, ev.compile_id, ev.scope)
-        cnode.groups.append(group)
-        cnode.groups.sort(key=lambda g: _scope_order(g.scope))
+        cnode.groups = tuple(sorted((*cnode.groups, group), key=lambda g: _scope_order(g.scope)))
         group.items.append(item)
         if span is not None:
             span.group = group
