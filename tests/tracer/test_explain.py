@@ -415,7 +415,10 @@ def test_graph_break_message_fields_as_torch_formats_them():
     payload = (f"Graph break in user code at /u/m.py:7\nGraph Break Reason: {msg}\n\nUser code traceback:\n"
                '  File "/u/m.py", line 7, in step\n    print(x)\n\nTraceback (most recent call last):\n')
     gb = parse_graph_break(payload)
-    assert gb["gb_type"] == "Failed to trace builtin operator" and gb["gb_id"] == "GB0059"
+    assert gb["gb_type"] == "Failed to trace builtin operator"
+    # the id from the message's link to torch's graph-break page, where the torch writes one (2.10 does not:
+    # the mapper then takes the registry's id for the type)
+    assert gb.get("gb_id") == ("GB0059" if "/gb/gb0059.html" in msg else None), msg
     assert gb["explanation"] == "first\nsecond"
     assert gb["hints"] == ["one hint", "a hint\non two lines"]
     assert gb["reason"] == msg.strip()
