@@ -488,7 +488,10 @@ def make_event(name: str, idx: Any, files: Any, ts: Any, a: Attrs | tuple[Any, .
             got = _summary_of(sv)
         summary, skind, keep = got
         ev.summary = summary
-        keep = keep or special or phase == "failed" or t[_KEEP2] != _NO_3
+        # a skip's reason keeps no copy of the line's attributes (:class:`KeptAttrs`): triage reads nothing
+        # of a skip, its summary holds the reason, and a screen reads its line (``RunModel.attributes``)
+        keep = (keep and (phase != "skip" or attrs is not None)) or special or phase == "failed" \
+            or t[_KEEP2] != _NO_3
         kind = nkind or skind
     ev.attrs = (attrs if attrs is not None else _kept_attrs(_to_builtins(a))) if keep else None
     # the kind rules (kind_of), computed once: the name's kind is cached with the name, the kind the
