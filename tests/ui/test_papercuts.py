@@ -205,13 +205,16 @@ async def test_run_opens_the_programs_run_once_it_is_named(tmp_path, monkeypatch
     from magi_tui.ui.screens.command import CommandRunScreen
 
     run = tmp_path / "runs" / "magi_depyf" / "run_20261122_120000" / "model_1_prog_rank_0"
-    script = ("import os, sys, time; time.sleep(1.5); r = sys.argv[1]; "
+    go = tmp_path / "go"  # the program names its run once the test has seen the starting screen, not after a sleep
+    script = ("import os, sys, time; r, go = sys.argv[1:3]; end = time.time() + 120\n"
+              "while not os.path.exists(go) and time.time() < end: time.sleep(0.02)\n"
               "os.makedirs(os.path.join(r, 'timeline_events')); "
               "open(os.path.join(r, 'timeline_events', 'timeline.jsonl'), 'w').close(); "
               "print('MAGI_RUN_DIR=' + r, file=sys.stderr, flush=True); time.sleep(1)")
-    app = MagiApp(tmp_path / "runs", command=[sys.executable, "-c", script, str(run)])
+    app = MagiApp(tmp_path / "runs", command=[sys.executable, "-c", script, str(run), str(go)])
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: "starting " in screen_text(app), what="the starting screen")
+        go.touch()
         await wait_for(pilot, lambda: isinstance(app.screen, CommandRunScreen) and app.screen.loaded, timeout=15,
                        what="its run")
         assert app.screen.run.path == run
