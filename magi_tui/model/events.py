@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import MutableSequence
 from typing import Any
 
 import msgspec
@@ -87,15 +88,16 @@ class Event:
     compile_id: str | None
     subgraph: str | None
     _lskip: int
-    _bytes: int
+    _bytes: int | MutableSequence[int]
     attrs: dict[str, Any] | None
     summary: dict[str, str] | None
     depth: int
     kind: str
     # Memory (issue #14 item 5): an int above 256 is a 28-32 byte object of its own, so ``index`` and
     # ``line_no`` are kept as their (usually small, shared) difference from ``seq``, and the line's
-    # byte span as one int; identical ``files`` tuples and ``summary`` maps are shared between events
-    # (read-only). The properties below give the plain values.
+    # byte span as one int (``offset << 32 | length``), or the reader's table of them by ``seq`` (a run
+    # dir's timeline read whole: :meth:`TimelineReader._line_table`); identical ``files`` tuples and
+    # ``summary`` maps are shared between events (read-only). The properties below give the plain values.
 
     @property
     def index(self) -> int:
@@ -107,11 +109,13 @@ class Event:
 
     @property
     def offset(self) -> int:
-        return self._bytes >> 32
+        where = self._bytes
+        return (where if type(where) is int else where[self.seq]) >> 32  # type: ignore[index]
 
     @property
     def length(self) -> int:
-        return self._bytes & 0xFFFFFFFF
+        where = self._bytes
+        return (where if type(where) is int else where[self.seq]) & 0xFFFFFFFF  # type: ignore[index]
     #: ``kind``: a coarse category for marks, computed once when the event is built (see :func:`kind_of`,
     #: the one place the rules live)
 

@@ -214,14 +214,13 @@ class RunModel:
             if bind is not None:  # the fold reads what the analysis will of each frame as it comes
                 bind(self)
             reader = self.reader
-            if reader.streams_lean:  # a log's reader keeps only what is still held
-                reader.lean = True
+            reader.lean = True  # it keeps nothing for the events dropped (a log's: only what is still held)
             while True:
                 before = reader.offset
                 res = self.update(STREAM_READ_BYTES)
                 reset = res.reset
                 del res  # the read's events: what the fold and the triage keep is all that holds them
-                if reader.lean:
+                if reader.streams_lean:
                     reader.settle()
                 if reader.offset == before and not reset:
                     break

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableSequence, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from magi_format.safepath import is_inside
 from magi_tui.model.events import NO_LINE_ATTRS, Event, LineAttrs, line_event
 
 CHUNK = 8 << 20  # bytes per read; bounds memory on huge files
+_TABLE_OFFSETS = 1 << 32  # a line table's entry holds an offset below this (``offset << 32 | length``: 64 bits)
 LONG_LINE_FIRST = 1 << 16  # an over-long line is read in growing reads from this size up to CHUNK
 
 
@@ -181,7 +182,9 @@ class Reader:
     compile_ids: dict[str, None] | None = None
     #: hands over an event's ``(co_filename, co_firstlineno)`` without its line decoded again (:meth:`opening_site`)
     hands_opening_site = False
-    #: can read lean (``lean``: keep only what :meth:`settle` finds still held) for a streamed headless load
+    #: ``lean``: read by a streamed headless load (``RunModel.load(fold=...)``), which drops most events: keep
+    #: nothing for an event that it does not hold itself (a timeline's reader: no line table);
+    #: ``streams_lean``: what the reader keeps for events is let go once nothing holds them (:meth:`settle`)
     streams_lean = False
     lean = False
     #: followed live (the follower sets it): a log's cut last record waits for its writer's quiet
@@ -222,6 +225,7 @@ class TimelineReader(Reader):
         self._ino: tuple[int, int] | None = None
         self._head = b""
         self._inside_ident: tuple[int, int] | None = None  # the file last found inside the run dir
+        self._lines: MutableSequence[int] | None = None  # :meth:`_line_table`
 
     # -- public --------------------------------------------------------------------------------
     def read(self, max_bytes: int | None = None) -> ReadResult:
@@ -289,6 +293,23 @@ class TimelineReader(Reader):
         return data if len(data) == length else None
 
     # -- internals -----------------------------------------------------------------------------
+    def _line_table(self) -> MutableSequence[int] | None:
+        """Where the lines of the events read are (``offset << 32 | length``), by ``seq``, in one array: an
+        event holds the table (shared) instead of an int of its own (an object of 32 bytes; the table's entry
+        is 8). None when a lean (streamed) load reads: the few events it keeps hold their own, and it keeps
+        nothing for those it drops; or when events were read without it (their ``seq`` would not be their
+        place)."""
+        if self.lean:
+            return None
+        table = self._lines
+        if table is None:
+            if self.seq:
+                return None
+            from array import array  # (a headless streamed load never makes one)
+
+            table = self._lines = array("Q")
+        return table if len(table) == self.seq else None
+
     def _check_identity(self, fd: int, st: os.stat_result) -> str | None:
         if not self.exists:
             return None
@@ -353,6 +374,8 @@ class TimelineReader(Reader):
         last_index = self.last_index
         last_ts = None  # a line's time equal to the line before's: that float object (a log's record gives
         # several events one time), not one more of 24 bytes
+        table = self._line_table()
+        place = table.append if table is not None else None
         ascii_block = data.isascii()  # then no line needs its UTF-8 checked
         lines = data.split(b"\n")
         lines.pop()  # what follows the last newline: nothing, or a line still being written
@@ -381,8 +404,15 @@ class TimelineReader(Reader):
                         ts = last_ts
                     else:
                         last_ts = ts
-                    append(line_event(name, idx, obj.files, ts, attrs if attrs is not None else NO_LINE_ATTRS,
-                                      seq, session, line_no, line_offset, n))
+                    ev = line_event(name, idx, obj.files, ts, attrs if attrs is not None else NO_LINE_ATTRS,
+                                    seq, session, line_no, line_offset, n)
+                    if place is not None:
+                        if line_offset < _TABLE_OFFSETS:
+                            place(ev._bytes)  # type: ignore[arg-type]  # (an int: line_event's)
+                            ev._bytes = table  # type: ignore[assignment]  # (not None with place)
+                        else:  # a line past 4 GiB: its span stays on its event
+                            place(0)
+                    append(ev)
                     seq += 1
                     continue
             # the careful path, with the reader's state as it is at this line
@@ -433,8 +463,12 @@ class TimelineReader(Reader):
             if self.last_index is not None and idx <= self.last_index:
                 self.session += 1
             self.last_index = idx
-        result.events.append(Event.from_obj(obj, seq=self.seq, session=self.session, line_no=self.line_no,
-                                            offset=line_offset, length=len(raw)))
+        ev = Event.from_obj(obj, seq=self.seq, session=self.session, line_no=self.line_no, offset=line_offset,
+                            length=len(raw))
+        table = self._line_table()
+        if table is not None:  # its place in the table (its span stays on it)
+            table.append(0)
+        result.events.append(ev)
         self.seq += 1
 
     def _error(self, result: ReadResult, reason: str) -> None:
