@@ -53,8 +53,11 @@ def run(program: Path, cwd: Path, extra: dict[str, str] | None, traced: bool,
         timeout: float = 600) -> subprocess.CompletedProcess:
     cwd.mkdir(parents=True, exist_ok=True)
     head = ["-m", "tracer", "--keep-trace", "-o", str(cwd)] if traced else []
-    return slow.run([sys.executable, *head, str(program)], cwd=cwd, env=env(extra), capture_output=True,
-                    text=True, timeout=timeout)
+    # each run compiles cold, in a cache of its own: an Inductor program really runs Inductor (a cache other
+    # runs warmed would serve its graphs: FX graph cache hits, no codegen to record), whatever ran before
+    cold = {"TORCHINDUCTOR_CACHE_DIR": str(cwd / "inductor-cache"), "TRITON_CACHE_DIR": str(cwd / "triton-cache")}
+    return slow.run([sys.executable, *head, str(program)], cwd=cwd, env=env({**cold, **(extra or {})}),
+                    capture_output=True, text=True, timeout=timeout)
 
 
 #: lines that name the run dir: the tracer's, and the demos' own (``demos/_demo.py`` records a plain run too)
