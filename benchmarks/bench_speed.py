@@ -110,12 +110,18 @@ async def _until(cond, what: str, step: float = 0.005, timeout: float = 60) -> N
         await asyncio.sleep(step)
 
 
-def child_tui(run: str) -> dict:
+def child_tui(run: str, analysed: bool = False) -> dict:
+    """The app on ``run`` until wholly loaded (``RunScreen.loaded``): ``first_*`` at the first screen,
+    ``cpu_s``/``wall_s``/``peak_rss_mb`` at the load. ``analysed``: then on until the triage panel's analysis
+    of the loaded run (started by the load's end, in a thread) is in and shown: its throttle holds a result
+    for all the run's events and no analysis runs (``analysed_cpu_s``/``analysed_wall_s``); ``peak_rss_mb``
+    is then the peak with it, ``loaded_peak_rss_mb`` the peak at the load."""
     import asyncio
 
     from magi_tui.ui.app import MagiApp
     from magi_tui.ui.screens.run import RunScreen
     from magi_tui.ui.widgets.event_tree import EventTree
+    from magi_tui.ui.widgets.triage_panel import TriagePanel
 
     out: dict = {}
 
@@ -134,6 +140,15 @@ def child_tui(run: str) -> dict:
                        peak_rss_mb=_hwm_mb())
             out.setdefault("first_cpu_s", out["cpu_s"])
             out.setdefault("first_wall_s", out["wall_s"])
+            if analysed:
+                screen = app.screen
+                th = screen.query_one(TriagePanel).throttle
+                await _until(lambda: th.result is not None and th.n == len(screen.run.events)
+                             and not th.thread_running and not th.catch_up_pending,
+                             "the triage panel's analysis", timeout=300)
+                await pilot.pause()
+                out.update(analysed_cpu_s=_cpu(), analysed_wall_s=time.perf_counter() - t0,
+                           loaded_peak_rss_mb=out["peak_rss_mb"], peak_rss_mb=_hwm_mb())
 
     asyncio.run(main())
     return out
