@@ -80,6 +80,8 @@ class CodeId(Struct):
         where = ""
         if self.file:
             where = f"{Path(self.file).name}:{self.line}" if self.line is not None else Path(self.file).name
+        if not where and self.resume_offset is None:
+            return self.name  # the name itself, not a copy (a frame row each of 100k keeps its label)
         off = f" @{self.resume_offset}" if self.resume_offset is not None else ""
         return f"{self.name}{off}" + (f" ({where})" if where else "")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Sequence
 from typing import Annotated, Any, Callable, Iterable
 
 import msgspec
@@ -84,8 +85,9 @@ class RuntimeInfo(Struct):
     lookups: dict[str, int] | None = None               # the tracer's cache lookups: hits, misses
     not_recorded: list[str] = field(default_factory=list)
 
-    def frame_entries(self, key: str) -> list[EntryCalls]:
-        return self.entries.get(key, [])
+    def frame_entries(self, key: str) -> Sequence[EntryCalls]:
+        """A frame's entries (the empty tuple for a frame with none: one each of 100k frames added up)."""
+        return self.entries.get(key, ())
 
     def eager_calls(self, key: str) -> int | None:
         """A frame's eager calls: 0 when counted and none, None when the source cannot tell (a log; a frame

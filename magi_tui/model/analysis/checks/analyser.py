@@ -177,7 +177,8 @@ class _Analyser(AnalyserState):
             only = frames[0]
             c = cache["counts"]
             only.cache_hits, only.cache_misses, only.cache_bypasses = c["hits"], c["misses"], c["bypasses"]
-            only.bypass_reasons.update(cache["reasons"]["bypass"])
+            for reason, n in cache["reasons"]["bypass"].items():
+                only.add_bypass_reason(reason, n)
             only.compile_s = compile_time["total_s"]
             if only.compile_s is not None:
                 compile_time["per_frame"] = {only.frame: only.compile_s}

@@ -5,6 +5,7 @@ eagerly, frame rows and the :class:`Analysis` that holds them. Data only; built 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
@@ -21,13 +22,6 @@ DEFAULT_RECOMPILE_LIMIT = 8
 STATUSES = ("ok", "recovered", "degraded", "failed", "incomplete", "interrupted", "empty")
 #: the guard kinds torch's automatic dynamic shapes answer by making the value dynamic
 AUTO_DYNAMIC_KINDS = ("size", "stride", "scalar", "float", "shape_range")
-
-
-def _empty_counter() -> Counter:
-    """An empty :class:`Counter` without its Python ``__init__`` (a frame row each has one, a 100k-frame
-    log makes 100k rows, and ``Counter()`` runs ``update`` and an isinstance check per call)."""
-    return dict.__new__(Counter)
-
 
 
 # -- result types -----------------------------------------------------------------------------------
@@ -205,7 +199,12 @@ class CompiledNothing(Struct):
                 "index": self.event.index if self.event is not None else None}
 
 
-class FrameRow(Struct):
+class FrameRow(Struct, gc=False):
+    """One frame's row. Not tracked by the cycle collector (it refers to events and counts, nothing refers
+    back to it); a log of 100k frames makes 100k rows, so what most rows leave empty costs nothing: the
+    bypass reasons a :class:`Counter` only once one is counted (:meth:`add_bypass_reason`), the runtime's
+    entries the empty tuple until it counted some."""
+
     frame: str
     key: str
     name: str
@@ -216,7 +215,7 @@ class FrameRow(Struct):
     cache_hits: int = 0
     cache_misses: int = 0
     cache_bypasses: int = 0
-    bypass_reasons: Counter = field(default_factory=_empty_counter)
+    _bypass_reasons: Counter | None = None
     compile_s: float | None = None
     recompile_limit: int = DEFAULT_RECOMPILE_LIMIT
     limit_recorded: bool = False
@@ -225,13 +224,26 @@ class FrameRow(Struct):
     limit_raised: bool = False
     limit_event: Event | None = None
     cf_rel: str | None = None
-    entries: list = field(default_factory=list)      # runtime: [EntryCalls] (model/analysis/runtime.py)
+    entries: Sequence[Any] = ()                      # runtime: [EntryCalls] (model/analysis/runtime.py)
     eager_calls: int | None = None                   # runtime: None when nothing counted them
     first_event: Event | None = None
     asked: bool = False
     #: a compiled-autograd graph (compile id ``!<n>/<frame>/…``): Dynamo compiling the backward compiled
     #: autograd captured, not a frame of the user's (torch's ``compiled_autograd.captures``)
     compiled_autograd: bool = False
+
+    @property
+    def bypass_reasons(self) -> Counter:
+        """Why its cache lookups bypassed the cache (the first line of each reason), counted; read only
+        (an empty one made for a row that counted none)."""
+        got = self._bypass_reasons
+        return Counter() if got is None else got
+
+    def add_bypass_reason(self, reason: str, n: int = 1) -> None:
+        got = self._bypass_reasons
+        if got is None:
+            got = self._bypass_reasons = Counter()
+        got[reason] += n
 
     @property
     def recompiles(self) -> int:
