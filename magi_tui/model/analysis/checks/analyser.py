@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import stat
 import weakref
+from typing import Any
 
 from magi_format.lazyre import lazy_re
 from magi_tui.model.analysis.checks.breaks import worklist as breaks_worklist
@@ -68,13 +69,17 @@ class _Analyser(AnalyserState):
 
     # frames ------------------------------------------------------------------------------------
     def _timeline_frames(self) -> None:
+        """A row per frame of the fold, made frame by frame in the fold's own table when the analysis made
+        the fold (each frame's fold dropped as its row is made, one table for both), in a copy of it when
+        it is the run's (a headless load's, which a later analysis reads again)."""
         run = self.run
-        for fkey, f in self.fold.frames.items():
+        fold = self.fold
+        table: dict[str, Any] = dict(fold.frames) if fold is getattr(run, "fold", None) else fold.frames
+        for fkey, f in table.items():
             # compiles that ran (a ``compile`` lifecycle); a recompile or limit-hit event names the next
             # compile id even when that compile never happens (the frame fell back to eager)
-            row = self.frames[fkey] = FrameRow(frame="", key=fkey, name=f.name, first_event=f.first_event,
-                                              compile_s=f.compile_s,
-                                              compiles=n_ids(f.compile_ids) or n_ids(f.any_ids))
+            row = FrameRow(frame="", key=fkey, name=f.name or "?", first_event=f.first_event,
+                           compile_s=f.compile_s, compiles=n_ids(f.compile_ids) or n_ids(f.any_ids))
             if f.asked:  # read by a bound fold (TimelineFold.bind) as it came
                 row.asked = True
                 row.file, row.line = f.file, f.line
@@ -83,27 +88,23 @@ class _Analyser(AnalyserState):
                 a = event_attrs(run, f.first_before)
                 row.file = _s(a.get("co_filename"))
                 row.line = _int(a.get("co_firstlineno"))
-        for row in self.frames.values():
-            if not row.name:
-                row.name = "?"
-        # where the code object is: from metrics.json of its first compile when no attribute said
-        for row in self.frames.values():
-            ev = self.fold.frames[row.key].first_closer
+            # where the code object is: from metrics.json of its first compile when no attribute said
+            ev = f.first_closer
             if row.file is None and ev is not None:
                 m = metrics_or_none(_read_event_file(run, ev, "metrics.json", self.budget))  # typed, or None
                 if m is not None:
                     row.file = _s(m.get("co_filename"))
                     row.line = _int(m.get("co_firstlineno"))
-        for row in self.frames.values():
-            code = CodeId(row.name, row.file, row.line)
-            row.frame = code.label
-            ca = _CA_KEY.match(row.key)
+            row.frame = CodeId(row.name, row.file, row.line).label
+            ca = _CA_KEY.match(fkey)
             if ca is not None:  # the graph compiled autograd captured: named so, never as a user's "forward"
                 row.compiled_autograd = True
                 row.frame = f"compiled autograd graph {ca.group(1)}"
             same = self.cf.by_name(row.name)
             if len(same) == 1:
                 row.cf_rel = same[0].rel
+            table[fkey] = row  # (a value replaced: the table keeps its size while it is walked)
+        self.frames = table
 
     def _cf_frames(self) -> None:
         for f in self.cf.frames:
