@@ -68,9 +68,15 @@ RUN_DIR_LINES = (RUN_DIR_LINE, "recording into ")
 _GLOG = re.compile(r"^([IWEDC])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", re.M)
 
 
+#: a path in a run's own compile cache (:func:`run`): the plain and the traced run each have one
+_OWN_CACHE = re.compile(r"[^\s'\"]*[/\\](?:plain|traced)[/\\](inductor|triton)-cache")
+
+
 def without_run_dir_line(stderr: str) -> str:
-    """stderr without the lines naming the run dir, torch's log lines without their time and pid."""
-    return _GLOG.sub(r"\1 ", "".join(ln for ln in stderr.splitlines(keepends=True) if not ln.startswith(RUN_DIR_LINES)))
+    """stderr without the lines naming the run dir, torch's log lines without their time and pid, a path in
+    the run's own compile cache as ``<inductor-cache>`` (an Inductor error quotes its generated file)."""
+    text = "".join(ln for ln in stderr.splitlines(keepends=True) if not ln.startswith(RUN_DIR_LINES))
+    return _OWN_CACHE.sub(r"<\1-cache>", _GLOG.sub(r"\1 ", text))
 
 
 def triage(path: Path) -> tuple[int, dict]:
