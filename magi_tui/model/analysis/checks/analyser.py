@@ -81,10 +81,8 @@ class _Analyser(AnalyserState):
             row = FrameRow(frame="", key=fkey, name=f.name or "?", first_event=f.first_event,
                            compile_s=f.compile_s, compiles=n_ids(f.compile_ids) or n_ids(f.any_ids))
             if f.asked:  # read by a bound fold (TimelineFold.bind) as it came
-                row.asked = True
                 row.file, row.line = f.file, f.line
             elif f.first_before is not None:  # once per frame: the attributes are re-read from the file
-                row.asked = True
                 a = event_attrs(run, f.first_before)
                 row.file = _s(a.get("co_filename"))
                 row.line = _int(a.get("co_firstlineno"))
@@ -112,7 +110,8 @@ class _Analyser(AnalyserState):
                 continue
             key = "cf:" + f.rel
             row = FrameRow(frame=f.code.label, key=key, name=f.code.name, file=f.code.file, line=f.code.line,
-                           compiles=f.compiles, cf_rel=f.rel)
+                           compiles=f.compiles)
+            row.cf_rel = f.rel
             self.frames[key] = row
 
 

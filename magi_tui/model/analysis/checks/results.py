@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from msgspec import Struct, field
 
@@ -199,11 +199,68 @@ class CompiledNothing(Struct):
                 "index": self.event.index if self.event is not None else None}
 
 
+class FrameMore(Struct, gc=False):
+    """The fields of a :class:`FrameRow` that most rows leave at their defaults (a log of 100k frames makes
+    100k rows, and most compiled once, with no break, cache lookup, limit or runtime count): held by the
+    rows that set one of them; read and written through the row (:class:`_More`)."""
+
+    graph_breaks: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    cache_bypasses: int = 0
+    bypass_reasons: Counter | None = None
+    recompile_limit: int = DEFAULT_RECOMPILE_LIMIT
+    limit_recorded: bool = False
+    limit_hit: bool = False
+    limit_raised: bool = False
+    limit_event: Event | None = None
+    cf_rel: str | None = None
+    entries: Sequence[Any] = ()
+    eager_calls: int | None = None
+    compiled_autograd: bool = False
+
+
+#: a row's :class:`FrameMore` while it has none (read only: a write makes the row one of its own)
+_NO_MORE = FrameMore()
+_T = TypeVar("_T")
+
+
+class _More(Generic[_T]):
+    """A :class:`FrameMore` field as an attribute of the row: its default while the row has none, and a
+    write of anything but the default gives the row its own."""
+
+    def __init__(self, default: _T) -> None:
+        self.default = default
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, row: None, owner: type | None = None) -> _More[_T]: ...
+    @overload
+    def __get__(self, row: FrameRow, owner: type | None = None) -> _T: ...
+
+    def __get__(self, row: FrameRow | None, owner: type | None = None) -> _T | _More[_T]:
+        if row is None:
+            return self
+        more = row.more
+        return self.default if more is None else getattr(more, self.name)
+
+    def __set__(self, row: FrameRow, value: _T) -> None:
+        more = row.more
+        if more is None:
+            d = self.default
+            if value is d or (type(value) is type(d) and value == d):
+                return
+            more = row.more = FrameMore()
+        setattr(more, self.name, value)
+
+
 class FrameRow(Struct, gc=False):
-    """One frame's row. Not tracked by the cycle collector (it refers to events and counts, nothing refers
-    back to it); a log of 100k frames makes 100k rows, so what most rows leave empty costs nothing: the
-    bypass reasons a :class:`Counter` only once one is counted (:meth:`add_bypass_reason`), the runtime's
-    entries the empty tuple until it counted some."""
+    """One frame's row. Its own fields are what every row sets; the rest (:class:`FrameMore`) are its
+    attributes too, held only by a row that sets one. Not tracked by the cycle collector: it refers to
+    events and counts, nothing refers back to it."""
 
     frame: str
     key: str
@@ -211,39 +268,41 @@ class FrameRow(Struct, gc=False):
     file: str | None = None
     line: int | None = None
     compiles: int = 0
-    graph_breaks: int = 0
-    cache_hits: int = 0
-    cache_misses: int = 0
-    cache_bypasses: int = 0
-    _bypass_reasons: Counter | None = None
     compile_s: float | None = None
-    recompile_limit: int = DEFAULT_RECOMPILE_LIMIT
-    limit_recorded: bool = False
-    limit_hit: bool = False
-    #: the limit hit raised into the program (``FailOnRecompileLimitHit``): a failure, not an eager fallback
-    limit_raised: bool = False
-    limit_event: Event | None = None
-    cf_rel: str | None = None
-    entries: Sequence[Any] = ()                      # runtime: [EntryCalls] (model/analysis/runtime.py)
-    eager_calls: int | None = None                   # runtime: None when nothing counted them
     first_event: Event | None = None
-    asked: bool = False
+    more: FrameMore | None = None
+
+    graph_breaks = _More(0)
+    cache_hits = _More(0)
+    cache_misses = _More(0)
+    cache_bypasses = _More(0)
+    recompile_limit = _More(DEFAULT_RECOMPILE_LIMIT)
+    limit_recorded = _More(False)
+    limit_hit = _More(False)
+    #: the limit hit raised into the program (``FailOnRecompileLimitHit``): a failure, not an eager fallback
+    limit_raised = _More(False)
+    limit_event = _More[Event | None](None)
+    cf_rel = _More[str | None](None)
+    entries = _More[Sequence[Any]](())    # runtime: [EntryCalls] (model/analysis/runtime.py)
+    eager_calls = _More[int | None](None)  # runtime: None when nothing counted them
     #: a compiled-autograd graph (compile id ``!<n>/<frame>/…``): Dynamo compiling the backward compiled
     #: autograd captured, not a frame of the user's (torch's ``compiled_autograd.captures``)
-    compiled_autograd: bool = False
+    compiled_autograd = _More(False)
 
     @property
     def bypass_reasons(self) -> Counter:
         """Why its cache lookups bypassed the cache (the first line of each reason), counted; read only
         (an empty one made for a row that counted none)."""
-        got = self._bypass_reasons
+        got = (self.more or _NO_MORE).bypass_reasons
         return Counter() if got is None else got
 
     def add_bypass_reason(self, reason: str, n: int = 1) -> None:
-        got = self._bypass_reasons
-        if got is None:
-            got = self._bypass_reasons = Counter()
-        got[reason] += n
+        more = self.more
+        if more is None:
+            more = self.more = FrameMore()
+        if more.bypass_reasons is None:
+            more.bypass_reasons = Counter()
+        more.bypass_reasons[reason] += n
 
     @property
     def recompiles(self) -> int:
@@ -264,20 +323,23 @@ class FrameRow(Struct, gc=False):
 
     @property
     def never_hits_cache(self) -> bool:
-        return self.cache_bypasses > 0 and self.cache_hits == 0 and self.cache_misses == 0
+        m = self.more
+        return m is not None and m.cache_bypasses > 0 and m.cache_hits == 0 and m.cache_misses == 0
 
     def as_json(self) -> dict[str, Any]:
+        m = self.more or _NO_MORE
+        timed = [e.first_call_seconds for e in m.entries if e.first_call_seconds is not None]
         return {"frame": self.frame, "key": self.key, "name": self.name, "file": self.file, "line": self.line,
-                "compiles": self.compiles, "recompiles": self.recompiles, "graph_breaks": self.graph_breaks,
-                "cache": {"hits": self.cache_hits, "misses": self.cache_misses, "bypasses": self.cache_bypasses,
-                          "bypass_reasons": dict(self.bypass_reasons)},
-                "never_hits_cache": self.never_hits_cache,
+                "compiles": self.compiles, "recompiles": max(0, self.compiles - 1), "graph_breaks": m.graph_breaks,
+                "cache": {"hits": m.cache_hits, "misses": m.cache_misses, "bypasses": m.cache_bypasses,
+                          "bypass_reasons": dict(m.bypass_reasons or ())},
+                "never_hits_cache": m.cache_bypasses > 0 and m.cache_hits == 0 and m.cache_misses == 0,
                 "compile_s": None if self.compile_s is None else round(self.compile_s, 6),
-                "recompile_limit": self.recompile_limit, "recompile_limit_recorded": self.limit_recorded,
-                "limit_hit": self.limit_hit, "limit_raised": self.limit_raised, "compiled_functions": self.cf_rel,
-                "entries": [e.as_json() for e in self.entries], "eager_calls": self.eager_calls,
-                "first_call_s": None if self.first_call_s is None else round(self.first_call_s, 6),
-                "compiled_autograd": self.compiled_autograd}
+                "recompile_limit": m.recompile_limit, "recompile_limit_recorded": m.limit_recorded,
+                "limit_hit": m.limit_hit, "limit_raised": m.limit_raised, "compiled_functions": m.cf_rel,
+                "entries": [e.as_json() for e in m.entries], "eager_calls": m.eager_calls,
+                "first_call_s": None if not timed else round(sum(timed), 6),
+                "compiled_autograd": m.compiled_autograd}
 
 
 class Analysis(Struct):
