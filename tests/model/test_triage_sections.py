@@ -95,3 +95,17 @@ def test_names_with_markup_and_escapes_stay_literal_in_every_span(tmp_path, caps
     assert code == 0 and "[bold red]boom[/]" in out and "\x1b" not in out and "\u202e" not in out
     code, out, _ = run_cli(capsys, "triage", str(run_dir), "--json")
     assert json.loads(out)["sections"][0]["id"] == "graph_breaks"
+
+
+def test_the_panel_names_only_the_frames_it_shows_in_the_order_a_full_sort_gives():
+    """The compile-time section of 100k frames: the panel's rows are the slowest frames in the order sorting
+    all of them gives (ties in the frames' order), and the count is every timed frame, named or not."""
+    from magi_tui.model.outputs.triage_sections.build import _UNRANKED, _frames_ranked
+
+    per_frame = {f"f{i}": float((i * 7919) % 13) for i in range(500)}  # many ties, some zero (not timed)
+    full = [(f"frame {n}", s) for n, s in sorted(per_frame.items(), key=lambda kv: -kv[1]) if s]
+    capped = _frames_ranked(per_frame, 50)
+    assert capped[:50] == full[:50]
+    assert len(capped) == len(full) and capped[50:] == [_UNRANKED] * (len(full) - 50)
+    assert _frames_ranked(per_frame, None) == full
+    assert _frames_ranked({"a": 1.0, "b": 0.0, "c": None}, 50) == [("frame a", 1.0)]

@@ -4,6 +4,7 @@ function added to :data:`SECTIONS` at its place."""
 
 from __future__ import annotations
 
+import heapq
 from typing import Any, Callable, Iterable
 
 from magi_format.text import fmt_seconds, literal
@@ -248,6 +249,21 @@ def _fallbacks(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
             sec.rows.append(Row(spans, fb.event, "fallback"))
 
 
+COMPILE_TIME_TITLE = "Where compile time went"
+
+
+def _frames_ranked(per_frame: dict[str, float], shown: int | None) -> list[tuple[str, float]]:
+    """The frames by compile time, slowest first, as ``("frame NAME", seconds)``: only the ``shown`` slowest
+    named (a panel section shows that many), the rest counted (:data:`_UNRANKED`), so 100k frames are not
+    100k strings made and sorted for the 50 on screen. ``shown`` None: every frame (the section expanded)."""
+    timed = [(name, secs) for name, secs in per_frame.items() if secs]
+    if shown is None or len(timed) <= shown:
+        top = sorted(timed, key=lambda kv: -kv[1])
+    else:
+        top = heapq.nlargest(shown, timed, key=lambda kv: kv[1])  # the order sorted() gives, ties too
+    return [(f"frame {name}", secs) for name, secs in top] + [_UNRANKED] * (len(timed) - len(top))
+
+
 def _compile_time(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
     """Where compile time went (the cache's report lines first, in the text report)."""
     if report:
@@ -256,15 +272,14 @@ def _compile_time(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None
     ranked = [(p["phase"], p["seconds"]) for p in ct.get("phases", []) if p.get("seconds")]
     per_frame = ct.get("per_frame") or {}
     if b.panel:
-        ranked += [(f"frame {name}", secs) for name, secs in sorted(
-            per_frame.items(), key=lambda kv: -(kv[1] or 0)) if secs]
+        ranked += _frames_ranked(per_frame, None if COMPILE_TIME_TITLE in b.expanded else b.cap)
     else:  # only counted (the text and the JSON): no 100k "frame …" strings made and sorted for a number
         ranked += [_UNRANKED] * sum(1 for secs in per_frame.values() if secs)
     ranked += [(f"piece {p['piece']} ({p.get('lifecycle', '')})", p["seconds"])
                for p in ct.get("per_piece", []) if p.get("seconds")]
     if ranked or (report and ct["phases"]):
         top = max((secs for _, secs in ranked), default=0.0)
-        sec, items = b.section("compile_time", "Where compile time went", ranked, panel=bool(ranked))
+        sec, items = b.section("compile_time", COMPILE_TIME_TITLE, ranked, panel=bool(ranked))
         if report and ct["phases"]:
             _compile_time_report(b, sec, ct)
         for name, secs in items:
