@@ -101,7 +101,9 @@ def table(results: Path, notes: list[str] | None = None) -> str:
             if isinstance(r.get("tlparse"), dict) and r["tlparse"].get("difference"):
                 notes.append(f"tlparse differs: {r['tlparse']['difference']}")
             if not r.get("stdout_same") or not r.get("stderr_same"):
-                notes.append(("stdout" if not r.get("stdout_same") else "stderr") + " differs")
+                first = next((ln for ln in r.get("stderr_diff", "").splitlines()[2:] if ln[:1] in "+-"), "")
+                notes.append(("stdout" if not r.get("stdout_same") else "stderr") + " differs"
+                             + (f" (first: {first[:200]})" if first else ""))
             status = r.get("status")
             if status:
                 notes.insert(0, f"status {status[0]}, {r.get('frames')} frame(s), {r.get('graph_breaks')} break "

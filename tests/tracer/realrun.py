@@ -79,6 +79,17 @@ def without_run_dir_line(stderr: str) -> str:
     return _OWN_CACHE.sub(r"<\1-cache>", _GLOG.sub(r"\1 ", text))
 
 
+def stream_diff(plain: str, traced: str, lines: int = 40) -> str:
+    """Where a program's output differs plain and traced: the first ``lines`` lines of a unified diff ("" when
+    equal), so a matrix row that says "stderr differs" says how."""
+    if plain == traced:
+        return ""
+    import difflib
+
+    diff = difflib.unified_diff(plain.splitlines(keepends=True), traced.splitlines(keepends=True), "plain", "traced", n=1)
+    return "".join(line for _, line in zip(range(lines), diff))
+
+
 def triage(path: Path) -> tuple[int, dict]:
     proc = slow.run([sys.executable, "-m", "magi_tui", "triage", "--json", str(path)], env=env(),
                     capture_output=True, text=True, timeout=300)
@@ -170,6 +181,7 @@ def check(program: str | Path, out: Path, extra: dict[str, str] | None = None) -
         "exit_same": plain.returncode == traced.returncode,
         "stdout_same": plain.stdout == traced.stdout,
         "stderr_same": without_run_dir_line(plain.stderr) == without_run_dir_line(traced.stderr),
+        "stderr_diff": stream_diff(without_run_dir_line(plain.stderr), without_run_dir_line(traced.stderr)),
         "plain_stdout": plain.stdout[-2000:], "traced_stdout": traced.stdout[-2000:],
         "plain_stderr": plain.stderr[-3000:], "traced_stderr": traced.stderr[-3000:],
     }
