@@ -26,10 +26,16 @@ _ROW = re.compile(r"<tr>\s*<td>\s*<a href='[^']*'>(\[[^\]]*\])</a>\s*</td>\s*<td
                   r"</td>\s*<td>\s*<pre>(.*?)</pre>", re.S)
 
 
-def tlparse_bin() -> str:
-    """The tlparse executable (the PyPI wheel, ``pip install tlparse``), else the test is skipped."""
+def find_tlparse() -> str | None:
+    """The tlparse executable (the PyPI wheel, ``pip install tlparse``): on PATH or beside this Python."""
     exe = shutil.which("tlparse") or str(Path(sys.executable).with_name("tlparse"))
-    if not Path(exe).is_file():
+    return exe if Path(exe).is_file() else None
+
+
+def tlparse_bin() -> str:
+    """The tlparse executable, else the test is skipped."""
+    exe = find_tlparse()
+    if exe is None:
         pytest.skip("tlparse is not installed (pip install tlparse: the test extra has it)")
     return exe
 

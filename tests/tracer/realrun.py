@@ -156,7 +156,7 @@ def tlparse_agrees(log: Path, j_log: dict, out: Path) -> dict[str, Any]:
     misses): ``{"same": bool, "difference": str}``, or ``{"skipped": why}`` where tlparse is not installed."""
     from tests.torchtrace import oracle
 
-    if not (shutil.which("tlparse") or Path(sys.executable).with_name("tlparse").is_file()):
+    if oracle.find_tlparse() is None:
         return {"skipped": "tlparse is not installed"}
     try:
         facts = oracle.tlparse_facts(oracle.run_tlparse(log, out))
