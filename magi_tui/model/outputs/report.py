@@ -12,6 +12,7 @@ from typing import Any
 from magi_format.text import fmt_seconds as fmt_duration  # noqa: F401  (the one duration format; the CLI's)
 from magi_tui.model.analysis.cache_explain import run_misses_explained
 from magi_tui.model.analysis.checks import analyse, export_issue_json, run_status
+from magi_tui.model.analysis.checks.tallies import compile_time_json
 from magi_tui.model.analysis.fallbacks import fallbacks_json
 from magi_tui.model.analysis.worklist import annotate_triage
 from magi_tui.model.json_stream import Lazy, materialize
@@ -159,7 +160,7 @@ def triage_document(run: RunModel) -> dict[str, Any]:
         "cache": {**a.cache, "misses_explained": Lazy(m.as_json() for m in run_misses_explained(run))},
         # why this run missed, against the last earlier run of the program with its cache dir (docs/HEADLESS.md)
         "cache_miss": _cache_miss_json(run),
-        "compile_time": a.compile_time,
+        "compile_time": compile_time_json(a),
         "runtime": a.runtime.as_json() if a.runtime is not None else None,
         "fallbacks": fallbacks_json(a.fallbacks),
         "recompile_limit_hits": Lazy(i.as_json() for i in t.recompile_limit_hits),

@@ -180,12 +180,10 @@ class _Analyser(AnalyserState):
             for reason, n in cache["reasons"]["bypass"].items():
                 only.add_bypass_reason(reason, n)
             only.compile_s = compile_time["total_s"]
-            if only.compile_s is not None:
-                compile_time["per_frame"] = {only.frame: only.compile_s}
-                compile_time["per_frame_key"] = {only.key: only.compile_s}
         a = Analysis(status, list(self.t.restarts), self.t.problems, worklist, recompiles, frames, cache,
                      compile_time, [], incomplete_reasons=why,
-                     graph_break_total=sum(b.count for b in worklist), recompile_total=len(recompiles))
+                     graph_break_total=sum(b.count for b in worklist), recompile_total=len(recompiles),
+                     frames_found=list(self.frames.values()))
         a.runtime = runtime_info(run, self.fold.exec_events)
         if a.runtime is not None:
             for row in frames:

@@ -348,8 +348,11 @@ class Analysis(Struct):
     problems: list[Cascade]
     worklist: list[BreakEntry]
     recompiles: list[RecompileInfo]
+    #: most compiles first (ties in the order found)
     frames: list[FrameRow]
     cache: dict[str, Any]
+    #: total, phases, unattributed and per piece; per frame: :func:`~.tallies.frame_seconds` of
+    #: ``frames_found``, made when asked (:func:`~.tallies.compile_time_json` is the JSON's)
     compile_time: dict[str, Any]
     checks: list[Check]
     empty_note: str | None = None
@@ -376,6 +379,8 @@ class Analysis(Struct):
     compiled_nothing: CompiledNothing | None = None
     #: what ``magi-tui fix`` proved for this run's program (model/fix_proofs.FixProof), best first
     fix_proofs: list = field(default_factory=list)
+    #: ``frames`` in the order the frames were found (the per-frame compile-time maps' order)
+    frames_found: list[FrameRow] = field(default_factory=list)
     #: each check's own evidence (:mod:`~magi_tui.model.analysis.checks.gather`), by its gatherer's class name
     evidence: dict[str, Any] = field(default_factory=dict)
 

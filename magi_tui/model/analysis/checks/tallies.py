@@ -4,12 +4,14 @@ piece). Functions of the analysis' gathered state (:class:`~.state.AnalyserState
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from magi_tui.model.analysis.checks.evidence import (
     _first_line,
     _read_event_file,
 )
+from magi_tui.model.analysis.checks.results import Analysis, FrameRow
 from magi_tui.model.analysis.checks.state import AnalyserState
 from magi_tui.model.analysis.frames import parse_compile_id
 from magi_tui.model.sources.safejson import metrics_or_none
@@ -96,13 +98,30 @@ def compile_time(s: AnalyserState) -> dict[str, Any]:
         phases += [{"phase": k, "seconds": round(v, 6), "count": None, "source": "metrics"}
                    for k, v in metrics.items() if v > 0]
     phases.sort(key=lambda p: -p["seconds"])
-    # keyed by the frame's id: two frames may share a label (the same function compiled again after
-    # torch._dynamo.reset(), frame 0 then R1/0), and neither's seconds may overwrite the other's
-    # one float object per row shared by both tables where rounding leaves the row's seconds as they are
-    # (a 100k-frame log: 200k floats fewer)
+    # top-level time no frame owns (no compile id): so the frames (:func:`frame_seconds`) and it add up to
+    # the total; summed in the frames' order, each frame's seconds as :func:`frame_seconds` rounds them
+    timed = [r.compile_s for r in s.frames.values() if r.compile_s is not None]
+    unattributed = round(max(0.0, top - sum(round(sec, 6) for sec in timed)), 6) if top_n and timed else None
+    per_piece = [{"piece": k, "seconds": round(v[1], 6), "lifecycle": "+".join(v[2]), "count": v[3]}
+                 for k, v in sorted(pieces.items())]
+    return {"total_s": round(top, 6) if top_n else None, "phases": phases,
+            "unattributed_s": unattributed,
+            "per_piece": per_piece,
+            "note": "lifecycles nest (a pass runs inside its backend call): phase seconds are inclusive "
+                    "and do not add up to the total"}
+
+
+def frame_seconds(rows: Iterable[FrameRow]) -> tuple[dict[str, float], dict[str, float]]:
+    """Compile seconds per frame label and per frame id (``rows`` in the order the frames were found),
+    made when an output asks for them (the JSON, the panel's ranking), not held by every analysis: two maps
+    of 100k entries on a 100k-frame log.
+
+    Keyed by the frame's id too: two frames may share a label (the same function compiled again after
+    ``torch._dynamo.reset()``, frame 0 then R1/0), and neither's seconds may overwrite the other's. One
+    float object per row is shared by both maps where rounding leaves the row's seconds as they are."""
     by_key: dict[str, float] = {}
     frames: dict[str, float] = {}
-    for r in s.frames.values():
+    for r in rows:
         sec = r.compile_s
         if sec is not None:
             rounded = round(sec, 6)
@@ -112,13 +131,16 @@ def compile_time(s: AnalyserState) -> dict[str, Any]:
                 frames[r.frame] = by_key[r.key] if sec else round(0.0 + sec, 6)  # (-0.0 sums to 0.0)
             else:
                 frames[r.frame] = round(got + sec, 6)
-    # top-level time no frame owns (no compile id): so the frames and it add up to the total
-    unattributed = round(max(0.0, top - sum(by_key.values())), 6) if top_n and by_key else None
-    per_piece = [{"piece": k, "seconds": round(v[1], 6), "lifecycle": "+".join(v[2]), "count": v[3]}
-                 for k, v in sorted(pieces.items())]
-    return {"total_s": round(top, 6) if top_n else None, "phases": phases, "per_frame": frames,
-            "per_frame_key": by_key,
-            "unattributed_s": unattributed,
-            "per_piece": per_piece,
-            "note": "lifecycles nest (a pass runs inside its backend call): phase seconds are inclusive "
-                    "and do not add up to the total"}
+    return frames, by_key
+
+
+def compile_time_json(a: Analysis) -> dict[str, Any]:
+    """The analysis' ``compile_time`` with its per-frame maps (:func:`frame_seconds`) in their place, after
+    ``phases``: the ``compile_time`` of ``triage --json`` (docs/HEADLESS.md)."""
+    per_frame, per_frame_key = frame_seconds(a.frames_found)
+    out: dict[str, Any] = {}
+    for k, v in a.compile_time.items():
+        out[k] = v
+        if k == "phases":
+            out["per_frame"], out["per_frame_key"] = per_frame, per_frame_key
+    return out

@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterable
 
 from magi_format.text import fmt_seconds, literal
 from magi_tui.model.analysis.checks import Analysis
+from magi_tui.model.analysis.checks.tallies import frame_seconds
 from magi_tui.model.outputs.triage_sections.data import (
     Row,
     Section,
@@ -270,7 +271,7 @@ def _compile_time(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None
         _cache_report(b, run, a)
     ct = a.compile_time
     ranked = [(p["phase"], p["seconds"]) for p in ct.get("phases", []) if p.get("seconds")]
-    per_frame = ct.get("per_frame") or {}
+    per_frame = frame_seconds(a.frames_found)[0]
     if b.panel:
         ranked += _frames_ranked(per_frame, None if COMPILE_TIME_TITLE in b.expanded else b.cap)
     else:  # only counted (the text and the JSON): no 100k "frame …" strings made and sorted for a number
