@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec import Struct
+
 from magi_format.names import AFTER_BUILD_GUARDS, SHAPE_SYMBOL
 from magi_tui.model.analysis.checks import evidence
 from magi_tui.model.analysis.checks.evidence import _int, _s
@@ -20,29 +22,31 @@ MAX_SYMBOLS = 20_000         # shape_symbol events kept for explaining recompile
 
 
 # -- what the analysis reads from every event ------------------------------------------------------
-class _FrameFold:
+class _FrameFold(Struct, gc=False):
     """One frame key's events (compile ids ``<frame>/<n>``), as :meth:`_Analyser._timeline_frames` reads
-    them."""
+    them. Not tracked by the cycle collector: it refers to events and ids, nothing refers back to it (a
+    100k-frame log holds 100k of these until the analysis turns them into rows)."""
 
-    __slots__ = ("first_event", "name", "any_ids", "compile_ids", "compile_s", "first_before", "first_closer",
-                 "n", "asked", "file", "line")
+    first_event: Event
+    # a bound fold (:meth:`TimelineFold.bind`) reads the first compile ``before``'s attributes as it comes:
+    # whether it did, and the co_filename / co_firstlineno they give (else the analysis reads them)
+    asked: bool = False
+    file: str | None = None
+    line: int | None = None
+    name: str = ""
+    # the frame's compile indices (``<frame>/<n>``) seen, and those of a ``compile`` lifecycle: one int
+    # while there is one (most frames of a big run compile once; an empty set is 216 bytes), a set after
+    any_ids: int | set[int] | None = None
+    compile_ids: int | set[int] | None = None
+    compile_s: float | None = None
+    first_before: Event | None = None   # its first compile ``before`` (co_filename / line)
+    first_closer: Event | None = None   # its first compile ``after`` / ``failed`` (metrics.json)
 
-    def __init__(self, first: Event, n: int) -> None:
-        self.first_event = first
-        self.n = n  # its place in ``TimelineFold.frames``
-        # a bound fold (:meth:`TimelineFold.bind`) reads the first compile ``before``'s attributes as it comes:
-        # whether it did, and the co_filename / co_firstlineno they give (else the analysis reads them)
-        self.asked = False
-        self.file: str | None = None
-        self.line: int | None = None
-        self.name = ""
-        # the frame's compile indices (``<frame>/<n>``) seen, and those of a ``compile`` lifecycle: one int
-        # while there is one (most frames of a big run compile once; an empty set is 216 bytes), a set after
-        self.any_ids: int | set[int] | None = None
-        self.compile_ids: int | set[int] | None = None
-        self.compile_s: float | None = None
-        self.first_before: Event | None = None   # its first compile ``before`` (co_filename / line)
-        self.first_closer: Event | None = None   # its first compile ``after`` / ``failed`` (metrics.json)
+    @property
+    def place(self) -> int:
+        """Where it is in ``TimelineFold.frames`` against the others (frames are added in event order): its
+        first event's ``seq``, an int the event holds already."""
+        return self.first_event.seq
 
 
 _NO_PARSE = object()
@@ -97,7 +101,7 @@ class TimelineFold:
         #: frame's ``first_event`` holds), else None
         self._index_only: Any = None
         self._reads = 0            # the analysis' budget of file reads (``MAX_FILE_READS``)
-        #: places (``_FrameFold.n``) of the first ``_reads`` frames known to spend one of those reads on
+        #: places (``_FrameFold.place``) of the first ``_reads`` frames known to spend one of those reads on
         #: their first compile end's metrics.json, sorted
         self._spenders: list[int] = []
         #: the checks' own evidence (:mod:`~magi_tui.model.analysis.checks.gather`), fed every lifecycle's end
@@ -209,7 +213,7 @@ class TimelineFold:
                 return
             f = self.frames.get(p[0])
             if f is None:
-                f = self.frames[p[0]] = _FrameFold(ev, len(self.frames))
+                f = self.frames[p[0]] = _FrameFold(ev)
                 if self._index_only is not None:  # a frame's first event is read for its index and name
                     self._index_only(ev)          # (a check's event, a row's jump target), not its line
             i = p[1]
@@ -254,13 +258,13 @@ class TimelineFold:
         if self._attributes is None or f.first_closer is None:
             return
         sp = self._spenders
-        if len(sp) >= self._reads and f.n > sp[-1]:
+        if len(sp) >= self._reads and f.place > sp[-1]:
             f.first_closer = None  # the analysis' reads are spent before it gets to this frame
             return
         if f.asked and f.file is None and "metrics.json" in (f.first_closer.files or ()):
             import bisect  # here: most starts never get this far
 
-            bisect.insort(sp, f.n)
+            bisect.insort(sp, f.place)
             if len(sp) > self._reads:
                 sp.pop()
             del self.metrics_events[max(0, self._reads - len(sp)):]

@@ -111,27 +111,30 @@ def compile_time(s: AnalyserState) -> dict[str, Any]:
                     "and do not add up to the total"}
 
 
-def frame_seconds(rows: Iterable[FrameRow]) -> tuple[dict[str, float], dict[str, float]]:
+def frame_seconds(rows: Iterable[FrameRow], *, by_key: bool = True) -> tuple[dict[str, float], dict[str, float]]:
     """Compile seconds per frame label and per frame id (``rows`` in the order the frames were found),
     made when an output asks for them (the JSON, the panel's ranking), not held by every analysis: two maps
-    of 100k entries on a 100k-frame log.
+    of 100k entries on a 100k-frame log. ``by_key`` False: the second map is left empty (the panel ranks
+    labels only).
 
     Keyed by the frame's id too: two frames may share a label (the same function compiled again after
     ``torch._dynamo.reset()``, frame 0 then R1/0), and neither's seconds may overwrite the other's. One
     float object per row is shared by both maps where rounding leaves the row's seconds as they are."""
-    by_key: dict[str, float] = {}
+    keys: dict[str, float] = {}
     frames: dict[str, float] = {}
     for r in rows:
         sec = r.compile_s
         if sec is not None:
             rounded = round(sec, 6)
-            by_key[r.key] = sec if rounded == sec else rounded
+            kept = sec if rounded == sec else rounded
+            if by_key:
+                keys[r.key] = kept
             got = frames.get(r.frame)
             if got is None:
-                frames[r.frame] = by_key[r.key] if sec else round(0.0 + sec, 6)  # (-0.0 sums to 0.0)
+                frames[r.frame] = kept if sec else round(0.0 + sec, 6)  # (-0.0 sums to 0.0)
             else:
                 frames[r.frame] = round(got + sec, 6)
-    return frames, by_key
+    return frames, keys
 
 
 def compile_time_json(a: Analysis) -> dict[str, Any]:

@@ -256,13 +256,15 @@ COMPILE_TIME_TITLE = "Where compile time went"
 def _frames_ranked(per_frame: dict[str, float], shown: int | None) -> list[tuple[str, float]]:
     """The frames by compile time, slowest first, as ``("frame NAME", seconds)``: only the ``shown`` slowest
     named (a panel section shows that many), the rest counted (:data:`_UNRANKED`), so 100k frames are not
-    100k strings made and sorted for the 50 on screen. ``shown`` None: every frame (the section expanded)."""
-    timed = [(name, secs) for name, secs in per_frame.items() if secs]
-    if shown is None or len(timed) <= shown:
+    100k strings made and sorted (nor 100k pairs listed) for the 50 on screen. ``shown`` None: every frame
+    (the section expanded)."""
+    n_timed = sum(1 for secs in per_frame.values() if secs)
+    timed = ((name, secs) for name, secs in per_frame.items() if secs)
+    if shown is None or n_timed <= shown:
         top = sorted(timed, key=lambda kv: -kv[1])
     else:
         top = heapq.nlargest(shown, timed, key=lambda kv: kv[1])  # the order sorted() gives, ties too
-    return [(f"frame {name}", secs) for name, secs in top] + [_UNRANKED] * (len(timed) - len(top))
+    return [(f"frame {name}", secs) for name, secs in top] + [_UNRANKED] * (n_timed - len(top))
 
 
 def _compile_time(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None:
@@ -271,7 +273,7 @@ def _compile_time(b: _Builder, run: RunModel, a: Analysis, report: bool) -> None
         _cache_report(b, run, a)
     ct = a.compile_time
     ranked = [(p["phase"], p["seconds"]) for p in ct.get("phases", []) if p.get("seconds")]
-    per_frame = frame_seconds(a.frames_found)[0]
+    per_frame = frame_seconds(a.frames_found, by_key=False)[0]
     if b.panel:
         ranked += _frames_ranked(per_frame, None if COMPILE_TIME_TITLE in b.expanded else b.cap)
     else:  # only counted (the text and the JSON): no 100k "frame …" strings made and sorted for a number
