@@ -26,7 +26,7 @@ section is not read as "none happened".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from msgspec import Struct
@@ -83,19 +83,19 @@ class Fallback(Struct):
         return f"{self.kind}: {self.what}" + (f" [{where}]" if where else "") + n
 
 
-def _frame_of(frames: dict[str, Any], cid: str | None) -> Any:
+def _frame_of(frames: Mapping[str, Any], cid: str | None) -> Any:
     p = parse_compile_id(cid)
     return frames.get(p[0]) if p else None
 
 
-def fallbacks(run: Any, analysis: Any, unguarded: list, hint_events: Sequence = (),
+def fallbacks(run: Any, analysis: Any, frames: Mapping[str, Any], unguarded: list, hint_events: Sequence = (),
               cudagraph_skips: Sequence = ()) -> list[Fallback]:
     """The run's silent fallbacks, in the order a performance engineer reads them: eager calls first.
+    ``frames``: the analysis' frame rows by key (the analysis' own table, not a second one of 100k rows);
     ``unguarded``: ``(compile end event, metrics.json)`` of the compiles that left no guarded code (read
     once, by the analysis' compile time); ``hint_events``: the tracer's ``perf_hint`` events;
     ``cudagraph_skips``: ``(compile end event, metrics.json)`` whose metrics name a cudagraph skip reason."""
     out: list[Fallback] = []
-    frames = {f.key: f for f in analysis.frames}
     rt = analysis.runtime
     for f in analysis.frames:
         if f.limit_raised:

@@ -197,7 +197,7 @@ class _Analyser(AnalyserState):
             from magi_tui.model.analysis.fix_proofs import fix_proofs
 
             a.fix_proofs = fix_proofs(run.path, a.outcome.script if a.outcome is not None else None)
-        a.fallbacks = fallbacks(run, a, self.unguarded, self.fold.hint_events, self.cudagraph_skips)
+        a.fallbacks = fallbacks(run, a, self.frames, self.unguarded, self.fold.hint_events, self.cudagraph_skips)
         a.not_recorded = not_recorded(run)
         if a.not_recorded:
             from magi_tui.model.sources.debugdir import trace_log_of
