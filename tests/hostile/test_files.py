@@ -179,9 +179,11 @@ def test_a_one_gb_single_line_is_read_in_bounded_pieces(tmp_path):
     index_s = time.monotonic() - t
     assert tf.error is None and tf.line_count == 1
     assert tf.notice and "showing the first" in tf.notice  # only MAX_INDEX_BYTES are indexed
-    t = time.monotonic()
-    (line,) = tf.lines(0, 400)  # the UI thread's part: what is on screen
-    show_s = time.monotonic() - t
+    show_s = float("inf")
+    for _ in range(3):  # the best of three: a read, not a pause of a shared machine's scheduler, is timed
+        t = time.monotonic()
+        (line,) = tf.lines(0, 400)  # the UI thread's part: what is on screen (read each time, never kept)
+        show_s = min(show_s, time.monotonic() - t)
     assert line.startswith("head\x1b[31m")
     assert "line cut at" in line and len(line) < MAX_LINE_CHARS + 100
     assert tf.line(0) == line and tf.raw_line(0) == line
