@@ -36,7 +36,7 @@ from magi_tui.ui.widgets.event_tree import EventTree
 from magi_tui.ui.widgets.file_view import FileView
 from magi_tui.ui.widgets.footer import MagiFooter
 from magi_tui.ui.widgets.timeline_view import TimelineView
-from magi_tui.ui.widgets.triage_panel import TriagePanel
+from magi_tui.ui.widgets.triage_panel import NO_STOPS, NO_STOPS_YET, TriagePanel
 
 if TYPE_CHECKING:  # imported where used: a run read once never follows, a P / K is a key away
     from magi_tui.live.follower import RunFollower
@@ -68,6 +68,9 @@ class RunScreen(Screen):
         self.loaded = False
         self.follow = live
         self._failure_pos = -1
+        #: f was pressed while the run was still read and no failure was read yet: go to it once one is
+        #: (or say there is none when the load ends)
+        self._failure_wanted = False
         self._first_paint_done = False
         self._triage_default_done = False
         self._pending: RunUpdate | None = None
@@ -93,7 +96,7 @@ class RunScreen(Screen):
                 yield TimelineView(self.run, id="timeline")
             with ContentSwitcher(id="right", initial="detail"):
                 yield EventDetail(self.run, id="detail")
-                yield TriagePanel(self.run, id="triage")
+                yield TriagePanel(self.run, id="triage", reading=lambda: not self.loaded)
         yield MagiFooter()
 
     def on_mount(self) -> None:
@@ -275,6 +278,8 @@ class RunScreen(Screen):
             self.query_one(EventDetail).refresh_files()
         if tree.cursor_node is None and self.run.events:
             tree.move_cursor_to_line(0)
+        if self._failure_wanted and self.run.triage.first_failure is not None:
+            self.action_first_failure()  # f, pressed before the failure was read
         if initial or up.reset or not self.loaded:
             self._update_title()
         else:
@@ -309,6 +314,9 @@ class RunScreen(Screen):
         if self.live:
             collector.collect_less_often()
         self.loaded = True
+        if self._failure_wanted:  # f while reading, and the whole run read: the failure, or that there is none
+            self._failure_wanted = False
+            self.action_first_failure()
         self.load_seconds = seconds
         self.log(f"loaded {events} events in {seconds:.3f}s")
         self.query_one(TriagePanel).refresh_contents()
@@ -475,8 +483,15 @@ class RunScreen(Screen):
     def action_first_failure(self) -> None:
         ff = self.run.triage.first_failure
         if ff is None:
+            if not self.loaded:  # "none" is not known yet: the rest of the run may hold one
+                if not self._failure_wanted:
+                    self._failure_wanted = True
+                    self.notify("Still reading the run: f goes to the first failure as soon as one is read.",
+                                timeout=3)
+                return
             self.notify("No failed events in this run.")
             return
+        self._failure_wanted = False
         # n / p go on from there
         self._failure_pos = next((i for i, st in enumerate(self.run.triage.stops) if st[0] is ff.event), 0)
         self.jump_to(ff.event)
@@ -486,7 +501,7 @@ class RunScreen(Screen):
         the enclosing lifecycles that failed with it are folded under it, as in triage and the header)."""
         stops = self.run.triage.stops
         if not stops:
-            self.notify("No failures or restarts in this run.")
+            self.notify(NO_STOPS if self.loaded else NO_STOPS_YET)
             return
         self._failure_pos = (self._failure_pos + delta) % len(stops)
         ev, what, recovered = stops[self._failure_pos]

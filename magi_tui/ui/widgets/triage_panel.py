@@ -11,6 +11,7 @@ it holds); the "… N more" row of a section shows the rest on Enter.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Literal, overload
 
 from rich.text import Text
@@ -47,6 +48,11 @@ def row_text(row: Row) -> Text:
     return text
 
 
+#: n / p with nothing to step through: the whole run read, or still being read
+NO_STOPS = "No failures or restarts in this run."
+NO_STOPS_YET = "No failure or restart read yet: the run is still being read."
+
+
 class TriageList(OptionList):
     """The findings list: an OptionList that also moves with j / k / g / G, as help says lists do."""
 
@@ -63,9 +69,11 @@ class TriagePanel(Vertical):
     class Jump(EventMessage):
         """A finding was chosen: jump to its event."""
 
-    def __init__(self, run: RunModel, **kwargs: Any) -> None:
+    def __init__(self, run: RunModel, *, reading: Callable[[], bool] = lambda: False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.run = run
+        #: whether the run is still being read (its first load): "none" is not known yet
+        self.reading = reading
         self._failure_pos = -1
         self._shown_sig: tuple | None = None
         #: the run's analysis and when to redo it (live/analysis_throttle.py)
@@ -258,7 +266,7 @@ class TriagePanel(Vertical):
         header count them (the lifecycles that failed with it are folded under its row)."""
         stops = self.run.triage.stops
         if not stops:
-            self.app.notify("No failures or restarts in this run.")
+            self.app.notify(NO_STOPS_YET if self.reading() else NO_STOPS)
             return
         self._failure_pos = (self._failure_pos + delta) % len(stops)
         ev, what, recovered = stops[self._failure_pos]
