@@ -48,6 +48,12 @@ def _gate_after_first_read(monkeypatch) -> threading.Event:
     return go
 
 
+def _run(tmp_path: Path, *, fail_last: bool) -> Path:
+    """3,000 events (several reads), no restarts: with ``fail_last``, one failure, the last event."""
+    return write_synthetic_run(tmp_path / "model_1_S_rank_0", 3000, fail_last=fail_last, restart_every=0,
+                               with_files=0)
+
+
 async def _first_screen_still_reading(pilot) -> RunScreen:
     app = pilot.app
     await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and bool(app.screen.run.events),
@@ -58,9 +64,7 @@ async def _first_screen_still_reading(pilot) -> RunScreen:
 
 
 async def test_f_while_reading_goes_to_the_failure_once_it_is_read(tmp_path, gate):
-    run = write_synthetic_run(tmp_path / "model_1_S_rank_0", 3000, fail_last=True, restart_every=0, with_files=0)
-    go = gate
-    app = MagiApp(run)
+    app = MagiApp(_run(tmp_path, fail_last=True))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _first_screen_still_reading(pilot)
         assert screen.run.triage.first_failure is None  # the failure is the run's last event: not read yet
@@ -70,7 +74,7 @@ async def test_f_while_reading_goes_to_the_failure_once_it_is_read(tmp_path, gat
         assert said == ["Still reading the run: f goes to the first failure as soon as one is read."]  # once
         await pilot.press("n")
         assert notes(app)[-1] == "No failure or restart read yet: the run is still being read."
-        go.set()
+        gate.set()
         await wait_for(pilot, lambda: screen.loaded, what="the whole run read")
         ff = screen.run.triage.first_failure
         assert ff is not None
@@ -79,15 +83,13 @@ async def test_f_while_reading_goes_to_the_failure_once_it_is_read(tmp_path, gat
 
 
 async def test_f_while_reading_a_run_without_failures_says_so_when_it_is_read(tmp_path, gate):
-    run = write_synthetic_run(tmp_path / "model_1_S_rank_0", 3000, fail_last=False, restart_every=0, with_files=0)
-    go = gate
-    app = MagiApp(run)
+    app = MagiApp(_run(tmp_path, fail_last=False))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _first_screen_still_reading(pilot)
         await pilot.press("f")
         assert "No failed events in this run." not in notes(app)  # not known yet
         start = selected_event(screen)
-        go.set()
+        gate.set()
         await wait_for(pilot, lambda: "No failed events in this run." in notes(app), what="the answer at the end")
         assert screen.loaded and screen.run.triage.first_failure is None
         assert selected_event(screen) is start  # nothing to go to: the cursor stays
