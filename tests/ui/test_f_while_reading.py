@@ -79,6 +79,9 @@ async def test_f_while_reading_goes_to_the_failure_once_it_is_read(tmp_path, gat
         ff = screen.run.triage.first_failure
         assert ff is not None
         await wait_for(pilot, lambda: selected_event(screen) is ff.event, what="the cursor on the first failure")
+        # the failure's detail, as f shows it: the load's end does not put the triage panel over it
+        assert screen.query_one("#right").current == "detail"
+        assert screen.query_one("#detail").current_event is ff.event
         assert not any("No failed events" in n for n in notes(app))
 
 

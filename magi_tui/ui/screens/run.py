@@ -492,6 +492,7 @@ class RunScreen(Screen):
             self.notify("No failed events in this run.")
             return
         self._failure_wanted = False
+        self._triage_default_done = True  # the user chose what the right pane shows: the load's end keeps it
         # n / p go on from there
         self._failure_pos = next((i for i, st in enumerate(self.run.triage.stops) if st[0] is ff.event), 0)
         self.jump_to(ff.event)
